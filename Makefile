@@ -1,0 +1,76 @@
+# ngx_http_toolsearch_module
+#
+#   make          the dynamic module, the engine CLI and its unit tests
+#   make test     unit tests, then the integration suite (real nginx)
+#   make run      the gateway demo against the bundled emulator
+#
+# Debian bookworm: missing packages are installed when run as root.
+
+CC        ?= cc
+CFLAGS    ?= -O2 -g
+PYTHON    ?= /usr/bin/python3
+NGINX_SRC ?= /usr/share/nginx/src
+
+B         := build
+TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
+LIBS      := -lcjson -lpcre2-8
+
+ENGINE_SRCS := src/ts_json.c src/ts_edit.c src/ts_request.c
+ENGINE_HDRS := $(wildcard src/*.h)
+ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
+UNIT_SRCS   := $(wildcard t/unit/*.c)
+
+.PHONY: all deps test-deps test unit integration run clean
+
+all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
+
+deps:
+	@sh scripts/deps.sh build
+
+test-deps:
+	@sh scripts/deps.sh test
+
+$(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
+	@mkdir -p $(@D)
+	$(CC) $(TS_FLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/libtoolsearch.a: $(ENGINE_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/toolsearch: $(B)/engine/ts_cli.o $(B)/libtoolsearch.a
+	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+
+$(B)/test_engine: $(UNIT_SRCS) $(B)/libtoolsearch.a $(ENGINE_HDRS)
+	$(CC) $(TS_FLAGS) $(CFLAGS) -DTS_FIXTURES='"t/fixtures"' \
+	    $(UNIT_SRCS) $(B)/libtoolsearch.a $(LIBS) -o $@
+
+# Debian ships the configured nginx tree in nginx-dev; configure a copy
+$(B)/nginx/objs/Makefile: config | deps
+	rm -rf $(B)/nginx
+	mkdir -p $(B)
+	cp -a $(NGINX_SRC) $(B)/nginx
+	cd $(B)/nginx && ./configure --with-compat \
+	    --add-dynamic-module=$(CURDIR) > ../configure.log 2>&1 \
+	    || { cat ../configure.log; exit 1; }
+
+$(B)/ngx_http_toolsearch_module.so: $(B)/nginx/objs/Makefile \
+		ngx_http_toolsearch_module.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+	$(MAKE) -s -C $(B)/nginx -f objs/Makefile modules
+	cp $(B)/nginx/objs/ngx_http_toolsearch_module.so $@
+
+unit: $(B)/test_engine
+	$(B)/test_engine
+
+integration: all test-deps
+	$(PYTHON) -m pytest -q t
+
+test: all test-deps
+	$(B)/test_engine
+	$(PYTHON) -m pytest -q t
+
+run: all test-deps
+	$(PYTHON) t/demo.py
+
+clean:
+	rm -rf $(B)

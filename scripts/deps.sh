@@ -1,0 +1,39 @@
+#!/bin/sh
+# Makes sure the Debian packages a make target needs are installed.
+#   scripts/deps.sh build    compiler, nginx, nginx-dev, cJSON, PCRE2
+#   scripts/deps.sh test     the above plus python3-pytest and curl
+# As root, missing packages are installed with apt-get; otherwise the exact
+# command to run is printed and the script fails.
+
+set -e
+
+build="gcc make nginx nginx-dev libcjson-dev libpcre2-dev"
+test="$build python3 python3-pytest curl"
+
+case "${1:-build}" in
+    build) wanted=$build ;;
+    test)  wanted=$test ;;
+    *)     echo "usage: $0 build|test" >&2; exit 2 ;;
+esac
+
+missing=
+for p in $wanted; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
+         | grep -q 'install ok installed'; then
+        missing="$missing $p"
+    fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+    echo "missing Debian packages:$missing" >&2
+    echo "install them with: sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

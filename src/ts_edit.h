@@ -1,0 +1,73 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Edit list: the output is the original body with a set of
+ * non-overlapping byte ranges replaced.  Everything outside an edit is
+ * copied, never re-serialised.
+ */
+
+#ifndef TS_EDIT_H
+#define TS_EDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ts_json.h"
+
+
+typedef struct {
+    size_t      off;        /* where in the original */
+    size_t      del;        /* bytes of the original dropped */
+    size_t      data;       /* offset of the new bytes in the arena */
+    size_t      len;        /* new bytes */
+    uint32_t    seq;        /* insertion order, for edits at one offset */
+} ts_edit_t;
+
+
+typedef struct {
+    ts_edit_t  *edits;
+    size_t      n;
+    size_t      cap;
+    char       *arena;
+    size_t      alen;
+    size_t      acap;
+    int         failed;     /* an allocation failed: render refuses */
+} ts_edits_t;
+
+
+void ts_edits_init(ts_edits_t *e);
+void ts_edits_free(ts_edits_t *e);
+
+/* replaces [off, off + del) with data; del 0 inserts */
+int ts_edit_replace(ts_edits_t *e, size_t off, size_t del, const void *data,
+    size_t len);
+
+/* size of the rendered output for an input of inlen bytes */
+size_t ts_edits_size(const ts_edits_t *e, size_t inlen);
+
+/*
+ * writes the output into out (ts_edits_size() bytes); returns -1 when
+ * edits overlap or fall outside the input, or after an allocation failure
+ */
+int ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out);
+
+
+/*
+ * Container helpers: items are the spans of every element (or member) of
+ * one array (or object), in order.
+ */
+
+/* deletes the items whose del[] is set, with their separators */
+int ts_edit_delete_items(ts_edits_t *e, const ts_val_t *items, size_t n,
+    const unsigned char *del);
+
+/* inserts an item before items[at]; at == n appends */
+int ts_edit_insert_item(ts_edits_t *e, const ts_val_t *container,
+    const ts_val_t *items, size_t n, size_t at, const char *data,
+    size_t len);
+
+/* appends a content block (JSON object) to message i of the index */
+int ts_edit_append_block(ts_edits_t *e, const ts_index_t *ix, size_t i,
+    const char *block, size_t len);
+
+#endif /* TS_EDIT_H */

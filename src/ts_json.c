@@ -1,0 +1,1253 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * One pass over the body: every byte is validated as JSON (RFC 8259
+ * grammar, escapes included; UTF-8 inside strings is not decoded), and
+ * only the members the policy reads are recorded.  Values the policy does
+ * not read are skipped by an iterative loop, so depth costs no C stack.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts_json.h"
+
+
+typedef struct {
+    const unsigned char  *start;
+    const unsigned char  *p;
+    const unsigned char  *end;
+    unsigned              depth;
+    ts_status_t           err;
+    ts_index_t           *ix;
+} ts_scan_t;
+
+
+/* keys read inside objects, matched after escape decoding */
+typedef struct {
+    const char  *name;
+    int          id;
+} ts_key_t;
+
+
+enum {
+    TS_K_NAME = 0, TS_K_TYPE, TS_K_DEFER, TS_K_CACHE, TS_K_ROLE,
+    TS_K_CONTENT, TS_K_ID, TS_K_TOOL_USE_ID, TS_K_TOOL_NAME, TS_K_DESC,
+    TS_K_SCHEMA
+};
+
+
+static const ts_key_t  ts_top_keys[] = {
+    { "model", TS_TOP_MODEL },
+    { "messages", TS_TOP_MESSAGES },
+    { "tools", TS_TOP_TOOLS },
+    { "system", TS_TOP_SYSTEM },
+    { "stream", TS_TOP_STREAM },
+    { "tool_choice", TS_TOP_TOOL_CHOICE },
+    { "anthropic_beta", TS_TOP_ANTHROPIC_BETA },
+    { "anthropic_version", TS_TOP_ANTHROPIC_VERSION },
+    { NULL, 0 }
+};
+
+static const ts_key_t  ts_tool_keys[] = {
+    { "name", TS_K_NAME },
+    { "type", TS_K_TYPE },
+    { "defer_loading", TS_K_DEFER },
+    { "cache_control", TS_K_CACHE },
+    { "description", TS_K_DESC },
+    { "input_schema", TS_K_SCHEMA },
+    { NULL, 0 }
+};
+
+static const ts_key_t  ts_message_keys[] = {
+    { "role", TS_K_ROLE },
+    { "content", TS_K_CONTENT },
+    { NULL, 0 }
+};
+
+static const ts_key_t  ts_block_keys[] = {
+    { "type", TS_K_TYPE },
+    { "name", TS_K_NAME },
+    { "tool_name", TS_K_TOOL_NAME },
+    { "id", TS_K_ID },
+    { "tool_use_id", TS_K_TOOL_USE_ID },
+    { "content", TS_K_CONTENT },
+    { NULL, 0 }
+};
+
+
+/* 1 for bytes that end the fast path inside a string */
+static const unsigned char  ts_str_stop[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,     /* '"' */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0      /* '\\' */
+};
+
+
+static int
+ts_fail(ts_scan_t *s, ts_status_t st)
+{
+    if (s->err == TS_OK) {
+        s->err = st;
+    }
+
+    return -1;
+}
+
+
+static void
+ts_ws(ts_scan_t *s)
+{
+    while (s->p < s->end
+           && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r'
+               || *s->p == '\t'))
+    {
+        s->p++;
+    }
+}
+
+
+static int
+ts_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+
+/* s->p at the opening quote; on success s->p is past the closing quote */
+static int
+ts_string(ts_scan_t *s, ts_val_t *v)
+{
+    const unsigned char  *p, *end;
+    unsigned char         esc;
+
+    p = s->p + 1;
+    end = s->end;
+    esc = 0;
+
+    for ( ;; ) {
+        while (p < end && !ts_str_stop[*p]) {
+            p++;
+        }
+
+        if (p >= end || *p < 0x20) {
+            return ts_fail(s, TS_ERR_SYNTAX);
+        }
+
+        if (*p == '"') {
+            break;
+        }
+
+        /* backslash */
+        esc = 1;
+        if (end - p < 2) {
+            return ts_fail(s, TS_ERR_SYNTAX);
+        }
+
+        switch (p[1]) {
+        case '"': case '\\': case '/': case 'b':
+        case 'f': case 'n': case 'r': case 't':
+            p += 2;
+            break;
+
+        case 'u':
+            if (end - p < 6 || !ts_hex(p[2]) || !ts_hex(p[3])
+                || !ts_hex(p[4]) || !ts_hex(p[5]))
+            {
+                return ts_fail(s, TS_ERR_SYNTAX);
+            }
+            p += 6;
+            break;
+
+        default:
+            return ts_fail(s, TS_ERR_SYNTAX);
+        }
+    }
+
+    if (v) {
+        v->off = s->p - s->start;
+        v->len = p + 1 - s->p;
+        v->kind = TS_STRING;
+        v->esc = esc;
+    }
+
+    s->p = p + 1;
+    return 0;
+}
+
+
+static int
+ts_digits(ts_scan_t *s)
+{
+    const unsigned char  *p;
+
+    p = s->p;
+
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
+        s->p++;
+    }
+
+    return s->p > p ? 0 : ts_fail(s, TS_ERR_SYNTAX);
+}
+
+
+static int
+ts_number(ts_scan_t *s)
+{
+    if (*s->p == '-') {
+        s->p++;
+    }
+
+    if (s->p < s->end && *s->p == '0') {
+        s->p++;
+
+    } else if (ts_digits(s) != 0) {
+        return -1;
+    }
+
+    if (s->p < s->end && *s->p == '.') {
+        s->p++;
+        if (ts_digits(s) != 0) {
+            return -1;
+        }
+    }
+
+    if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+        s->p++;
+        if (s->p < s->end && (*s->p == '+' || *s->p == '-')) {
+            s->p++;
+        }
+        if (ts_digits(s) != 0) {
+            return -1;
+        }
+    }
+
+    return 0;
+}
+
+
+static int
+ts_literal(ts_scan_t *s, const char *lit, size_t n)
+{
+    if ((size_t) (s->end - s->p) < n || memcmp(s->p, lit, n) != 0) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    s->p += n;
+    return 0;
+}
+
+
+/* scalar at s->p; returns its kind or -1 */
+static int
+ts_scalar(ts_scan_t *s)
+{
+    switch (*s->p) {
+    case '"':
+        return ts_string(s, NULL) == 0 ? TS_STRING : -1;
+    case 't':
+        return ts_literal(s, "true", 4) == 0 ? TS_TRUE : -1;
+    case 'f':
+        return ts_literal(s, "false", 5) == 0 ? TS_FALSE : -1;
+    case 'n':
+        return ts_literal(s, "null", 4) == 0 ? TS_NULL : -1;
+    default:
+        if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) {
+            return ts_number(s) == 0 ? TS_NUMBER : -1;
+        }
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+}
+
+
+/* ws, a key string, ws, ':' and ws */
+static int
+ts_key(ts_scan_t *s, ts_val_t *key)
+{
+    ts_ws(s);
+
+    if (s->p >= s->end || *s->p != '"' || ts_string(s, key) != 0) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    ts_ws(s);
+
+    if (s->p >= s->end || *s->p != ':') {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    s->p++;
+    ts_ws(s);
+
+    return 0;
+}
+
+
+/*
+ * Skips any value at s->p.  Open containers are counted, not stacked:
+ * the kind of each open container is kept in a bit array.
+ */
+static int
+ts_skip(ts_scan_t *s, ts_val_t *v)
+{
+    unsigned char         stack[TS_MAX_DEPTH / 8 + 1];
+    unsigned              d, base, obj;
+    const unsigned char  *from;
+    int                   kind, rc;
+
+    base = s->depth;
+    d = 0;
+    from = s->p;
+    kind = TS_NONE;
+
+value:
+
+    if (s->p >= s->end) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    if (*s->p == '{' || *s->p == '[') {
+        if (base + d + 1 > TS_MAX_DEPTH) {
+            return ts_fail(s, TS_ERR_DEPTH);
+        }
+
+        obj = (*s->p == '{');
+        if (d == 0) {
+            kind = obj ? TS_OBJECT : TS_ARRAY;
+        }
+
+        if (obj) {
+            stack[d >> 3] |= (unsigned char) (1u << (d & 7));
+        } else {
+            stack[d >> 3] &= (unsigned char) ~(1u << (d & 7));
+        }
+
+        d++;
+        s->p++;
+        ts_ws(s);
+
+        if (s->p < s->end && *s->p == (obj ? '}' : ']')) {
+            s->p++;
+            d--;
+            goto next;
+        }
+
+        if (obj && ts_key(s, NULL) != 0) {
+            return -1;
+        }
+
+        goto value;
+    }
+
+    rc = ts_scalar(s);
+    if (rc < 0) {
+        return -1;
+    }
+
+    if (d == 0) {
+        kind = rc;
+    }
+
+next:
+
+    if (d == 0) {
+        if (v) {
+            v->off = from - s->start;
+            v->len = s->p - from;
+            v->kind = (uint8_t) kind;
+            v->esc = 0;
+        }
+        return 0;
+    }
+
+    obj = stack[(d - 1) >> 3] & (1u << ((d - 1) & 7));
+    ts_ws(s);
+
+    if (s->p >= s->end) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    if (*s->p == ',') {
+        s->p++;
+        ts_ws(s);
+
+        if (obj && ts_key(s, NULL) != 0) {
+            return -1;
+        }
+
+        goto value;
+    }
+
+    if (*s->p != (obj ? '}' : ']')) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    s->p++;
+    d--;
+    goto next;
+}
+
+
+static int
+ts_key_id(const char *buf, const ts_val_t *key, const ts_key_t *keys)
+{
+    for ( /* void */ ; keys->name; keys++) {
+        if (ts_str_eq(buf, key, keys->name)) {
+            return keys->id;
+        }
+    }
+
+    return -1;
+}
+
+
+/*
+ * Container iteration used by the structured parse: open, then a
+ * member or element, then "more or end".  Return 1 at the end.
+ */
+static int
+ts_open(ts_scan_t *s, unsigned char open)
+{
+    if (s->p >= s->end) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    /* another valid value is a type error; an invalid one, syntax */
+    if (*s->p != open) {
+        return ts_skip(s, NULL) == 0 ? ts_fail(s, TS_ERR_TYPE) : -1;
+    }
+
+    if (++s->depth > TS_MAX_DEPTH) {
+        return ts_fail(s, TS_ERR_DEPTH);
+    }
+
+    s->p++;
+    ts_ws(s);
+
+    if (s->p < s->end && *s->p == (open == '{' ? '}' : ']')) {
+        s->p++;
+        s->depth--;
+        return 1;
+    }
+
+    return 0;
+}
+
+
+static int
+ts_more(ts_scan_t *s, unsigned char close)
+{
+    ts_ws(s);
+
+    if (s->p >= s->end) {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    if (*s->p == ',') {
+        s->p++;
+        ts_ws(s);
+        return 0;
+    }
+
+    if (*s->p == close) {
+        s->p++;
+        s->depth--;
+        return 1;
+    }
+
+    return ts_fail(s, TS_ERR_SYNTAX);
+}
+
+
+/* a value for a read key: any JSON value, remembered */
+static int
+ts_member_value(ts_scan_t *s, ts_val_t *v)
+{
+    if (s->p < s->end && *s->p == '"') {
+        return ts_string(s, v);
+    }
+
+    return ts_skip(s, v);
+}
+
+
+/* records a read key once; a second occurrence is a duplicate */
+static int
+ts_seen(ts_scan_t *s, unsigned *mask, int id)
+{
+    if (*mask & (1u << id)) {
+        return ts_fail(s, TS_ERR_DUPLICATE);
+    }
+
+    *mask |= 1u << id;
+    return 0;
+}
+
+
+static void *
+ts_grow(ts_scan_t *s, void **arr, size_t n, size_t *cap, size_t size)
+{
+    size_t   ncap;
+    void    *p;
+
+    if (n < *cap) {
+        return (char *) *arr + n * size;
+    }
+
+    ncap = *cap ? *cap * 2 : 16;
+    p = realloc(*arr, ncap * size);
+    if (p == NULL) {
+        ts_fail(s, TS_ERR_NOMEM);
+        return NULL;
+    }
+
+    *arr = p;
+    *cap = ncap;
+    memset((char *) p + n * size, 0, (ncap - n) * size);
+
+    return (char *) p + n * size;
+}
+
+
+static int
+ts_expect_kind(ts_scan_t *s, const ts_val_t *v, int kind)
+{
+    return (v->kind == TS_NONE || v->kind == kind)
+           ? 0 : ts_fail(s, TS_ERR_TYPE);
+}
+
+
+static void
+ts_set_member(ts_member_t *m, const ts_val_t *key, const ts_val_t *v)
+{
+    m->key = *key;
+    m->val = *v;
+    m->off = key->off;
+    m->len = v->off + v->len - key->off;
+}
+
+
+static int
+ts_tool(ts_scan_t *s)
+{
+    ts_index_t  *ix;
+    ts_tool_t   *t;
+    ts_val_t     key, v;
+    unsigned     seen;
+    size_t       off;
+    int          rc, id;
+
+    ix = s->ix;
+    t = ts_grow(s, (void **) &ix->tools, ix->ntools, &ix->caps[0],
+                sizeof(ts_tool_t));
+    if (t == NULL) {
+        return -1;
+    }
+
+    off = s->p - s->start;
+    seen = 0;
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        id = ts_key_id(ix->buf, &key, ts_tool_keys);
+
+        if (id < 0) {
+            if (ts_skip(s, NULL) != 0) {
+                return -1;
+            }
+
+        } else {
+            if (ts_seen(s, &seen, id) != 0 || ts_member_value(s, &v) != 0) {
+                return -1;
+            }
+
+            switch (id) {
+            case TS_K_NAME:
+                t->name = v;
+                break;
+            case TS_K_TYPE:
+                t->type = v;
+                break;
+            case TS_K_DESC:
+                t->description = v;
+                break;
+            case TS_K_SCHEMA:
+                t->input_schema = v;
+                break;
+            case TS_K_DEFER:
+                ts_set_member(&t->defer_loading, &key, &v);
+                break;
+            default:
+                ts_set_member(&t->cache_control, &key, &v);
+            }
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    if (ts_expect_kind(s, &t->name, TS_STRING) != 0
+        || ts_expect_kind(s, &t->type, TS_STRING) != 0)
+    {
+        return -1;
+    }
+
+    t->elem.off = off;
+    t->elem.len = s->p - s->start - off;
+    t->elem.kind = TS_OBJECT;
+    ix->ntools++;
+
+    return 0;
+}
+
+
+static int ts_blocks(ts_scan_t *s, uint32_t msg, int32_t parent);
+
+
+/* tool_result content blocks are indexed too, one level deep */
+static int
+ts_children(ts_scan_t *s, size_t self)
+{
+    ts_index_t  *ix;
+    ts_block_t  *b;
+
+    ix = s->ix;
+    ix->blocks[self].child_first = (uint32_t) ix->nblocks;
+
+    if (ts_blocks(s, ix->blocks[self].message, (int32_t) self) != 0) {
+        return -1;
+    }
+
+    b = &ix->blocks[self];
+    b->child_count = (uint32_t) (ix->nblocks - b->child_first);
+
+    return 0;
+}
+
+
+static int
+ts_is_result(const ts_index_t *ix, const ts_block_t *b)
+{
+    return b->parent < 0 && ts_str_eq(ix->buf, &b->type, "tool_result");
+}
+
+
+static int
+ts_block_member(ts_scan_t *s, size_t self, int id, int *inline_children)
+{
+    ts_index_t  *ix;
+    ts_block_t  *b;
+    ts_val_t     v;
+
+    ix = s->ix;
+    b = &ix->blocks[self];
+
+    /* "type" usually comes first: then children are read in place */
+    if (id == TS_K_CONTENT && ts_is_result(ix, b)
+        && s->p < s->end && *s->p == '[')
+    {
+        v.off = s->p - s->start;
+        if (ts_children(s, self) != 0) {
+            return -1;
+        }
+
+        v.len = s->p - s->start - v.off;
+        v.kind = TS_ARRAY;
+        v.esc = 0;
+        ix->blocks[self].content = v;
+        *inline_children = 1;
+
+        return 0;
+    }
+
+    if (ts_member_value(s, &v) != 0) {
+        return -1;
+    }
+
+    switch (id) {
+    case TS_K_TYPE:
+        b->type = v;
+        break;
+    case TS_K_NAME:
+    case TS_K_TOOL_NAME:
+        b->name = v;
+        break;
+    case TS_K_ID:
+    case TS_K_TOOL_USE_ID:
+        b->id = v;
+        break;
+    default:
+        b->content = v;
+    }
+
+    return 0;
+}
+
+
+static int
+ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
+{
+    ts_index_t  *ix;
+    ts_block_t  *b;
+    ts_val_t     key;
+    unsigned     seen;
+    size_t       off, self;
+    int          rc, id, done;
+
+    ix = s->ix;
+    b = ts_grow(s, (void **) &ix->blocks, ix->nblocks, &ix->caps[1],
+                sizeof(ts_block_t));
+    if (b == NULL) {
+        return -1;
+    }
+
+    self = ix->nblocks++;
+    b->message = msg;
+    b->parent = parent;
+    off = s->p - s->start;
+    seen = 0;
+    done = 0;
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        id = ts_key_id(ix->buf, &key, ts_block_keys);
+
+        if (id < 0) {
+            rc = ts_skip(s, NULL);
+
+        } else if (ts_seen(s, &seen, id) != 0) {
+            return -1;
+
+        } else {
+            rc = ts_block_member(s, self, id, &done);
+        }
+
+        if (rc != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    b = &ix->blocks[self];
+    b->elem.off = off;
+    b->elem.len = s->p - s->start - off;
+    b->elem.kind = TS_OBJECT;
+
+    if (b->type.kind != TS_STRING) {
+        return ts_fail(s, TS_ERR_TYPE);
+    }
+
+    /* "content" came before "type": read the children now */
+    if (!done && b->content.kind == TS_ARRAY && ts_is_result(ix, b)) {
+        const unsigned char  *save;
+
+        save = s->p;
+        s->p = s->start + b->content.off;
+        s->depth++;
+
+        if (ts_children(s, self) != 0) {
+            return -1;
+        }
+
+        s->p = save;
+        s->depth--;
+    }
+
+    return 0;
+}
+
+
+/* s->p at '[' of a content array */
+static int
+ts_blocks(ts_scan_t *s, uint32_t msg, int32_t parent)
+{
+    int  rc;
+
+    rc = ts_open(s, '[');
+
+    while (rc == 0) {
+        if (ts_block(s, msg, parent) != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, ']');
+    }
+
+    return rc < 0 ? -1 : 0;
+}
+
+
+static int
+ts_message(ts_scan_t *s)
+{
+    ts_index_t    *ix;
+    ts_message_t  *m;
+    ts_val_t       key, v;
+    unsigned       seen;
+    size_t         self, off;
+    int            rc, id;
+
+    ix = s->ix;
+    m = ts_grow(s, (void **) &ix->messages, ix->nmessages, &ix->caps[2],
+                sizeof(ts_message_t));
+    if (m == NULL) {
+        return -1;
+    }
+
+    self = ix->nmessages++;
+    off = s->p - s->start;
+    seen = 0;
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        id = ts_key_id(ix->buf, &key, ts_message_keys);
+
+        if (id < 0) {
+            rc = ts_skip(s, NULL);
+
+        } else if (ts_seen(s, &seen, id) != 0) {
+            return -1;
+
+        } else if (id == TS_K_ROLE) {
+            rc = ts_member_value(s, &v);
+            ix->messages[self].role = v;
+
+        } else if (s->p < s->end && *s->p == '[') {
+            v.off = s->p - s->start;
+            ix->messages[self].block_first = (uint32_t) ix->nblocks;
+            rc = ts_blocks(s, (uint32_t) self, -1);
+            v.len = s->p - s->start - v.off;
+            v.kind = TS_ARRAY;
+            v.esc = 0;
+            ix->messages[self].content = v;
+
+        } else {
+            rc = ts_member_value(s, &v);
+            ix->messages[self].content = v;
+        }
+
+        if (rc != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    m = &ix->messages[self];
+    m->elem.off = off;
+    m->elem.len = s->p - s->start - off;
+    m->elem.kind = TS_OBJECT;
+    m->block_end = (uint32_t) ix->nblocks;
+    if (m->content.kind != TS_ARRAY) {
+        m->block_first = m->block_end;
+    }
+
+    if (ts_expect_kind(s, &m->role, TS_STRING) != 0
+        || (m->content.kind != TS_NONE && m->content.kind != TS_STRING
+            && m->content.kind != TS_ARRAY))
+    {
+        return ts_fail(s, TS_ERR_TYPE);
+    }
+
+    return 0;
+}
+
+
+/* an array member whose elements are parsed by each() */
+static int
+ts_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
+{
+    int  rc;
+
+    v->off = s->p - s->start;
+
+    rc = ts_open(s, '[');
+
+    while (rc == 0) {
+        if (each(s) != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, ']');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    v->len = s->p - s->start - v->off;
+    v->kind = TS_ARRAY;
+    v->esc = 0;
+
+    return 0;
+}
+
+
+static int
+ts_top_member(ts_scan_t *s, ts_member_t *m)
+{
+    ts_index_t  *ix;
+    int          id;
+
+    ix = s->ix;
+
+    if (ts_key(s, &m->key) != 0) {
+        return -1;
+    }
+
+    id = ts_key_id(ix->buf, &m->key, ts_top_keys);
+
+    if (id >= 0) {
+        if (ix->top[id] >= 0) {
+            return ts_fail(s, TS_ERR_DUPLICATE);
+        }
+        ix->top[id] = (int32_t) ix->nmembers;
+    }
+
+    if (id == TS_TOP_TOOLS) {
+        if (ts_array_of(s, &m->val, ts_tool) != 0) {
+            return -1;
+        }
+
+    } else if (id == TS_TOP_MESSAGES) {
+        if (ts_array_of(s, &m->val, ts_message) != 0) {
+            return -1;
+        }
+
+    } else if (ts_member_value(s, &m->val) != 0) {
+        return -1;
+    }
+
+    m->off = m->key.off;
+    m->len = m->val.off + m->val.len - m->key.off;
+
+    if (id == TS_TOP_MODEL && m->val.kind != TS_STRING) {
+        return ts_fail(s, TS_ERR_TYPE);
+    }
+
+    return 0;
+}
+
+
+static int
+ts_top(ts_scan_t *s)
+{
+    ts_index_t   *ix;
+    ts_member_t  *m;
+    int           rc;
+
+    ix = s->ix;
+
+    ts_ws(s);
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ix->nmembers == TS_MAX_TOP_MEMBERS) {
+            return ts_fail(s, TS_ERR_LIMIT);
+        }
+
+        m = ts_grow(s, (void **) &ix->members, ix->nmembers, &ix->caps[3],
+                    sizeof(ts_member_t));
+        if (m == NULL) {
+            return -1;
+        }
+
+        if (ts_top_member(s, m) != 0) {
+            return -1;
+        }
+
+        ix->nmembers++;
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    ts_ws(s);
+
+    return s->p == s->end ? 0 : ts_fail(s, TS_ERR_SYNTAX);
+}
+
+
+ts_status_t
+ts_index_build(ts_index_t *ix, const char *buf, size_t len)
+{
+    ts_scan_t  s;
+    int        i;
+
+    memset(ix, 0, sizeof(ts_index_t));
+    ix->buf = buf;
+    ix->len = len;
+
+    for (i = 0; i < TS_TOP_N; i++) {
+        ix->top[i] = -1;
+    }
+
+    s.start = (const unsigned char *) buf;
+    s.p = s.start;
+    s.end = s.start + len;
+    s.depth = 0;
+    s.err = TS_OK;
+    s.ix = ix;
+
+    /* a top level that is not an object is a type error, not syntax */
+    ts_ws(&s);
+    if (s.p < s.end && *s.p != '{') {
+        if (ts_skip(&s, NULL) == 0) {
+            ts_ws(&s);
+            s.err = (s.p == s.end) ? TS_ERR_TYPE : TS_ERR_SYNTAX;
+        }
+
+    } else {
+        (void) ts_top(&s);
+    }
+
+    ix->status = s.err;
+    ix->err_off = s.p - s.start;
+
+    return s.err;
+}
+
+
+void
+ts_index_free(ts_index_t *ix)
+{
+    free(ix->members);
+    free(ix->tools);
+    free(ix->messages);
+    free(ix->blocks);
+
+    ix->members = NULL;
+    ix->tools = NULL;
+    ix->messages = NULL;
+    ix->blocks = NULL;
+}
+
+
+const ts_member_t *
+ts_index_top(const ts_index_t *ix, ts_top_key_t key)
+{
+    return ix->top[key] >= 0 ? &ix->members[ix->top[key]] : NULL;
+}
+
+
+/* decodes one unit of a JSON string at *pp into out[]; returns its size */
+static size_t
+ts_str_unit(const unsigned char **pp, unsigned char *out)
+{
+    const unsigned char  *p;
+    unsigned long         cp, lo;
+    char                  hex[5];
+
+    p = *pp;
+
+    if (*p != '\\') {
+        out[0] = *p;
+        *pp = p + 1;
+        return 1;
+    }
+
+    *pp = p + 2;
+
+    switch (p[1]) {
+    case 'b': out[0] = '\b'; return 1;
+    case 'f': out[0] = '\f'; return 1;
+    case 'n': out[0] = '\n'; return 1;
+    case 'r': out[0] = '\r'; return 1;
+    case 't': out[0] = '\t'; return 1;
+    case 'u': break;
+    default: out[0] = p[1]; return 1;
+    }
+
+    memcpy(hex, p + 2, 4);
+    hex[4] = '\0';
+    cp = strtoul(hex, NULL, 16);
+    *pp = p + 6;
+
+    /* a high surrogate followed by a low one is a single code point */
+    if (cp >= 0xd800 && cp < 0xdc00 && p[6] == '\\' && p[7] == 'u') {
+        memcpy(hex, p + 8, 4);
+        lo = strtoul(hex, NULL, 16);
+        if (lo >= 0xdc00 && lo < 0xe000) {
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            *pp = p + 12;
+        }
+    }
+
+    if (cp < 0x80) {
+        out[0] = (unsigned char) cp;
+        return 1;
+    }
+
+    if (cp < 0x800) {
+        out[0] = (unsigned char) (0xc0 | (cp >> 6));
+        out[1] = (unsigned char) (0x80 | (cp & 0x3f));
+        return 2;
+    }
+
+    if (cp < 0x10000) {
+        out[0] = (unsigned char) (0xe0 | (cp >> 12));
+        out[1] = (unsigned char) (0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (unsigned char) (0x80 | (cp & 0x3f));
+        return 3;
+    }
+
+    out[0] = (unsigned char) (0xf0 | (cp >> 18));
+    out[1] = (unsigned char) (0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (unsigned char) (0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (unsigned char) (0x80 | (cp & 0x3f));
+    return 4;
+}
+
+
+int
+ts_str_eq(const char *buf, const ts_val_t *v, const char *s)
+{
+    const unsigned char  *p, *end;
+    unsigned char         unit[4];
+    size_t                n, len;
+
+    if (v->kind != TS_STRING) {
+        return 0;
+    }
+
+    p = (const unsigned char *) buf + v->off + 1;
+    end = (const unsigned char *) buf + v->off + v->len - 1;
+    len = strlen(s);
+
+    if (!v->esc) {
+        return (size_t) (end - p) == len && memcmp(p, s, len) == 0;
+    }
+
+    while (p < end) {
+        n = ts_str_unit(&p, unit);
+        if (n > len || memcmp(unit, s, n) != 0) {
+            return 0;
+        }
+        s += n;
+        len -= n;
+    }
+
+    return len == 0;
+}
+
+
+size_t
+ts_str_decode(const char *buf, const ts_val_t *v, char *out, size_t cap)
+{
+    const unsigned char  *p, *end;
+    unsigned char         unit[4];
+    size_t                n, len;
+
+    p = (const unsigned char *) buf + v->off + 1;
+    end = (const unsigned char *) buf + v->off + v->len - 1;
+    len = 0;
+
+    while (p < end) {
+        n = ts_str_unit(&p, unit);
+        if (len + n > cap) {
+            return (size_t) -1;
+        }
+        memcpy(out + len, unit, n);
+        len += n;
+    }
+
+    return len;
+}
+
+
+ts_status_t
+ts_container_items(const char *buf, const ts_val_t *v, ts_val_t **items,
+    size_t *n)
+{
+    ts_scan_t    s;
+    ts_val_t    *it, val;
+    size_t       cap, from;
+    int          rc, obj;
+
+    *items = NULL;
+    *n = 0;
+    cap = 0;
+    obj = (v->kind == TS_OBJECT);
+
+    memset(&s, 0, sizeof(ts_scan_t));
+    s.start = (const unsigned char *) buf;
+    s.p = s.start + v->off;
+    s.end = s.start + v->off + v->len;
+
+    rc = ts_open(&s, obj ? '{' : '[');
+
+    while (rc == 0) {
+        from = s.p - s.start;
+
+        if ((obj && ts_key(&s, NULL) != 0) || ts_member_value(&s, &val) != 0) {
+            break;
+        }
+
+        it = ts_grow(&s, (void **) items, *n, &cap, sizeof(ts_val_t));
+        if (it == NULL) {
+            break;
+        }
+
+        it->off = from;
+        it->len = s.p - s.start - from;
+        it->kind = obj ? TS_NONE : val.kind;
+        it->esc = obj ? 0 : val.esc;
+        (*n)++;
+
+        rc = ts_more(&s, obj ? '}' : ']');
+    }
+
+    if (s.err != TS_OK) {
+        free(*items);
+        *items = NULL;
+        *n = 0;
+    }
+
+    return s.err;
+}
+
+
+const char *
+ts_status_name(ts_status_t st)
+{
+    static const char  *names[] = {
+        "ok", "malformed", "too_deep", "duplicate_key", "wrong_type",
+        "limit", "no_memory"
+    };
+
+    return (unsigned) st < sizeof(names) / sizeof(names[0])
+           ? names[st] : "unknown";
+}

@@ -1,0 +1,155 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * JSON scanner and request index: validates a Messages API request body
+ * and records byte spans of the parts the policy reads, without building
+ * a tree of the conversation.
+ */
+
+#ifndef TS_JSON_H
+#define TS_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+/* nesting deeper than this is not analysed (the body passes untouched) */
+#define TS_MAX_DEPTH         512
+
+/* more top-level members than this cannot be a Messages API request */
+#define TS_MAX_TOP_MEMBERS   256
+
+
+typedef enum {
+    TS_OK = 0,
+    TS_ERR_SYNTAX,          /* not JSON, or truncated */
+    TS_ERR_DEPTH,           /* nesting beyond TS_MAX_DEPTH */
+    TS_ERR_DUPLICATE,       /* a key the engine reads appears twice */
+    TS_ERR_TYPE,            /* a member the engine reads has a wrong type */
+    TS_ERR_LIMIT,           /* an engine limit other than depth */
+    TS_ERR_NOMEM
+} ts_status_t;
+
+
+typedef enum {
+    TS_NONE = 0,            /* absent */
+    TS_STRING,
+    TS_NUMBER,
+    TS_OBJECT,
+    TS_ARRAY,
+    TS_TRUE,
+    TS_FALSE,
+    TS_NULL
+} ts_kind_t;
+
+
+typedef struct {
+    size_t      off;        /* first byte of the value (quote included) */
+    size_t      len;
+    uint8_t     kind;       /* ts_kind_t */
+    uint8_t     esc;        /* string with backslash escapes */
+} ts_val_t;
+
+
+/* an object member: span runs from the key's quote to the value's end */
+typedef struct {
+    size_t      off;
+    size_t      len;
+    ts_val_t    key;
+    ts_val_t    val;
+} ts_member_t;
+
+
+typedef struct {
+    ts_val_t    elem;
+    ts_val_t    name;
+    ts_val_t    type;
+    ts_val_t    description;
+    ts_val_t    input_schema;
+    ts_member_t defer_loading;
+    ts_member_t cache_control;
+} ts_tool_t;
+
+
+typedef struct {
+    ts_val_t    elem;
+    ts_val_t    type;
+    ts_val_t    name;       /* tool_use, server_tool_use; tool_reference */
+    ts_val_t    id;         /* tool_use id; tool_use_id of results */
+    ts_val_t    content;    /* tool_result, tool_search_tool_result */
+    uint32_t    message;
+    int32_t     parent;     /* enclosing tool_result block, or -1 */
+    uint32_t    child_first;
+    uint32_t    child_count;
+} ts_block_t;
+
+
+typedef struct {
+    ts_val_t    elem;
+    ts_val_t    role;
+    ts_val_t    content;
+    uint32_t    block_first;    /* blocks of this message, nested included */
+    uint32_t    block_end;
+} ts_message_t;
+
+
+/* top-level members the engine reads */
+typedef enum {
+    TS_TOP_MODEL = 0,
+    TS_TOP_MESSAGES,
+    TS_TOP_TOOLS,
+    TS_TOP_SYSTEM,
+    TS_TOP_STREAM,
+    TS_TOP_TOOL_CHOICE,
+    TS_TOP_ANTHROPIC_BETA,
+    TS_TOP_ANTHROPIC_VERSION,
+    TS_TOP_N
+} ts_top_key_t;
+
+
+typedef struct {
+    const char     *buf;
+    size_t          len;
+
+    ts_member_t    *members;
+    size_t          nmembers;
+    int32_t         top[TS_TOP_N];  /* index into members, or -1 */
+
+    ts_tool_t      *tools;
+    size_t          ntools;
+
+    ts_message_t   *messages;
+    size_t          nmessages;
+
+    ts_block_t     *blocks;
+    size_t          nblocks;
+
+    ts_status_t     status;
+    size_t          err_off;        /* where scanning stopped on error */
+
+    size_t          caps[4];        /* allocated capacities */
+} ts_index_t;
+
+
+ts_status_t ts_index_build(ts_index_t *ix, const char *buf, size_t len);
+void ts_index_free(ts_index_t *ix);
+
+const ts_member_t *ts_index_top(const ts_index_t *ix, ts_top_key_t key);
+
+/* compares a JSON string value, escapes decoded, with a C string */
+int ts_str_eq(const char *buf, const ts_val_t *v, const char *s);
+
+/*
+ * decodes a JSON string value into out (at most cap bytes);
+ * returns the decoded length, or (size_t) -1 if it does not fit
+ */
+size_t ts_str_decode(const char *buf, const ts_val_t *v, char *out,
+    size_t cap);
+
+/* lists the item spans of a valid array or object value; caller frees */
+ts_status_t ts_container_items(const char *buf, const ts_val_t *v,
+    ts_val_t **items, size_t *n);
+
+const char *ts_status_name(ts_status_t st);
+
+#endif /* TS_JSON_H */

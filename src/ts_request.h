@@ -1,0 +1,53 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * One request through the engine: index, decide, edit.
+ */
+
+#ifndef TS_REQUEST_H
+#define TS_REQUEST_H
+
+#include <stddef.h>
+
+#include "ts_json.h"
+#include "ts_edit.h"
+
+
+/* what happened to a request; ts_decision_name() gives the word */
+typedef enum {
+    TS_DECISION_NONE = 0,
+    TS_DECISION_PASSTHROUGH,
+    TS_DECISION_MALFORMED,
+    TS_DECISION_TOO_DEEP,
+    TS_DECISION_DUPLICATE_KEY,
+    TS_DECISION_WRONG_TYPE,
+    TS_DECISION_LIMIT,
+    TS_DECISION_ERROR,
+    TS_DECISION_TOO_LARGE,
+    TS_DECISION_NOT_JSON,
+    TS_DECISION_ENCODED,
+    TS_DECISION_METHOD,
+    TS_DECISION_N
+} ts_decision_t;
+
+
+typedef struct {
+    ts_index_t      ix;
+    ts_edits_t      edits;
+    ts_decision_t   decision;
+} ts_request_t;
+
+
+ts_decision_t ts_request_process(ts_request_t *rq, const char *body,
+    size_t len);
+
+/* 1 when the body must be replaced by the rendered output */
+int ts_request_changed(const ts_request_t *rq);
+size_t ts_request_size(const ts_request_t *rq);
+int ts_request_render(ts_request_t *rq, char *out);
+
+void ts_request_free(ts_request_t *rq);
+
+const char *ts_decision_name(ts_decision_t d);
+
+#endif /* TS_REQUEST_H */

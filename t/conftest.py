@@ -1,0 +1,150 @@
+import glob
+import http.client
+import json
+import os
+import socket
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from emulator import Emulator          # noqa: E402
+from gateway import Gateway            # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "fixtures", "claude-code")
+
+# hop-by-hop or connection-specific headers of the recording
+SKIP_HEADERS = {"host", "content-length", "connection", "accept-encoding",
+                "transfer-encoding"}
+
+
+class Fixture:
+    """A request recorded from Claude Code: body bytes and its headers."""
+
+    def __init__(self, path):
+        self.name = os.path.relpath(path, FIXTURES)
+        with open(path, "rb") as f:
+            self.body = f.read()
+        with open(path[:-len(".json")] + ".headers.json") as f:
+            meta = json.load(f)
+        raw = meta["rawHeaders"]
+        self.headers = [(raw[i], raw[i + 1]) for i in range(0, len(raw), 2)
+                        if raw[i].lower() not in SKIP_HEADERS]
+        self.url = meta["url"]
+
+
+def fixture_paths():
+    return sorted(glob.glob(os.path.join(FIXTURES, "*", "[0-9][0-9][0-9].json")))
+
+
+def load_fixture(name):
+    return Fixture(os.path.join(FIXTURES, name))
+
+
+@pytest.fixture
+def emulator():
+    emu = Emulator().start()
+    yield emu
+    emu.stop()
+
+
+@pytest.fixture
+def gateway(emulator):
+    """gateway(http=..., server=..., location=...) -> a started Gateway."""
+    started = []
+
+    def make(**conf):
+        gw = Gateway(emulator.port, **conf).start()
+        started.append(gw)
+        return gw
+
+    yield make
+    for gw in started:
+        gw.remove()
+
+
+class Response:
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def header(self, name):
+        for k, v in self.headers:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+    @property
+    def decision(self):
+        return self.header("X-Toolsearch-Decision")
+
+
+def request(gw, method="POST", path="/v1/messages?beta=true", body=None,
+            headers=(), timeout=30):
+    conn = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=timeout)
+    try:
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for k, v in headers:
+            conn.putheader(k, v)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        r = conn.getresponse()
+        return Response(r.status, r.getheaders(), r.read())
+    finally:
+        conn.close()
+
+
+def post_json(gw, body, headers=(("Content-Type", "application/json"),),
+              **kw):
+    return request(gw, "POST", body=body, headers=headers, **kw)
+
+
+def raw_exchange(gw, data_parts, pause=0.0, timeout=10.0):
+    """Sends raw bytes (in parts, with pauses) and reads the whole answer.
+
+    The request must carry "Connection: close" so the server ends the
+    exchange; reading is bounded by timeout.
+    """
+    s = socket.create_connection(("127.0.0.1", gw.port), timeout=timeout)
+    try:
+        for part in data_parts:
+            s.sendall(part)
+            if pause:
+                time.sleep(pause)
+        chunks = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            data = s.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+    finally:
+        s.close()
+
+
+def parse_raw(data):
+    """(status, headers dict lowercased, body) of a raw HTTP/1.1 answer."""
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    if headers.get("transfer-encoding") == "chunked":
+        out = b""
+        while body:
+            size_line, _, rest = body.partition(b"\r\n")
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                break
+            out += rest[:size]
+            body = rest[size + 2:]
+        body = out
+    return status, headers, body

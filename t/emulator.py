@@ -1,0 +1,587 @@
+"""A strict Messages API emulator for the tests and the demo.
+
+It listens on loopback, records every request exactly (method, path with
+query, header lines, body bytes), validates POST /v1/messages like the real
+API does for the tool-search rules, and answers from a scripted model in
+JSON or in Anthropic's SSE event sequence.
+
+Profiles (what kind of upstream it plays):
+  anthropic   first-party API: tool search needs advanced-tool-use-2025-11-20
+  vertex      tool search needs tool-search-tool-2025-10-19 (header)
+  bedrock     tool search needs tool-search-tool-2025-10-19 in the body
+              field anthropic_beta; advanced-tool-use-2025-11-20 is
+              "invalid beta flag"
+  proxy       a compatible proxy: rejects any tool_reference content and
+              betas outside its allow-list
+Models matching UNSUPPORTED_MODELS reject every tool-search field.
+
+Error texts marked (reference) are the real API's; the others are the
+emulator's own wording for a rule the real API also enforces.
+"""
+
+import argparse
+import json
+import re
+import socketserver
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+
+TOOL_SEARCH_BETA = {
+    "anthropic": "advanced-tool-use-2025-11-20",
+    "vertex": "tool-search-tool-2025-10-19",
+    "bedrock": "tool-search-tool-2025-10-19",
+    "proxy": None,
+}
+
+# betas a typical compatible proxy forwards (everything Claude Code sends
+# except the tool-search ones)
+PROXY_BETAS = {
+    "claude-code-20250219", "context-1m-2025-08-07",
+    "interleaved-thinking-2025-05-14", "thinking-token-count-2026-05-13",
+    "context-management-2025-06-27", "prompt-caching-scope-2026-01-05",
+    "mid-conversation-system-2026-04-07", "effort-2025-11-24",
+    "token-counting-2024-11-01", "fine-grained-tool-streaming-2025-05-14",
+}
+
+MID_CONVERSATION_SYSTEM_BETA = "mid-conversation-system-2026-04-07"
+UNSUPPORTED_MODELS = re.compile(r"claude-3-(5-)?haiku", re.I)
+SEARCH_TOOL_TYPE = re.compile(r"^tool_search_tool_(regex|bm25)_")
+
+
+class ApiError(Exception):
+    def __init__(self, message, status=400, kind="invalid_request_error"):
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+
+    def body(self):
+        return json.dumps({"type": "error", "error": {
+            "type": self.kind, "message": self.message}}).encode()
+
+
+class Recorded:
+    """One request as the emulator received it."""
+
+    def __init__(self, method, path, version, headers, body):
+        self.method = method
+        self.path = path
+        self.version = version
+        self.headers = headers          # list of (name, value), in order
+        self.body = body
+        self.status = None              # what the emulator answered
+        self.error = None
+
+    def header(self, name):
+        values = self.header_all(name)
+        return values[0] if values else None
+
+    def header_all(self, name):
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def betas_of(headers, body, profile):
+    values = []
+    for k, v in headers:
+        if k.lower() == "anthropic-beta":
+            values += [b.strip() for b in v.split(",") if b.strip()]
+    if profile == "bedrock" and isinstance(body.get("anthropic_beta"), list):
+        values += [b for b in body["anthropic_beta"] if isinstance(b, str)]
+    return values
+
+
+class Validator:
+    """The rules the real API applies that matter to tool search."""
+
+    def __init__(self, profile, headers, body):
+        self.profile = profile
+        self.body = body
+        self.betas = betas_of(headers, body, profile)
+        self.model = body.get("model")
+        self.search_beta = TOOL_SEARCH_BETA[profile]
+        self.uses_search = False
+
+    def run(self, count_tokens=False):
+        self.check_top()
+        self.check_betas()
+        tools = self.check_tools()
+        self.check_messages(tools)
+        if not count_tokens and self.uses_search:
+            self.check_model()
+
+    def check_top(self):
+        b = self.body
+        if not isinstance(b, dict):
+            raise ApiError("Input should be a valid dictionary")
+        if not isinstance(b.get("model"), str):
+            raise ApiError("model: Field required")
+        if not isinstance(b.get("messages"), list):
+            raise ApiError("messages: Field required")
+
+    def check_betas(self):
+        if self.profile == "bedrock":
+            if "advanced-tool-use-2025-11-20" in self.betas:
+                raise ApiError("invalid beta flag")
+        if self.profile == "vertex":
+            if "advanced-tool-use-2025-11-20" in self.betas:
+                raise ApiError("Unsupported beta header: "
+                               "advanced-tool-use-2025-11-20")
+        if self.profile == "proxy":
+            bad = [b for b in self.betas if b not in PROXY_BETAS]
+            if bad:
+                # (reference)
+                raise ApiError(
+                    "Unexpected value(s) `%s` for the `anthropic-beta` "
+                    "header. Please consult our documentation at "
+                    "docs.anthropic.com or try again without the header."
+                    % ",".join(bad))
+
+    def has_search_beta(self):
+        return self.search_beta is not None and self.search_beta in self.betas
+
+    def need_search_beta(self, where, field):
+        self.uses_search = True
+        if not self.has_search_beta():
+            raise ApiError("%s.%s: Extra inputs are not permitted"
+                           % (where, field))
+
+    def check_tools(self):
+        tools = self.body.get("tools", [])
+        if not isinstance(tools, list):
+            raise ApiError("tools: Input should be a valid list")
+        names = {}
+        for i, t in enumerate(tools):
+            if not isinstance(t, dict):
+                raise ApiError("tools.%d: Input should be a valid dictionary"
+                               % i)
+            self.check_tool(i, t)
+            name = t.get("name")
+            if name in names:
+                raise ApiError("tools: Tool names must be unique.")
+            names[name] = t
+        deferred = [t for t in tools if t.get("defer_loading") is True]
+        if tools and len(deferred) == len(tools):
+            # (reference)
+            raise ApiError("All tools have defer_loading set. At least one "
+                           "tool must be non-deferred.")
+        return names
+
+    def check_tool(self, i, t):
+        kind = t.get("type")
+        if isinstance(kind, str) and SEARCH_TOOL_TYPE.match(kind):
+            self.uses_search = True
+            if not self.has_search_beta():
+                # (reference)
+                raise ApiError(
+                    "tools.%d: Input tag '%s' found using 'type' does not "
+                    "match any of the expected tags" % (i, kind))
+            if t.get("defer_loading") is True:
+                raise ApiError("tools.%d: the tool search tool cannot have "
+                               "defer_loading set" % i)
+        elif kind is None or kind == "custom":
+            if not isinstance(t.get("name"), str):
+                raise ApiError("tools.%d.name: Field required" % i)
+            if not isinstance(t.get("input_schema"), dict):
+                raise ApiError("tools.%d.input_schema: Field required" % i)
+        if "defer_loading" in t:
+            self.need_search_beta("tools.%d" % i, "defer_loading")
+
+    def check_reference(self, where, ref, tools):
+        if self.profile == "proxy" or not self.has_search_beta():
+            # (reference)
+            raise ApiError(
+                "%s: Input tag 'tool_reference' found using 'type' does not "
+                "match any of the expected tags: 'document', 'image', "
+                "'search_result', 'text'" % where)
+        self.uses_search = True
+        name = ref.get("tool_name")
+        tool = tools.get(name)
+        if tool is None or tool.get("defer_loading") is not True:
+            # (reference)
+            raise ApiError("Tool reference '%s' not found in available tools"
+                           % name)
+
+    def check_messages(self, tools):
+        previous_uses = None        # tool_use ids of the last assistant turn
+        for i, m in enumerate(self.body["messages"]):
+            if not isinstance(m, dict):
+                raise ApiError("messages.%d: Input should be a valid "
+                               "dictionary" % i)
+            role = m.get("role")
+            if role == "system" and MID_CONVERSATION_SYSTEM_BETA in self.betas:
+                continue
+            if role not in ("user", "assistant"):
+                raise ApiError("messages.%d.role: Input should be 'user' or "
+                               "'assistant'" % i)
+            content = m.get("content")
+            if isinstance(content, str):
+                blocks = []
+            elif isinstance(content, list):
+                blocks = content
+            else:
+                raise ApiError("messages.%d.content: Field required" % i)
+            if role == "user":
+                self.check_results(i, blocks, previous_uses, tools)
+                previous_uses = None
+            else:
+                if previous_uses:
+                    self.missing_results(i - 1, previous_uses)
+                previous_uses = self.check_assistant(i, blocks, tools)
+        if previous_uses:
+            self.missing_results(len(self.body["messages"]) - 1,
+                                 previous_uses)
+
+    @staticmethod
+    def missing_results(i, ids):
+        raise ApiError(
+            "messages.%d: `tool_use` ids were found without `tool_result` "
+            "blocks immediately after: %s. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
+            % (i, ", ".join(ids)))
+
+    def check_results(self, i, blocks, previous_uses, tools):
+        answered = set()
+        for j, b in enumerate(blocks):
+            if not isinstance(b, dict) or not isinstance(b.get("type"), str):
+                raise ApiError("messages.%d.content.%d: Input should be a "
+                               "valid dictionary" % (i, j))
+            if b["type"] == "tool_reference":
+                # only valid inside tool_result content (reference)
+                raise ApiError(
+                    "messages.%d.content.%d: Input tag 'tool_reference' found "
+                    "using 'type' does not match any of the expected tags"
+                    % (i, j))
+            if b["type"] != "tool_result":
+                continue
+            use_id = b.get("tool_use_id")
+            if not previous_uses or use_id not in previous_uses:
+                raise ApiError(
+                    "messages.%d.content.%d: unexpected `tool_use_id` found "
+                    "in `tool_result` blocks: %s. Each `tool_result` block "
+                    "must have a corresponding `tool_use` block in the "
+                    "previous message." % (i, j, use_id))
+            answered.add(use_id)
+            inner = b.get("content")
+            if isinstance(inner, list):
+                for k, c in enumerate(inner):
+                    if isinstance(c, dict) and c.get("type") == \
+                            "tool_reference":
+                        self.check_reference(
+                            "messages.%d.content.%d.tool_result.content.%d"
+                            % (i, j, k), c, tools)
+        missing = [u for u in (previous_uses or []) if u not in answered]
+        if missing:
+            self.missing_results(i - 1, missing)
+
+    def check_assistant(self, i, blocks, tools):
+        uses = []
+        for j, b in enumerate(blocks):
+            if not isinstance(b, dict) or not isinstance(b.get("type"), str):
+                raise ApiError("messages.%d.content.%d: Input should be a "
+                               "valid dictionary" % (i, j))
+            where = "messages.%d.content.%d" % (i, j)
+            if b["type"] == "tool_use":
+                uses.append(b.get("id"))
+                if "caller" in b:
+                    self.need_search_beta(where + ".tool_use", "caller")
+            elif b["type"] == "tool_search_tool_result":
+                refs = (b.get("content") or {}).get("tool_references", [])
+                for ref in refs:
+                    self.check_reference(where, ref, tools)
+            elif b["type"] == "server_tool_use" and \
+                    str(b.get("name", "")).startswith("tool_search_tool"):
+                self.need_search_beta(where, "server_tool_use")
+        return uses
+
+    def check_model(self):
+        if UNSUPPORTED_MODELS.search(self.model):
+            raise ApiError("'%s' does not support tool search." % self.model)
+
+
+class Reply:
+    """One scripted model turn: content blocks and a stop reason."""
+
+    def __init__(self, blocks, stop_reason=None):
+        self.blocks = blocks
+        self.stop_reason = stop_reason or (
+            "tool_use" if any(b["type"] == "tool_use" for b in blocks)
+            else "end_turn")
+
+
+def text(s):
+    return {"type": "text", "text": s}
+
+
+def tool_use(name, tool_input, id_=None):
+    return {"type": "tool_use", "id": id_ or "toolu_emu_%s" % name[-12:],
+            "name": name, "input": tool_input}
+
+
+def default_script(request):
+    """Answers "done" after a tool result, else a greeting."""
+    last = request["messages"][-1] if request.get("messages") else {}
+    content = last.get("content")
+    if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result"
+            for b in content):
+        return Reply([text("done")])
+    return Reply([text("Hello from the emulator.")])
+
+
+class Emulator:
+    """The server; start() runs it on a thread, stop() ends it."""
+
+    def __init__(self, profile="anthropic", host="127.0.0.1", port=0):
+        self.profile = profile
+        self.script = default_script
+        self.event_delay = 0.0
+        self.requests = []
+        self.lock = threading.Lock()
+        self.counter = 0
+        emulator = self
+
+        class Handler(EmulatorHandler):
+            emu = emulator
+
+        self.server = ThreadingServer((host, port), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = None
+
+    def start(self):
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset(self):
+        with self.lock:
+            self.requests = []
+
+    def record(self, rec):
+        with self.lock:
+            self.requests.append(rec)
+
+    def last(self):
+        with self.lock:
+            return self.requests[-1] if self.requests else None
+
+    def wait_for(self, count, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.requests) >= count:
+                    return True
+            time.sleep(0.01)
+        return False
+
+    def next_id(self, prefix):
+        with self.lock:
+            self.counter += 1
+            return "%s_emu%06d" % (prefix, self.counter)
+
+    def reply_for(self, request):
+        if isinstance(self.script, list):
+            return self.script.pop(0) if self.script else \
+                default_script(request)
+        return self.script(request)
+
+
+class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class EmulatorHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    emu = None
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return body
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def handle_any(self):
+        body = self.read_body()
+        rec = Recorded(self.command, self.path, self.request_version,
+                       list(self.headers.items()), body)
+        self.emu.record(rec)
+        path = self.path.split("?")[0]
+        try:
+            if self.command == "POST" and path == "/v1/messages":
+                self.messages(rec)
+            elif self.command == "POST" and path == \
+                    "/v1/messages/count_tokens":
+                self.count_tokens(rec)
+            else:
+                raise ApiError("Not found", 404, "not_found_error")
+        except ApiError as e:
+            rec.status = e.status
+            rec.error = e.message
+            self.send_json(e.status, e.body())
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
+
+    def do_HEAD(self):
+        self.read_body()
+        rec = Recorded("HEAD", self.path, self.request_version,
+                       list(self.headers.items()), b"")
+        rec.status = 200
+        self.emu.record(rec)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def parse(self, rec):
+        try:
+            body = json.loads(rec.body)
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError("There was an error parsing the body of your "
+                           "request as JSON.")
+        if not isinstance(body, dict):
+            raise ApiError("Input should be a valid dictionary")
+        return body
+
+    def count_tokens(self, rec):
+        body = self.parse(rec)
+        Validator(self.emu.profile, rec.headers, body).run(count_tokens=True)
+        rec.status = 200
+        self.send_json(200, json.dumps(
+            {"input_tokens": max(1, len(rec.body) // 4)}).encode())
+
+    def messages(self, rec):
+        body = self.parse(rec)
+        if not isinstance(body.get("max_tokens"), int):
+            raise ApiError("max_tokens: Field required")
+        Validator(self.emu.profile, rec.headers, body).run()
+        reply = self.emu.reply_for(body)
+        rec.status = 200
+        message = self.message(body, reply, len(rec.body))
+        if body.get("stream") is True:
+            self.send_sse(message)
+        else:
+            self.send_json(200, json.dumps(message).encode())
+
+    def message(self, body, reply, size):
+        return {
+            "id": self.emu.next_id("msg"), "type": "message",
+            "role": "assistant", "model": body["model"],
+            "content": reply.blocks, "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": max(1, size // 4),
+                      "output_tokens": 10},
+        }
+
+    def send_json(self, status, data):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("request-id", self.emu.next_id("req"))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    # SSE: chunked for HTTP/1.1 clients, close-delimited for HTTP/1.0
+    def send_sse(self, message):
+        chunked = self.request_version == "HTTP/1.1"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("request-id", self.emu.next_id("req"))
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        for event in sse_events(message):
+            data = event.encode()
+            if chunked:
+                data = b"%x\r\n%s\r\n" % (len(data), data)
+            self.wfile.write(data)
+            self.wfile.flush()
+            if self.emu.event_delay:
+                time.sleep(self.emu.event_delay)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
+
+def sse(kind, data):
+    return "event: %s\ndata: %s\n\n" % (kind, json.dumps(data))
+
+
+def block_events(index, block):
+    """content_block_start/delta/stop for one block, as the API streams."""
+    kind = block["type"]
+    if kind == "text":
+        start = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": block["text"]}]
+    elif kind in ("tool_use", "server_tool_use"):
+        start = dict(block, input={})
+        deltas = [{"type": "input_json_delta",
+                   "partial_json": json.dumps(block["input"])}]
+    else:
+        start, deltas = block, []
+    yield sse("content_block_start", {"type": "content_block_start",
+                                      "index": index,
+                                      "content_block": start})
+    for d in deltas:
+        yield sse("content_block_delta", {"type": "content_block_delta",
+                                          "index": index, "delta": d})
+    yield sse("content_block_stop", {"type": "content_block_stop",
+                                     "index": index})
+
+
+def sse_events(message):
+    start = dict(message, content=[], stop_reason=None)
+    start["usage"] = dict(message["usage"], output_tokens=1)
+    yield sse("message_start", {"type": "message_start", "message": start})
+    yield sse("ping", {"type": "ping"})
+    for i, block in enumerate(message["content"]):
+        yield from block_events(i, block)
+    yield sse("message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"],
+                  "stop_sequence": None},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]}})
+    yield sse("message_stop", {"type": "message_stop"})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--profile", default="anthropic",
+                    choices=sorted(TOOL_SEARCH_BETA))
+    args = ap.parse_args()
+    emu = Emulator(args.profile, port=args.port)
+    print("emulator listening on 127.0.0.1:%d (%s)" % (emu.port, args.profile),
+          flush=True)
+    try:
+        emu.server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""Starts a real Nginx with the module in its own prefix on loopback.
+
+Used by the integration tests and by the demo.  The nginx binary is
+$TOOLSEARCH_NGINX (default /usr/sbin/nginx); with TOOLSEARCH_VALGRIND=1 it
+runs as a single process under valgrind, and stop() fails the caller when
+valgrind reported errors or leaks.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODULE = os.path.join(ROOT, "build", "ngx_http_toolsearch_module.so")
+NGINX = os.environ.get("TOOLSEARCH_NGINX", "/usr/sbin/nginx")
+VALGRIND = os.environ.get("TOOLSEARCH_VALGRIND") == "1"
+SUPPRESSIONS = os.path.join(ROOT, "t", "valgrind.supp")
+
+LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
+              'decision=$toolsearch_decision in=$toolsearch_bytes_in '
+              'out=$toolsearch_bytes_out tools=$toolsearch_tools_total\';')
+
+CONF = """
+load_module {module};
+worker_processes 1;
+{master}
+daemon off;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log {log_level};
+events {{ worker_connections 256; }}
+http {{
+    {log_format}
+    access_log {prefix}/access.log toolsearch;
+    client_body_temp_path {prefix}/client_body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+
+    upstream emulator {{
+        server 127.0.0.1:{upstream_port};
+        keepalive 8;
+    }}
+
+    {http}
+
+    server {{
+        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{h2_port} http2;
+        add_header X-Toolsearch-Decision $toolsearch_decision always;
+        add_header X-Toolsearch-Tools $toolsearch_tools_total always;
+
+        {server}
+
+        location / {{
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Accept-Encoding "";
+            proxy_pass http://emulator;
+            {location}
+        }}
+    }}
+}}
+"""
+
+
+def free_port():
+    """A port the kernel just handed out on loopback (bound, then freed)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Gateway:
+    def __init__(self, upstream_port, http="", server="toolsearch on;",
+                 location="", log_level="info"):
+        self.prefix = tempfile.mkdtemp(prefix="toolsearch-t-")
+        # workers of a root master run as an unprivileged user
+        os.chmod(self.prefix, 0o755)
+        self.port = free_port()
+        self.h2_port = free_port()
+        self.conf = os.path.join(self.prefix, "nginx.conf")
+        self.proc = None
+        with open(self.conf, "w") as f:
+            f.write(CONF.format(
+                module=MODULE, prefix=self.prefix, port=self.port,
+                h2_port=self.h2_port, upstream_port=upstream_port,
+                http=http, server=server, location=location,
+                log_format=LOG_FORMAT, log_level=log_level,
+                master="master_process off;" if VALGRIND else ""))
+
+    def command(self):
+        cmd = [NGINX, "-p", self.prefix, "-c", self.conf, "-e",
+               os.path.join(self.prefix, "error.log")]
+        if VALGRIND:
+            cmd = ["valgrind", "--leak-check=full",
+                   "--errors-for-leak-kinds=definite", "--error-exitcode=99",
+                   "--suppressions=" + SUPPRESSIONS,
+                   "--log-file=" + os.path.join(self.prefix, "valgrind.log")
+                   ] + cmd
+        return cmd
+
+    def test_config(self):
+        """nginx -t; returns (exit code, output)."""
+        r = subprocess.run([NGINX, "-t", "-p", self.prefix, "-c", self.conf,
+                            "-e", os.path.join(self.prefix, "error.log")],
+                           capture_output=True, text=True, timeout=30)
+        return r.returncode, r.stderr
+
+    def start(self, timeout=20.0):
+        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("nginx exited: %s\n%s" % (
+                    self.proc.returncode, self.error_log()))
+            try:
+                socket.create_connection(("127.0.0.1", self.port),
+                                         timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("nginx did not start within %ss" % timeout)
+
+    def stop(self, timeout=20.0):
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGQUIT)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        rc = self.proc.returncode
+        self.proc = None
+        if VALGRIND and rc == 99:
+            with open(os.path.join(self.prefix, "valgrind.log")) as f:
+                raise AssertionError("valgrind reported errors:\n" + f.read())
+
+    def remove(self):
+        """Stops nginx and deletes its prefix."""
+        self.stop()
+        shutil.rmtree(self.prefix, ignore_errors=True)
+
+    def error_log(self):
+        try:
+            with open(os.path.join(self.prefix, "error.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def access_log(self):
+        try:
+            with open(os.path.join(self.prefix, "access.log")) as f:
+                return f.read().splitlines()
+        except OSError:
+            return []
+
+    def url(self, path="/v1/messages?beta=true"):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
