@@ -15,7 +15,7 @@ B         := build
 TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
 LIBS      := -lcjson -lpcre2-8
 
-ENGINE_SRCS := src/ts_json.c src/ts_edit.c src/ts_request.c
+ENGINE_SRCS := $(filter-out src/ts_cli.c,$(sort $(wildcard src/*.c)))
 ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)

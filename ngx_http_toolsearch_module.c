@@ -14,18 +14,43 @@
 #include "ts_request.h"
 
 
+#define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
+
+
 typedef struct {
-    ngx_flag_t      enable;
-    size_t          max_body_size;
+    ngx_flag_t          enable;
+    size_t              max_body_size;
+    ngx_int_t           defer_mode;
+    ngx_uint_t          defer_percent;
+    ngx_flag_t          client_mode;
+    ngx_uint_t          upstream;
+    ngx_flag_t          upstream_tool_reference;
+    ngx_flag_t          disable_betas;
+    ngx_uint_t          hosted_search;
+    ts_match_list_t    *always_load;
+    ts_match_list_t    *defer_tools;
+    ts_match_list_t    *client_search_tools;
+    ts_match_list_t    *unsupported_models;
+    ts_match_list_t    *first_party_hosts;
+    ts_match_list_t    *windows;
+    ngx_array_t        *window_tokens;      /* of unsigned long */
+    ts_policy_t         policy;
 } ngx_http_toolsearch_loc_conf_t;
 
 
 typedef struct {
     ngx_int_t       status;
     ts_decision_t   decision;
+    int             mode;
+    unsigned        percent;
+    int             upstream;
     size_t          bytes_in;
     size_t          bytes_out;
     size_t          tools_total;
+    size_t          tools_deferred;
+    size_t          defer_chars;
+    size_t          threshold_chars;
+    size_t          refs_converted;
 } ngx_http_toolsearch_ctx_t;
 
 
@@ -40,18 +65,54 @@ static void ngx_http_toolsearch_process(ngx_http_request_t *r,
 static off_t ngx_http_toolsearch_body_size(ngx_chain_t *cl);
 static u_char *ngx_http_toolsearch_body_bytes(ngx_http_request_t *r,
     size_t len);
-static ngx_int_t ngx_http_toolsearch_replace_body(ngx_http_request_t *r,
-    u_char *data, size_t len);
+static ngx_int_t ngx_http_toolsearch_apply(ngx_http_request_t *r,
+    ts_request_t *rq, size_t len);
 static ngx_int_t ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static void ngx_http_toolsearch_input(ngx_http_request_t *r,
+    ngx_http_toolsearch_loc_conf_t *tlcf, ts_input_t *in);
+static ngx_int_t ngx_http_toolsearch_betas(ngx_http_request_t *r,
+    ngx_str_t *merged);
+
+static char *ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_toolsearch_window(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 static ngx_int_t ngx_http_toolsearch_add_variables(ngx_conf_t *cf);
 static void *ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
 static ngx_int_t ngx_http_toolsearch_init(ngx_conf_t *cf);
+
+
+static ngx_conf_enum_t  ngx_http_toolsearch_upstreams[] = {
+    { ngx_string("auto"), TS_UPSTREAM_AUTO },
+    { ngx_string("anthropic"), TS_UPSTREAM_ANTHROPIC },
+    { ngx_string("vertex"), TS_UPSTREAM_VERTEX },
+    { ngx_string("bedrock"), TS_UPSTREAM_BEDROCK },
+    { ngx_string("compatible"), TS_UPSTREAM_COMPATIBLE },
+    { ngx_null_string, 0 }
+};
+
+
+static ngx_conf_enum_t  ngx_http_toolsearch_hosted[] = {
+    { ngx_string("bm25"), TS_HOSTED_BM25 },
+    { ngx_string("regex"), TS_HOSTED_REGEX },
+    { ngx_null_string, 0 }
+};
+
+
+/* the proxy module's loc conf starts with its ngx_http_upstream_conf_t */
+static ngx_module_t  *ngx_http_toolsearch_proxy_module;
 
 
 static ngx_command_t  ngx_http_toolsearch_commands[] = {
@@ -69,6 +130,90 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, max_body_size),
       NULL },
+
+    { ngx_string("toolsearch_defer"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_toolsearch_defer,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("toolsearch_client_mode"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, client_mode),
+      NULL },
+
+    { ngx_string("toolsearch_always_load"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_toolsearch_list,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, always_load),
+      NULL },
+
+    { ngx_string("toolsearch_defer_tools"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_toolsearch_list,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, defer_tools),
+      NULL },
+
+    { ngx_string("toolsearch_client_search_tools"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_toolsearch_list,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, client_search_tools),
+      NULL },
+
+    { ngx_string("toolsearch_unsupported_models"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_toolsearch_list,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, unsupported_models),
+      NULL },
+
+    { ngx_string("toolsearch_first_party_hosts"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      ngx_http_toolsearch_list,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, first_party_hosts),
+      NULL },
+
+    { ngx_string("toolsearch_context_window"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE2,
+      ngx_http_toolsearch_window,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("toolsearch_upstream"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, upstream),
+      &ngx_http_toolsearch_upstreams },
+
+    { ngx_string("toolsearch_upstream_tool_reference"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, upstream_tool_reference),
+      NULL },
+
+    { ngx_string("toolsearch_disable_betas"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, disable_betas),
+      NULL },
+
+    { ngx_string("toolsearch_hosted_search"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, hosted_search),
+      &ngx_http_toolsearch_hosted },
 
       ngx_null_command
 };
@@ -124,6 +269,34 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
     { ngx_string("toolsearch_tools_total"), NULL,
       ngx_http_toolsearch_count_variable,
       offsetof(ngx_http_toolsearch_ctx_t, tools_total),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_tools_deferred"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, tools_deferred),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_defer_chars"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, defer_chars),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_threshold_chars"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, threshold_chars),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_refs_converted"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, refs_converted),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_mode"), NULL,
+      ngx_http_toolsearch_mode_variable, 0,
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_upstream"), NULL,
+      ngx_http_toolsearch_upstream_variable, 0,
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
@@ -307,8 +480,9 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
     off_t                            size;
-    u_char                          *body, *out;
+    u_char                          *body;
     size_t                           len;
+    ts_input_t                       in;
     ts_request_t                     rq;
     ngx_http_toolsearch_loc_conf_t  *tlcf;
 
@@ -333,21 +507,23 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
         return;
     }
 
-    ctx->decision = ts_request_process(&rq, (char *) body, len);
+    ngx_http_toolsearch_input(r, tlcf, &in);
+
+    ctx->decision = ts_request_process(&rq, &in, (char *) body, len);
+    ctx->mode = rq.mode;
+    ctx->percent = rq.percent;
+    ctx->upstream = rq.upstream;
     ctx->tools_total = rq.ix.ntools;
+    ctx->tools_deferred = rq.tools_deferred;
+    ctx->defer_chars = rq.defer_chars;
+    ctx->threshold_chars = rq.threshold_chars;
+    ctx->refs_converted = rq.refs_converted;
 
-    if (ts_request_changed(&rq)) {
+    if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
+        ctx->decision = TS_DECISION_ERROR;
+
+    } else {
         ctx->bytes_out = ts_request_size(&rq);
-        out = ngx_pnalloc(r->pool, ctx->bytes_out);
-
-        if (out == NULL
-            || ts_request_render(&rq, (char *) out) != 0
-            || ngx_http_toolsearch_replace_body(r, out, ctx->bytes_out)
-               != NGX_OK)
-        {
-            ctx->decision = TS_DECISION_ERROR;
-            ctx->bytes_out = len;
-        }
     }
 
     ts_request_free(&rq);
@@ -355,6 +531,96 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                    "toolsearch: %s, %uz bytes out",
                    ts_decision_name(ctx->decision), ctx->bytes_out);
+}
+
+
+/* profile "auto": the proxied host decides (proxy_pass with a host) */
+static int
+ngx_http_toolsearch_upstream_of(ngx_http_request_t *r,
+    ngx_http_toolsearch_loc_conf_t *tlcf)
+{
+    ngx_http_upstream_conf_t  *ucf;
+
+    if (tlcf->upstream != TS_UPSTREAM_AUTO) {
+        return (int) tlcf->upstream;
+    }
+
+    if (ngx_http_toolsearch_proxy_module == NULL) {
+        return TS_UPSTREAM_COMPATIBLE;
+    }
+
+    ucf = r->loc_conf[ngx_http_toolsearch_proxy_module->ctx_index];
+
+    if (ucf->upstream != NULL
+        && ts_match_any(tlcf->first_party_hosts,
+                        (char *) ucf->upstream->host.data,
+                        ucf->upstream->host.len))
+    {
+        return TS_UPSTREAM_ANTHROPIC;
+    }
+
+    return TS_UPSTREAM_COMPATIBLE;
+}
+
+
+/* a trusted client's X-Toolsearch-Mode, when the location allows it */
+static void
+ngx_http_toolsearch_client_mode(ngx_http_request_t *r, ts_input_t *in)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+    int               mode;
+    unsigned          percent;
+
+    for (part = &r->headers_in.headers.part; part; part = part->next) {
+        h = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+            if (h[i].key.len != sizeof(NGX_HTTP_TOOLSEARCH_MODE_HEADER) - 1
+                || ngx_strncasecmp(h[i].key.data,
+                       (u_char *) NGX_HTTP_TOOLSEARCH_MODE_HEADER,
+                       sizeof(NGX_HTTP_TOOLSEARCH_MODE_HEADER) - 1) != 0)
+            {
+                continue;
+            }
+
+            mode = ts_defer_mode_parse((char *) h[i].value.data,
+                                       h[i].value.len, &percent);
+
+            /* an unknown value leaves the location's mode in force */
+            if (mode >= 0) {
+                in->defer_mode = mode;
+                in->defer_percent = percent;
+            }
+
+            return;
+        }
+    }
+}
+
+
+static void
+ngx_http_toolsearch_input(ngx_http_request_t *r,
+    ngx_http_toolsearch_loc_conf_t *tlcf, ts_input_t *in)
+{
+    ngx_str_t  betas;
+
+    ngx_memzero(in, sizeof(ts_input_t));
+
+    in->policy = &tlcf->policy;
+    in->upstream = ngx_http_toolsearch_upstream_of(r, tlcf);
+    in->defer_mode = -1;
+
+    if (tlcf->client_mode) {
+        ngx_http_toolsearch_client_mode(r, in);
+    }
+
+    /* without memory the betas look absent: nothing is then added */
+    if (ngx_http_toolsearch_betas(r, &betas) == NGX_OK) {
+        in->betas = (char *) betas.data;
+        in->betas_len = betas.len;
+    }
 }
 
 
@@ -427,51 +693,313 @@ ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
 }
 
 
+/* a new body, allocated before anything of the request changes */
+typedef struct {
+    ngx_buf_t      *buf;
+    ngx_chain_t    *cl;
+    ngx_str_t       length;
+} ngx_http_toolsearch_body_t;
+
+
+/* the anthropic-beta lines: the first takes the value, others go */
+typedef struct {
+    ngx_str_t           value;
+    ngx_table_elt_t    *added;      /* when the request had none */
+    ngx_list_part_t    *parts;      /* one per line, for the splits */
+} ngx_http_toolsearch_betas_t;
+
+
 static ngx_int_t
-ngx_http_toolsearch_replace_body(ngx_http_request_t *r, u_char *data,
-    size_t len)
+ngx_http_toolsearch_body_prepare(ngx_http_request_t *r, ts_request_t *rq,
+    ngx_http_toolsearch_body_t *nb)
 {
-    u_char                    *p;
-    ngx_buf_t                 *b;
-    ngx_chain_t               *cl;
-    ngx_http_request_body_t   *rb;
+    u_char  *data;
+    size_t   len;
 
-    rb = r->request_body;
+    len = ts_request_size(rq);
 
-    b = ngx_calloc_buf(r->pool);
-    cl = ngx_alloc_chain_link(r->pool);
-    if (b == NULL || cl == NULL) {
+    data = ngx_pnalloc(r->pool, len ? len : 1);
+    nb->buf = ngx_calloc_buf(r->pool);
+    nb->cl = ngx_alloc_chain_link(r->pool);
+    nb->length.data = ngx_pnalloc(r->pool, NGX_SIZE_T_LEN);
+
+    if (data == NULL || nb->buf == NULL || nb->cl == NULL
+        || nb->length.data == NULL
+        || ts_request_render(rq, (char *) data) != 0)
+    {
         return NGX_ERROR;
     }
 
+    nb->length.len = ngx_sprintf(nb->length.data, "%uz", len)
+                     - nb->length.data;
+
     /* upstream retries rewind buffers to start */
-    b->start = data;
-    b->pos = data;
-    b->last = data + len;
-    b->end = data + len;
-    b->memory = 1;
-    b->last_buf = 1;
+    nb->buf->start = data;
+    nb->buf->pos = data;
+    nb->buf->last = data + len;
+    nb->buf->end = data + len;
+    nb->buf->memory = 1;
+    nb->buf->last_buf = 1;
 
-    cl->buf = b;
-    cl->next = NULL;
+    nb->cl->buf = nb->buf;
+    nb->cl->next = NULL;
 
-    rb->bufs = cl;
-    rb->buf = b;
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_toolsearch_body_commit(ngx_http_request_t *r,
+    ngx_http_toolsearch_body_t *nb)
+{
+    ngx_http_request_body_t  *rb;
+
+    rb = r->request_body;
+    rb->bufs = nb->cl;
+    rb->buf = nb->buf;
 
     /* the pool cleanup still removes the file */
     rb->temp_file = NULL;
 
-    r->headers_in.content_length_n = len;
+    r->headers_in.content_length_n = nb->buf->last - nb->buf->pos;
 
     if (r->headers_in.content_length) {
-        p = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
-        if (p == NULL) {
-            return NGX_ERROR;
+        r->headers_in.content_length->value = nb->length;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_is_beta(ngx_table_elt_t *h)
+{
+    return h->key.len == sizeof("anthropic-beta") - 1
+           && ngx_strncasecmp(h->key.data, (u_char *) "anthropic-beta",
+                              sizeof("anthropic-beta") - 1) == 0;
+}
+
+
+/* every anthropic-beta line of the request, comma-joined */
+static ngx_int_t
+ngx_http_toolsearch_betas(ngx_http_request_t *r, ngx_str_t *merged)
+{
+    u_char           *p;
+    size_t            len;
+    ngx_uint_t        i, pass;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    len = 0;
+    p = NULL;
+    ngx_str_null(merged);
+
+    for (pass = 0; pass < 2; pass++) {
+        for (part = &r->headers_in.headers.part; part; part = part->next) {
+            h = part->elts;
+
+            for (i = 0; i < part->nelts; i++) {
+                if (!ngx_http_toolsearch_is_beta(&h[i])) {
+                    continue;
+                }
+
+                if (pass == 0) {
+                    len += h[i].value.len + 1;
+                    continue;
+                }
+
+                if (p != merged->data) {
+                    *p++ = ',';
+                }
+
+                p = ngx_cpymem(p, h[i].value.data, h[i].value.len);
+            }
         }
 
-        r->headers_in.content_length->value.data = p;
-        r->headers_in.content_length->value.len =
-                                       ngx_sprintf(p, "%uz", len) - p;
+        if (pass == 0) {
+            if (len == 0) {
+                return NGX_OK;
+            }
+
+            merged->data = ngx_pnalloc(r->pool, len);
+            if (merged->data == NULL) {
+                return NGX_ERROR;
+            }
+
+            p = merged->data;
+        }
+    }
+
+    merged->len = p - merged->data;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_betas_prepare(ngx_http_request_t *r, const char *value,
+    ngx_http_toolsearch_betas_t *nb)
+{
+    ngx_uint_t        i, n;
+    ngx_list_t       *l;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    l = &r->headers_in.headers;
+    n = 0;
+
+    for (part = &l->part; part; part = part->next) {
+        h = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+            n += ngx_http_toolsearch_is_beta(&h[i]);
+        }
+    }
+
+    nb->value.len = ngx_strlen(value);
+    nb->value.data = ngx_pnalloc(r->pool, nb->value.len + 1);
+    nb->parts = ngx_palloc(r->pool, (n + 1) * sizeof(ngx_list_part_t));
+
+    if (nb->value.data == NULL || nb->parts == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(nb->value.data, value, nb->value.len + 1);
+    nb->added = NULL;
+
+    if (n > 0 || nb->value.len == 0) {
+        return NGX_OK;
+    }
+
+    nb->added = ngx_list_push(l);
+    if (nb->added == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_str_set(&nb->added->key, "anthropic-beta");
+    nb->added->lowcase_key = (u_char *) "anthropic-beta";
+    nb->added->hash = ngx_hash_key(nb->added->lowcase_key,
+                                   nb->added->key.len);
+    nb->added->value = nb->value;
+
+    return NGX_OK;
+}
+
+
+/*
+ * Drops element i of a part without moving any element, because other
+ * request fields point into the list: the part is shortened, advanced or
+ * split around it, and never left empty.  The last part is the one
+ * ngx_list_push() fills: its capacity, l->nalloc, shrinks with it.
+ */
+static void
+ngx_http_toolsearch_list_drop(ngx_list_t *l, ngx_list_part_t *part,
+    ngx_uint_t i, ngx_list_part_t *spare)
+{
+    if (i == part->nelts - 1) {
+        part->nelts--;
+        return;
+    }
+
+    if (l->last == part) {
+        l->nalloc -= i + 1;
+    }
+
+    if (i == 0) {
+        part->elts = (u_char *) part->elts + l->size;
+        part->nelts--;
+        return;
+    }
+
+    spare->elts = (u_char *) part->elts + (i + 1) * l->size;
+    spare->nelts = part->nelts - i - 1;
+    spare->next = part->next;
+
+    part->nelts = i;
+    part->next = spare;
+
+    if (l->last == part) {
+        l->last = spare;
+    }
+}
+
+
+static void
+ngx_http_toolsearch_betas_commit(ngx_http_request_t *r,
+    ngx_http_toolsearch_betas_t *nb)
+{
+    ngx_uint_t        i, first;
+    ngx_list_t       *l;
+    ngx_list_part_t  *part, *spare;
+    ngx_table_elt_t  *h;
+
+    if (nb->added) {
+        return;
+    }
+
+    l = &r->headers_in.headers;
+    spare = nb->parts;
+    first = nb->value.len > 0;
+
+    for (part = &l->part; part; part = part->next) {
+        h = part->elts;
+
+        for (i = 0; i < part->nelts; /* void */) {
+            if (!ngx_http_toolsearch_is_beta(&h[i])) {
+                i++;
+                continue;
+            }
+
+            if (first) {
+                h[i].value = nb->value;
+                first = 0;
+                i++;
+                continue;
+            }
+
+            /* what follows the dropped line is rescanned from i */
+            ngx_http_toolsearch_list_drop(l, part, i, spare++);
+            h = part->elts;
+
+            if (i == part->nelts) {
+                break;
+            }
+        }
+    }
+}
+
+
+/*
+ * Puts the engine's result into the request: the new body and the
+ * anthropic-beta lines change together or not at all.
+ */
+static ngx_int_t
+ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
+    size_t len)
+{
+    ngx_flag_t                    body;
+    ngx_http_toolsearch_body_t    nb;
+    ngx_http_toolsearch_betas_t   nh;
+
+    ngx_memzero(&nb, sizeof(ngx_http_toolsearch_body_t));
+    ngx_memzero(&nh, sizeof(ngx_http_toolsearch_betas_t));
+
+    body = ts_request_changed(rq);
+
+    if (body && ngx_http_toolsearch_body_prepare(r, rq, &nb) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (rq->betas_changed
+        && ngx_http_toolsearch_betas_prepare(r, rq->betas, &nh) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    if (body) {
+        ngx_http_toolsearch_body_commit(r, &nb);
+    }
+
+    if (rq->betas_changed) {
+        ngx_http_toolsearch_betas_commit(r, &nh);
     }
 
     return NGX_OK;
@@ -535,6 +1063,70 @@ ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
 
 
 static ngx_int_t
+ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    u_char                     *p;
+    const char                 *name;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
+
+    if (ctx == NULL || ctx->decision < TS_DECISION_STANDARD_MODE) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, sizeof("auto:100"));
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    name = ts_defer_mode_name(ctx->mode);
+    v->data = p;
+
+    if (ctx->mode == TS_DEFER_AUTO) {
+        v->len = ngx_sprintf(p, "auto:%ui", (ngx_uint_t) ctx->percent) - p;
+
+    } else {
+        v->len = ngx_cpymem(p, name, ngx_strlen(name)) - p;
+    }
+
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    const char                 *name;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
+
+    if (ctx == NULL || ctx->decision < TS_DECISION_STANDARD_MODE) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    name = ts_upstream_name(ctx->upstream);
+
+    v->data = (u_char *) name;
+    v->len = ngx_strlen(name);
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
 ngx_http_toolsearch_add_variables(ngx_conf_t *cf)
 {
     ngx_http_variable_t  *var, *v;
@@ -563,10 +1155,269 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
         return NULL;
     }
 
+    /* set by ngx_pcalloc(): the lists and window_tokens (NULL) */
+
     conf->enable = NGX_CONF_UNSET;
     conf->max_body_size = NGX_CONF_UNSET_SIZE;
+    conf->defer_mode = NGX_CONF_UNSET;
+    conf->defer_percent = NGX_CONF_UNSET_UINT;
+    conf->client_mode = NGX_CONF_UNSET;
+    conf->upstream = NGX_CONF_UNSET_UINT;
+    conf->upstream_tool_reference = NGX_CONF_UNSET;
+    conf->disable_betas = NGX_CONF_UNSET;
+    conf->hosted_search = NGX_CONF_UNSET_UINT;
 
     return conf;
+}
+
+
+static void
+ngx_http_toolsearch_list_cleanup(void *data)
+{
+    ts_match_free(data);
+}
+
+
+static ts_match_list_t *
+ngx_http_toolsearch_list_create(ngx_conf_t *cf)
+{
+    ts_match_list_t     *l;
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(cf->pool, sizeof(ts_match_list_t));
+    if (cln == NULL) {
+        return NULL;
+    }
+
+    l = cln->data;
+    ngx_memzero(l, sizeof(ts_match_list_t));
+    cln->handler = ngx_http_toolsearch_list_cleanup;
+
+    return l;
+}
+
+
+static char *
+ngx_http_toolsearch_list_add(ngx_conf_t *cf, ts_match_list_t *l,
+    ngx_str_t *pattern)
+{
+    char  err[NGX_MAX_CONF_ERRSTR];
+
+    if (ts_match_add(l, (char *) pattern->data, pattern->len, err,
+                     sizeof(err)) != 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+/* a list directive: names and ~regexes, once per level */
+static char *
+ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_uint_t         i;
+    ngx_str_t         *value;
+    ts_match_list_t  **lp;
+
+    lp = (ts_match_list_t **) ((char *) conf + cmd->offset);
+
+    if (*lp != NULL) {
+        return "is duplicate";
+    }
+
+    *lp = ngx_http_toolsearch_list_create(cf);
+    if (*lp == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    value = cf->args->elts;
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        if (ngx_http_toolsearch_list_add(cf, *lp, &value[i])
+            != NGX_CONF_OK)
+        {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_toolsearch_loc_conf_t *tlcf = conf;
+
+    int         mode;
+    unsigned    percent;
+    ngx_str_t  *value;
+
+    if (tlcf->defer_mode != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    mode = ts_defer_mode_parse((char *) value[1].data, value[1].len,
+                               &percent);
+    if (mode < 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid value \"%V\", it must be \"off\", "
+                           "\"on\", \"auto\" or \"auto:N\" with N "
+                           "from 0 to 100", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    tlcf->defer_mode = mode;
+    tlcf->defer_percent = percent;
+
+    return NGX_CONF_OK;
+}
+
+
+/* toolsearch_context_window <regex> <tokens>: first match wins */
+static char *
+ngx_http_toolsearch_window(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_toolsearch_loc_conf_t *tlcf = conf;
+
+    u_char         *p;
+    ngx_int_t       n;
+    ngx_str_t      *value, re;
+    unsigned long  *tokens;
+
+    value = cf->args->elts;
+
+    n = ngx_atoi(value[2].data, value[2].len);
+    if (n <= 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid number of tokens \"%V\"", &value[2]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (tlcf->windows == NULL) {
+        tlcf->windows = ngx_http_toolsearch_list_create(cf);
+        tlcf->window_tokens = ngx_array_create(cf->pool, 4,
+                                               sizeof(unsigned long));
+        if (tlcf->windows == NULL || tlcf->window_tokens == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    /* the pattern is always a regex; a leading "~" is allowed */
+    re = value[1];
+
+    if (re.len == 0 || re.data[0] != '~') {
+        p = ngx_pnalloc(cf->pool, re.len + 1);
+        if (p == NULL) {
+            return NGX_CONF_ERROR;
+        }
+
+        *p = '~';
+        ngx_memcpy(p + 1, re.data, re.len);
+        re.data = p;
+        re.len++;
+    }
+
+    tokens = ngx_array_push(tlcf->window_tokens);
+    if (tokens == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *tokens = (unsigned long) n;
+
+    return ngx_http_toolsearch_list_add(cf, tlcf->windows, &re);
+}
+
+
+/* an unset list takes the parent's, or at the top its defaults */
+static char *
+ngx_http_toolsearch_merge_list(ngx_conf_t *cf, ts_match_list_t **conf,
+    ts_match_list_t *prev, const char *const *defaults)
+{
+    char  err[NGX_MAX_CONF_ERRSTR];
+
+    if (*conf != NULL) {
+        return NGX_CONF_OK;
+    }
+
+    if (prev != NULL || defaults == NULL) {
+        *conf = prev;
+        return NGX_CONF_OK;
+    }
+
+    *conf = ngx_http_toolsearch_list_create(cf);
+    if (*conf == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (ts_match_add_all(*conf, defaults, err, sizeof(err)) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_toolsearch_merge_lists(ngx_conf_t *cf,
+    ngx_http_toolsearch_loc_conf_t *prev, ngx_http_toolsearch_loc_conf_t *conf)
+{
+    if (ngx_http_toolsearch_merge_list(cf, &conf->always_load,
+                                       prev->always_load, NULL)
+        != NGX_CONF_OK
+        || ngx_http_toolsearch_merge_list(cf, &conf->defer_tools,
+                                          prev->defer_tools, NULL)
+           != NGX_CONF_OK
+        || ngx_http_toolsearch_merge_list(cf, &conf->client_search_tools,
+                                          prev->client_search_tools,
+                                          ts_default_client_search_tools)
+           != NGX_CONF_OK
+        || ngx_http_toolsearch_merge_list(cf, &conf->unsupported_models,
+                                          prev->unsupported_models,
+                                          ts_default_unsupported_models)
+           != NGX_CONF_OK
+        || ngx_http_toolsearch_merge_list(cf, &conf->first_party_hosts,
+                                          prev->first_party_hosts,
+                                          ts_default_first_party_hosts)
+           != NGX_CONF_OK)
+    {
+        return NGX_CONF_ERROR;
+    }
+
+    if (conf->windows == NULL) {
+        conf->windows = prev->windows;
+        conf->window_tokens = prev->window_tokens;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static void
+ngx_http_toolsearch_set_policy(ngx_http_toolsearch_loc_conf_t *conf)
+{
+    ts_policy_t  *p;
+
+    p = &conf->policy;
+
+    p->defer_mode = (int) conf->defer_mode;
+    p->defer_percent = (unsigned) conf->defer_percent;
+    p->always_load = conf->always_load;
+    p->defer_tools = conf->defer_tools;
+    p->client_search_tools = conf->client_search_tools;
+    p->unsupported_models = conf->unsupported_models;
+    p->windows = conf->windows;
+    p->window_tokens = conf->window_tokens ? conf->window_tokens->elts
+                                           : NULL;
+    p->upstream_tool_reference = (int) conf->upstream_tool_reference;
+    p->disable_betas = (int) conf->disable_betas;
+    p->hosted_search = (int) conf->hosted_search;
 }
 
 
@@ -580,6 +1431,28 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_size_value(conf->max_body_size, prev->max_body_size,
                               16 * 1024 * 1024);
 
+    if (conf->defer_mode == NGX_CONF_UNSET) {
+        conf->defer_mode = prev->defer_mode;
+        conf->defer_percent = prev->defer_percent;
+    }
+
+    ngx_conf_merge_value(conf->defer_mode, prev->defer_mode, TS_DEFER_ON);
+    ngx_conf_merge_uint_value(conf->defer_percent, prev->defer_percent, 0);
+    ngx_conf_merge_value(conf->client_mode, prev->client_mode, 0);
+    ngx_conf_merge_uint_value(conf->upstream, prev->upstream,
+                              TS_UPSTREAM_AUTO);
+    ngx_conf_merge_value(conf->upstream_tool_reference,
+                         prev->upstream_tool_reference, 0);
+    ngx_conf_merge_value(conf->disable_betas, prev->disable_betas, 0);
+    ngx_conf_merge_uint_value(conf->hosted_search, prev->hosted_search,
+                              TS_HOSTED_BM25);
+
+    if (ngx_http_toolsearch_merge_lists(cf, prev, conf) != NGX_CONF_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_http_toolsearch_set_policy(conf);
+
     return NGX_CONF_OK;
 }
 
@@ -587,6 +1460,7 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 static ngx_int_t
 ngx_http_toolsearch_init(ngx_conf_t *cf)
 {
+    ngx_uint_t                  i;
     ngx_http_handler_pt        *h;
     ngx_http_core_main_conf_t  *cmcf;
 
@@ -598,6 +1472,16 @@ ngx_http_toolsearch_init(ngx_conf_t *cf)
     }
 
     *h = ngx_http_toolsearch_handler;
+
+    ngx_http_toolsearch_proxy_module = NULL;
+
+    for (i = 0; cf->cycle->modules[i]; i++) {
+        if (ngx_strcmp(cf->cycle->modules[i]->name, "ngx_http_proxy_module")
+            == 0)
+        {
+            ngx_http_toolsearch_proxy_module = cf->cycle->modules[i];
+        }
+    }
 
     return NGX_OK;
 }

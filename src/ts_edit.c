@@ -53,8 +53,7 @@ ts_arena_put(ts_edits_t *e, const void *data, size_t len)
 }
 
 
-/* one edit whose new bytes are the concatenation of a and b */
-static int
+int
 ts_edit_put(ts_edits_t *e, size_t off, size_t del, const void *a,
     size_t alen, const void *b, size_t blen)
 {
@@ -213,6 +212,44 @@ ts_edit_delete_items(ts_edits_t *e, const ts_val_t *items, size_t n,
     }
 
     return 0;
+}
+
+
+static int
+ts_json_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+
+int
+ts_edit_delete_member(ts_edits_t *e, const char *buf, const ts_member_t *m)
+{
+    size_t  from, to;
+
+    from = m->off;
+    to = m->off + m->len;
+
+    while (from > 0 && ts_json_ws(buf[from - 1])) {
+        from--;
+    }
+
+    /* not the first member: the comma before it goes with it */
+    if (from > 0 && buf[from - 1] == ',') {
+        return ts_edit_replace(e, from - 1, to - from + 1, "", 0);
+    }
+
+    from = m->off;
+
+    while (ts_json_ws(buf[to])) {
+        to++;
+    }
+
+    if (buf[to] == ',') {
+        to++;
+    }
+
+    return ts_edit_replace(e, from, to - from, "", 0);
 }
 
 

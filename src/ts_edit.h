@@ -42,6 +42,10 @@ void ts_edits_free(ts_edits_t *e);
 int ts_edit_replace(ts_edits_t *e, size_t off, size_t del, const void *data,
     size_t len);
 
+/* one edit whose new bytes are the concatenation of a and b */
+int ts_edit_put(ts_edits_t *e, size_t off, size_t del, const void *a,
+    size_t alen, const void *b, size_t blen);
+
 /* size of the rendered output for an input of inlen bytes */
 size_t ts_edits_size(const ts_edits_t *e, size_t inlen);
 
@@ -60,6 +64,10 @@ int ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out);
 /* deletes the items whose del[] is set, with their separators */
 int ts_edit_delete_items(ts_edits_t *e, const ts_val_t *items, size_t n,
     const unsigned char *del);
+
+/* deletes an object member with one adjacent comma */
+int ts_edit_delete_member(ts_edits_t *e, const char *buf,
+    const ts_member_t *m);
 
 /* inserts an item before items[at]; at == n appends */
 int ts_edit_insert_item(ts_edits_t *e, const ts_val_t *container,

@@ -33,7 +33,7 @@ typedef struct {
 enum {
     TS_K_NAME = 0, TS_K_TYPE, TS_K_DEFER, TS_K_CACHE, TS_K_ROLE,
     TS_K_CONTENT, TS_K_ID, TS_K_TOOL_USE_ID, TS_K_TOOL_NAME, TS_K_DESC,
-    TS_K_SCHEMA
+    TS_K_SCHEMA, TS_K_CALLER
 };
 
 
@@ -72,6 +72,7 @@ static const ts_key_t  ts_block_keys[] = {
     { "id", TS_K_ID },
     { "tool_use_id", TS_K_TOOL_USE_ID },
     { "content", TS_K_CONTENT },
+    { "caller", TS_K_CALLER },
     { NULL, 0 }
 };
 
@@ -644,7 +645,8 @@ ts_is_result(const ts_index_t *ix, const ts_block_t *b)
 
 
 static int
-ts_block_member(ts_scan_t *s, size_t self, int id, int *inline_children)
+ts_block_member(ts_scan_t *s, size_t self, const ts_val_t *key, int id,
+    int *inline_children)
 {
     ts_index_t  *ix;
     ts_block_t  *b;
@@ -686,6 +688,9 @@ ts_block_member(ts_scan_t *s, size_t self, int id, int *inline_children)
     case TS_K_ID:
     case TS_K_TOOL_USE_ID:
         b->id = v;
+        break;
+    case TS_K_CALLER:
+        ts_set_member(&b->caller, key, &v);
         break;
     default:
         b->content = v;
@@ -735,7 +740,7 @@ ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
             return -1;
 
         } else {
-            rc = ts_block_member(s, self, id, &done);
+            rc = ts_block_member(s, self, &key, id, &done);
         }
 
         if (rc != 0) {
@@ -1237,6 +1242,62 @@ ts_container_items(const char *buf, const ts_val_t *v, ts_val_t **items,
     }
 
     return s.err;
+}
+
+
+ts_status_t
+ts_object_member(const char *buf, const ts_val_t *obj, const char *key,
+    ts_val_t *out)
+{
+    ts_scan_t  s;
+    ts_val_t   k, v;
+    int        rc;
+
+    out->kind = TS_NONE;
+
+    if (obj->kind != TS_OBJECT) {
+        return TS_ERR_TYPE;
+    }
+
+    memset(&s, 0, sizeof(ts_scan_t));
+    s.start = (const unsigned char *) buf;
+    s.p = s.start + obj->off;
+    s.end = s.start + obj->off + obj->len;
+
+    rc = ts_open(&s, '{');
+
+    while (rc == 0) {
+        if (ts_key(&s, &k) != 0 || ts_member_value(&s, &v) != 0) {
+            break;
+        }
+
+        if (out->kind == TS_NONE && ts_str_eq(buf, &k, key)) {
+            *out = v;
+        }
+
+        rc = ts_more(&s, '}');
+    }
+
+    return s.err;
+}
+
+
+const char *
+ts_str_view(const char *buf, const ts_val_t *v, char *tmp, size_t cap,
+    size_t *len)
+{
+    if (v->kind != TS_STRING) {
+        return NULL;
+    }
+
+    if (!v->esc) {
+        *len = v->len - 2;
+        return buf + v->off + 1;
+    }
+
+    *len = ts_str_decode(buf, v, tmp, cap);
+
+    return *len == (size_t) -1 ? NULL : tmp;
 }
 
 

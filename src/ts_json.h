@@ -77,6 +77,7 @@ typedef struct {
     ts_val_t    name;       /* tool_use, server_tool_use; tool_reference */
     ts_val_t    id;         /* tool_use id; tool_use_id of results */
     ts_val_t    content;    /* tool_result, tool_search_tool_result */
+    ts_member_t caller;     /* tool_use (programmatic tool calling) */
     uint32_t    message;
     int32_t     parent;     /* enclosing tool_result block, or -1 */
     uint32_t    child_first;
@@ -149,6 +150,17 @@ size_t ts_str_decode(const char *buf, const ts_val_t *v, char *out,
 /* lists the item spans of a valid array or object value; caller frees */
 ts_status_t ts_container_items(const char *buf, const ts_val_t *v,
     ts_val_t **items, size_t *n);
+
+/* the first member named key of a valid object value (kind NONE: none) */
+ts_status_t ts_object_member(const char *buf, const ts_val_t *obj,
+    const char *key, ts_val_t *out);
+
+/*
+ * the bytes of a string value: in place without escapes, else decoded
+ * into tmp; NULL for a non-string or when cap is too small
+ */
+const char *ts_str_view(const char *buf, const ts_val_t *v, char *tmp,
+    size_t cap, size_t *len);
 
 const char *ts_status_name(ts_status_t st);
 

@@ -2,8 +2,13 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ts_beta.h"
+#include "ts_defer.h"
+#include "ts_hygiene.h"
 #include "ts_request.h"
 
 
@@ -19,7 +24,15 @@ static const char  *ts_decision_names[TS_DECISION_N] = {
     "passthrough_too_large",
     "passthrough_not_json",
     "passthrough_encoded",
-    "passthrough_method"
+    "passthrough_method",
+    "standard_mode",
+    "kill_switch",
+    "model_unsupported",
+    "upstream_unsupported",
+    "nothing_to_defer",
+    "below_threshold",
+    "client_managed",
+    "deferred_hosted"
 };
 
 
@@ -45,15 +58,216 @@ ts_status_decision(ts_status_t st)
 }
 
 
+/*
+ * Bedrock's InvokeModel reads betas from the body: the array is edited
+ * item by item, or added in front of the other members.
+ */
+static int
+ts_body_betas(ts_request_t *rq, const char *want)
+{
+    static const char   drop[][32] = { TS_BETA_FIRST_PARTY,
+                                       TS_BETA_THIRD_PARTY };
+    const ts_index_t   *ix;
+    const ts_member_t  *m;
+    ts_val_t           *items;
+    unsigned char      *del;
+    size_t              n, i;
+    int                 rc, have;
+    char                item[64];
+
+    ix = &rq->ix;
+    m = ts_index_top(ix, TS_TOP_ANTHROPIC_BETA);
+
+    if (m == NULL) {
+        if (want == NULL) {
+            return 0;
+        }
+
+        n = (size_t) snprintf(item, sizeof(item), "\"anthropic_beta\":"
+                              "[\"%s\"],", want);
+
+        return ts_edit_replace(&rq->edits, ix->members[0].off, 0, item, n);
+    }
+
+    if (m->val.kind != TS_ARRAY
+        || ts_container_items(ix->buf, &m->val, &items, &n) != TS_OK)
+    {
+        return -1;
+    }
+
+    del = calloc(n ? n : 1, 1);
+    if (del == NULL) {
+        free(items);
+        return -1;
+    }
+
+    have = 0;
+
+    for (i = 0; i < n; i++) {
+        if (want && ts_str_eq(ix->buf, &items[i], want)) {
+            have = 1;
+
+        } else {
+            del[i] = ts_str_eq(ix->buf, &items[i], drop[0])
+                     || ts_str_eq(ix->buf, &items[i], drop[1]);
+        }
+    }
+
+    rc = ts_edit_delete_items(&rq->edits, items, n, del);
+
+    if (rc == 0 && want && !have) {
+        i = (size_t) snprintf(item, sizeof(item), "\"%s\"", want);
+        rc = ts_edit_insert_item(&rq->edits, &m->val, items, n, n, item, i);
+    }
+
+    free(del);
+    free(items);
+
+    return rc;
+}
+
+
+/* the header value changes when a tool-search value is wrong or missing */
+static int
+ts_header_betas(ts_request_t *rq, const ts_input_t *in, const char *want)
+{
+    static const char  *drop[] = { TS_BETA_FIRST_PARTY, TS_BETA_THIRD_PARTY,
+                                   NULL };
+    const char        **d;
+    int                 change;
+
+    change = want && !ts_beta_has(in->betas, in->betas_len, want);
+
+    for (d = drop; *d; d++) {
+        if ((want == NULL || strcmp(*d, want) != 0)
+            && ts_beta_has(in->betas, in->betas_len, *d))
+        {
+            change = 1;
+        }
+    }
+
+    if (!change) {
+        return 0;
+    }
+
+    rq->betas = ts_beta_edit(in->betas, in->betas_len, drop, want);
+    rq->betas_changed = 1;
+
+    return rq->betas ? 0 : -1;
+}
+
+
+/*
+ * The tool-search beta goes with the fields that need it: added in the
+ * profile's spelling while the outgoing body has one, removed otherwise.
+ */
+static int
+ts_request_betas(ts_request_t *rq, const ts_input_t *in)
+{
+    const char  *want;
+    int          uses, in_body;
+
+    uses = rq->decision == TS_DECISION_DEFERRED_HOSTED
+           || (!rq->stripped && ts_hygiene_has_artifacts(rq));
+
+    want = uses ? ts_upstream_beta(rq->upstream,
+                                   in->policy->upstream_tool_reference)
+                : NULL;
+
+    in_body = rq->upstream == TS_UPSTREAM_BEDROCK
+              && ts_index_top(&rq->ix, TS_TOP_ANTHROPIC_VERSION) != NULL;
+
+    if (ts_header_betas(rq, in, in_body ? NULL : want) != 0) {
+        return -1;
+    }
+
+    return in_body ? ts_body_betas(rq, want) : 0;
+}
+
+
+/* a request that may not carry tool-search fields loses them */
+static int
+ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
+{
+    if (rq->decision == TS_DECISION_DEFERRED_HOSTED
+        || ts_defer_artifacts_allowed(rq, in)
+        || !ts_hygiene_has_artifacts(rq))
+    {
+        return 0;
+    }
+
+    rq->stripped = 1;
+
+    return ts_hygiene_strip(rq);
+}
+
+
+static void
+ts_request_fail(ts_request_t *rq)
+{
+    rq->decision = TS_DECISION_ERROR;
+    ts_edits_free(&rq->edits);
+    ts_edits_init(&rq->edits);
+    free(rq->betas);
+    rq->betas = NULL;
+    rq->betas_changed = 0;
+    rq->stripped = 0;
+    rq->refs_converted = 0;
+}
+
+
+static void
+ts_request_policy(ts_request_t *rq, const ts_input_t *in)
+{
+    ts_history_t  h;
+
+    rq->upstream = in->upstream;
+    rq->mode = in->defer_mode >= 0 ? in->defer_mode : in->policy->defer_mode;
+
+    /* the kill switch is standard mode for everyone */
+    if (in->policy->disable_betas) {
+        rq->mode = TS_DEFER_OFF;
+    }
+
+    rq->percent = in->defer_mode >= 0 ? in->defer_percent
+                                      : in->policy->defer_percent;
+
+    if (ts_history_build(&h, &rq->ix) != 0) {
+        ts_history_free(&h);
+        ts_request_fail(rq);
+        return;
+    }
+
+    rq->decision = ts_defer_decide(rq, in, &h);
+
+    if (rq->decision == TS_DECISION_ERROR
+        || (rq->decision == TS_DECISION_DEFERRED_HOSTED
+            && ts_defer_apply(rq, in) != 0)
+        || ts_request_hygiene(rq, in) != 0
+        || ts_request_betas(rq, in) != 0)
+    {
+        ts_request_fail(rq);
+    }
+
+    ts_history_free(&h);
+}
+
+
 ts_decision_t
-ts_request_process(ts_request_t *rq, const char *body, size_t len)
+ts_request_process(ts_request_t *rq, const ts_input_t *in, const char *body,
+    size_t len)
 {
     ts_status_t  st;
 
+    memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
     st = ts_index_build(&rq->ix, body, len);
     rq->decision = ts_status_decision(st);
+
+    if (st == TS_OK && in != NULL && in->policy != NULL) {
+        ts_request_policy(rq, in);
+    }
 
     return rq->decision;
 }
@@ -85,6 +299,10 @@ ts_request_free(ts_request_t *rq)
 {
     ts_index_free(&rq->ix);
     ts_edits_free(&rq->edits);
+    free(rq->defer);
+    free(rq->betas);
+    rq->defer = NULL;
+    rq->betas = NULL;
 }
 
 

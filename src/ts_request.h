@@ -11,6 +11,7 @@
 
 #include "ts_json.h"
 #include "ts_edit.h"
+#include "ts_policy.h"
 
 
 /* what happened to a request; ts_decision_name() gives the word */
@@ -27,6 +28,14 @@ typedef enum {
     TS_DECISION_NOT_JSON,
     TS_DECISION_ENCODED,
     TS_DECISION_METHOD,
+    TS_DECISION_STANDARD_MODE,
+    TS_DECISION_KILL_SWITCH,
+    TS_DECISION_MODEL_UNSUPPORTED,
+    TS_DECISION_UPSTREAM_UNSUPPORTED,
+    TS_DECISION_NOTHING_TO_DEFER,
+    TS_DECISION_BELOW_THRESHOLD,
+    TS_DECISION_CLIENT_MANAGED,
+    TS_DECISION_DEFERRED_HOSTED,
     TS_DECISION_N
 } ts_decision_t;
 
@@ -35,11 +44,31 @@ typedef struct {
     ts_index_t      ix;
     ts_edits_t      edits;
     ts_decision_t   decision;
+
+    int             mode;           /* effective ts_defer_mode_t */
+    unsigned        percent;
+    int             upstream;
+    unsigned char  *defer;          /* per tool: deferred in the output */
+    size_t          tools_deferred;
+    size_t          defer_chars;    /* size of the deferrable tools */
+    size_t          threshold_chars;
+
+    /* hygiene */
+    int             stripped;       /* tool-search artifacts removed */
+    size_t          refs_converted; /* references turned into text */
+
+    /* the outgoing anthropic-beta header when betas_changed is set */
+    char           *betas;
+    int             betas_changed;
 } ts_request_t;
 
 
-ts_decision_t ts_request_process(ts_request_t *rq, const char *body,
-    size_t len);
+/*
+ * Indexes the body and, with a policy in the input (may be NULL: index
+ * only), decides and records the edits.  The body must outlive rq.
+ */
+ts_decision_t ts_request_process(ts_request_t *rq, const ts_input_t *in,
+    const char *body, size_t len);
 
 /* 1 when the body must be replaced by the rendered output */
 int ts_request_changed(const ts_request_t *rq);

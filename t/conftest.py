@@ -3,6 +3,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 
@@ -12,6 +13,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from emulator import Emulator          # noqa: E402
 from gateway import Gateway            # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.path.join(ROOT, "build", "toolsearch")
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "fixtures", "claude-code")
@@ -81,6 +85,29 @@ class Response:
     @property
     def decision(self):
         return self.header("X-Toolsearch-Decision")
+
+
+class Rewrite:
+    """What build/toolsearch rewrite makes of a body: the engine's answer
+    the gateway must reproduce on the wire."""
+
+    def __init__(self, body, betas="", *options):
+        args = [CLI, "rewrite", "--beta", betas] + list(options)
+        r = subprocess.run(args, input=body, capture_output=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        self.body = r.stdout
+        self.betas = betas
+        lines = r.stderr.decode().splitlines()
+        self.report = dict(kv.split("=", 1) for kv in lines[0].split())
+        for line in lines[1:]:
+            if line.startswith("anthropic-beta: "):
+                self.betas = line[len("anthropic-beta: "):]
+        self.decision = self.report["decision"]
+
+
+def betas_of(headers):
+    """All anthropic-beta lines of a header list, comma-joined."""
+    return ",".join(v for k, v in headers if k.lower() == "anthropic-beta")
 
 
 def request(gw, method="POST", path="/v1/messages?beta=true", body=None,

@@ -1,6 +1,8 @@
-"""Foundation: with `toolsearch on` and no policy, every request reaches the
-upstream byte-identical, however its body arrives, and the decision says
-what the module saw."""
+"""Foundation: with `toolsearch on`, every request reaches the upstream as
+the engine renders it (byte-identical wherever the decision changes
+nothing), however its body arrives, and the decision says what the module
+saw.  The test upstream is named "emulator", so profile auto resolves to
+"compatible"."""
 
 import json
 import os
@@ -9,8 +11,9 @@ import subprocess
 
 import pytest
 
-from conftest import (Fixture, fixture_paths, load_fixture, parse_raw,
-                      post_json, raw_exchange, request)
+from conftest import (Fixture, Rewrite, betas_of, fixture_paths,
+                      load_fixture, parse_raw, post_json, raw_exchange,
+                      request)
 
 JSON = ("Content-Type", "application/json")
 SMALL = json.dumps({
@@ -28,21 +31,36 @@ def assert_forwarded(emulator, body, method="POST"):
     return got
 
 
+def engine(fx_or_body, betas=""):
+    """The engine's rendering for this test server's profile."""
+    if isinstance(fx_or_body, bytes):
+        return Rewrite(fx_or_body, betas, "--upstream", "compatible")
+    return Rewrite(fx_or_body.body, betas_of(fx_or_body.headers),
+                   "--upstream", "compatible")
+
+
+UNCHANGED = ("upstream_unsupported", "standard_mode", "nothing_to_defer")
+
+
 @pytest.mark.parametrize("path", fixture_paths(),
                          ids=lambda p: os.path.relpath(p).split("fixtures/")[-1])
 def test_fixture_reaches_upstream_byte_identical(emulator, gateway, path):
     fx = Fixture(path)
+    want = engine(fx)
     gw = gateway()
     r = request(gw, "POST", fx.url, fx.body, fx.headers)
-    got = assert_forwarded(emulator, fx.body)
+    got = assert_forwarded(emulator, want.body)
     assert r.status == 200, r.body
     assert got.status == 200 and got.error is None
-    assert r.decision == "passthrough"
+    assert r.decision == want.decision
+    if want.decision in UNCHANGED:
+        assert got.body == fx.body
     assert int(r.header("X-Toolsearch-Tools")) == \
         len(json.loads(fx.body)["tools"])
     assert got.path == fx.url
+    assert betas_of(got.headers) == want.betas
     for name, value in fx.headers:
-        if name.lower() not in ("content-type",):
+        if name.lower() not in ("content-type", "anthropic-beta"):
             assert value in got.header_all(name), name
 
 
@@ -52,7 +70,7 @@ def test_spilled_body_is_read_from_the_temp_file(emulator, gateway):
     r = request(gw, "POST", fx.url, fx.body, fx.headers)
     assert_forwarded(emulator, fx.body)
     assert r.status == 200
-    assert r.decision == "passthrough"
+    assert r.decision == "upstream_unsupported"
     assert r.header("X-Toolsearch-Tools") == "149"
     assert "a client request body is buffered to a temporary file" in \
         gw.error_log()
@@ -88,11 +106,12 @@ def test_chunked_body(emulator, gateway, buffering):
     status, headers, _ = raw_post(
         gw, [("Transfer-Encoding", "chunked")] + fx.headers, parts,
         pause=0.05)
-    got = assert_forwarded(emulator, fx.body)
+    want = engine(fx)
+    got = assert_forwarded(emulator, want.body)
     assert status == 200
-    assert headers["x-toolsearch-decision"] == "passthrough"
+    assert headers["x-toolsearch-decision"] == want.decision
     # the upstream sees a plain Content-Length body
-    assert got.header("Content-Length") == str(len(fx.body))
+    assert got.header("Content-Length") == str(len(want.body))
     assert got.header("Transfer-Encoding") is None
 
 
@@ -121,7 +140,7 @@ def test_expect_100_continue(emulator, gateway):
     status, headers, _ = parse_raw(answer)
     assert_forwarded(emulator, fx.body)
     assert status == 200
-    assert headers["x-toolsearch-decision"] == "passthrough"
+    assert headers["x-toolsearch-decision"] == "upstream_unsupported"
 
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
@@ -138,7 +157,7 @@ def test_http2_h2c(emulator, gateway, tmp_path):
         capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("HTTP/2 200")
-    assert "x-toolsearch-decision: passthrough" in out.stdout
+    assert "x-toolsearch-decision: upstream_unsupported" in out.stdout
     assert_forwarded(emulator, fx.body)
 
 
@@ -189,7 +208,7 @@ def test_valid_small_request(emulator, gateway):
     r = post_json(gw, SMALL)
     assert_forwarded(emulator, SMALL)
     assert r.status == 200
-    assert r.decision == "passthrough"
+    assert r.decision == "upstream_unsupported"
     assert json.loads(r.body)["content"][0]["type"] == "text"
 
 
@@ -226,7 +245,7 @@ def test_json_content_types(emulator, gateway, ctype):
     gw = gateway()
     r = request(gw, "POST", body=SMALL, headers=[("Content-Type", ctype)])
     assert_forwarded(emulator, SMALL)
-    assert r.decision == "passthrough"
+    assert r.decision == "upstream_unsupported"
 
 
 def test_content_encoding_is_untouched(emulator, gateway):
@@ -244,7 +263,7 @@ def test_identity_encoding_is_analysed(emulator, gateway):
     r = request(gw, "POST", body=SMALL,
                 headers=[JSON, ("Content-Encoding", "identity")])
     assert_forwarded(emulator, SMALL)
-    assert r.decision == "passthrough"
+    assert r.decision == "upstream_unsupported"
 
 
 def test_module_off_leaves_no_decision(emulator, gateway):
@@ -258,7 +277,7 @@ def test_location_inherits_and_overrides(emulator, gateway):
     gw = gateway(server="toolsearch on;",
                  location="location /off { toolsearch off; "
                           "proxy_pass http://emulator; }")
-    assert post_json(gw, SMALL).decision == "passthrough"
+    assert post_json(gw, SMALL).decision == "upstream_unsupported"
     r = request(gw, "POST", "/off", SMALL, [JSON])
     assert r.decision in (None, "")
 
@@ -278,5 +297,5 @@ def test_access_log_carries_the_decision(emulator, gateway):
     post_json(gw, b"{")
     gw.stop()
     log = "\n".join(gw.access_log())
-    assert "decision=passthrough in=%d" % len(SMALL) in log
+    assert "decision=upstream_unsupported in=%d" % len(SMALL) in log
     assert "decision=passthrough_malformed in=1" in log

@@ -19,6 +19,7 @@ static const tst_case_t  *tst_tables[] = {
     tst_str_tests,
     tst_edit_tests,
     tst_request_tests,
+    tst_policy_tests,
     NULL
 };
 

@@ -30,7 +30,7 @@ test_request_fixtures_unchanged(void)
         }
 
         memset(&rq, 0, sizeof(rq));
-        CHECK(ts_request_process(&rq, d.buf, d.len)
+        CHECK(ts_request_process(&rq, NULL, d.buf, d.len)
               == TS_DECISION_PASSTHROUGH);
         CHECK(!ts_request_changed(&rq));
         CHECK(ts_request_size(&rq) == d.len);
@@ -77,7 +77,7 @@ test_request_bad_bodies(void)
         buf = tst_dup(b->body, len);
         memset(&rq, 0, sizeof(rq));
 
-        ts_request_process(&rq, buf, len);
+        ts_request_process(&rq, NULL, buf, len);
 
         for (i = 0; i < sizeof(tst_decisions) / sizeof(tst_decisions[0]);
              i++)
@@ -116,7 +116,50 @@ test_decision_names(void)
 }
 
 
+static void
+test_defer_mode_parse(void)
+{
+    static const struct {
+        const char  *s;
+        int          mode;
+        unsigned     percent;
+    } t[] = {
+        { "off", TS_DEFER_OFF, 10 }, { "on", TS_DEFER_ON, 0 },
+        { "auto", TS_DEFER_AUTO, 10 }, { "auto:0", TS_DEFER_ON, 0 },
+        { "auto:1", TS_DEFER_AUTO, 1 }, { "auto:100", TS_DEFER_AUTO, 100 },
+        { "auto:101", -1, 0 }, { "auto:", -1, 0 }, { "auto:-1", -1, 0 },
+        { "auto:1000", -1, 0 }, { "auto:5x", -1, 0 }, { "On", -1, 0 },
+        { "", -1, 0 }, { "autox", -1, 0 }
+    };
+    unsigned  percent;
+    size_t    i;
+    int       mode;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        tst_note("mode \"%s\"", t[i].s);
+        mode = ts_defer_mode_parse(t[i].s, strlen(t[i].s), &percent);
+        CHECK(mode == t[i].mode);
+        CHECK(mode < 0 || percent == t[i].percent);
+    }
+}
+
+
+static void
+test_threshold_chars(void)
+{
+    /* seed 000: floor(floor(window * N / 100) * 2.5) */
+    CHECK(ts_policy_threshold_chars(200000, 10) == 50000);
+    CHECK(ts_policy_threshold_chars(1000000, 10) == 250000);
+    CHECK(ts_policy_threshold_chars(200000, 0) == 0);
+    CHECK(ts_policy_threshold_chars(200000, 100) == 500000);
+    CHECK(ts_policy_threshold_chars(199999, 1) == 4997);
+    CHECK(ts_policy_threshold_chars(100, 3) == 7);
+}
+
+
 const tst_case_t  tst_request_tests[] = {
+    { "defer_mode_parse", test_defer_mode_parse },
+    { "threshold_chars", test_threshold_chars },
     { "request_fixtures_unchanged", test_request_fixtures_unchanged },
     { "request_bad_bodies", test_request_bad_bodies },
     { "decision_names", test_decision_names },

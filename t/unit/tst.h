@@ -33,6 +33,7 @@ extern const tst_case_t  tst_malformed_tests[];
 extern const tst_case_t  tst_str_tests[];
 extern const tst_case_t  tst_edit_tests[];
 extern const tst_case_t  tst_request_tests[];
+extern const tst_case_t  tst_policy_tests[];
 
 
 /* a handwritten body and the index status it must get */

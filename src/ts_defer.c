@@ -1,0 +1,382 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts_defer.h"
+
+
+static const char  *ts_hosted_tools[] = {
+    "{\"type\":\"tool_search_tool_bm25_20251119\","
+    "\"name\":\"tool_search_tool_bm25\"}",
+    "{\"type\":\"tool_search_tool_regex_20251119\","
+    "\"name\":\"tool_search_tool_regex\"}"
+};
+
+static const char  *ts_hosted_names[] = {
+    "tool_search_tool_bm25", "tool_search_tool_regex"
+};
+
+
+/* a server tool: any "type" other than "custom" */
+static int
+ts_is_server_tool(const char *buf, const ts_tool_t *t)
+{
+    return t->type.kind == TS_STRING && !ts_str_eq(buf, &t->type, "custom");
+}
+
+
+static int
+ts_is_search_tool(const char *buf, const ts_tool_t *t, const ts_policy_t *p)
+{
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       len, i;
+
+    if (ts_history_is_hosted_tool(buf, t)) {
+        return 1;
+    }
+
+    name = ts_str_view(buf, &t->name, tmp, sizeof(tmp), &len);
+    if (name == NULL) {
+        return 0;
+    }
+
+    for (i = 0; i < 2; i++) {
+        if (strlen(ts_hosted_names[i]) == len
+            && memcmp(ts_hosted_names[i], name, len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return ts_match_any(p->client_search_tools, name, len);
+}
+
+
+/*
+ * The request already uses tool search: a search tool of its own, a
+ * deferred tool, or a client-side search result in history.  Hosted
+ * results alone are the gateway's own work from an earlier turn.
+ */
+static int
+ts_client_managed(const ts_index_t *ix, const ts_policy_t *p,
+    const ts_history_t *h)
+{
+    size_t  i;
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (ix->tools[i].defer_loading.val.kind != TS_NONE
+            || ts_is_search_tool(ix->buf, &ix->tools[i], p))
+        {
+            return 1;
+        }
+    }
+
+    return h->client.n > 0;
+}
+
+
+/* the tool tool_choice forces, which must stay loaded */
+static ts_val_t
+ts_forced_tool(const ts_index_t *ix)
+{
+    const ts_member_t  *m;
+    ts_val_t            type, name;
+
+    name.kind = TS_NONE;
+    m = ts_index_top(ix, TS_TOP_TOOL_CHOICE);
+
+    if (m != NULL
+        && ts_object_member(ix->buf, &m->val, "type", &type) == TS_OK
+        && ts_str_eq(ix->buf, &type, "tool")
+        && ts_object_member(ix->buf, &m->val, "name", &name) != TS_OK)
+    {
+        name.kind = TS_NONE;
+    }
+
+    return name;
+}
+
+
+/* the priority chain for one tool; 1: deferred */
+static int
+ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
+    const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced)
+{
+    char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
+    const char  *name, *fname;
+    size_t       len, flen;
+
+    name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
+
+    /* what cannot be named cannot be found: keep it loaded */
+    if (name == NULL || ts_match_any(p->always_load, name, len)
+        || ts_is_server_tool(ix->buf, t))
+    {
+        return 0;
+    }
+
+    fname = ts_str_view(ix->buf, forced, ftmp, sizeof(ftmp), &flen);
+    if (fname != NULL && flen == len && memcmp(fname, name, len) == 0) {
+        return 0;
+    }
+
+    /* an earlier hosted search found it: its reference needs it deferred */
+    if (ts_names_has(&h->hosted, name, len)) {
+        return 1;
+    }
+
+    /* called before any search loaded it (e.g. history from before) */
+    if (ts_names_has(&h->called, name, len)) {
+        return 0;
+    }
+
+    if (len > 5 && memcmp(name, "mcp__", 5) == 0) {
+        return 1;
+    }
+
+    return ts_match_any(p->defer_tools, name, len);
+}
+
+
+static size_t
+ts_tool_chars(const ts_tool_t *t)
+{
+    size_t  n;
+
+    n = t->name.len - 2 + t->input_schema.len;
+
+    if (t->description.kind == TS_STRING) {
+        n += t->description.len - 2;
+    }
+
+    return n;
+}
+
+
+static int
+ts_model_unsupported(const ts_index_t *ix, const ts_policy_t *p)
+{
+    char                tmp[TS_NAME_MAX];
+    const char         *model;
+    const ts_member_t  *m;
+    size_t              len;
+
+    m = ts_index_top(ix, TS_TOP_MODEL);
+    if (m == NULL) {
+        return 0;
+    }
+
+    model = ts_str_view(ix->buf, &m->val, tmp, sizeof(tmp), &len);
+
+    return model != NULL && ts_match_any(p->unsupported_models, model, len);
+}
+
+
+static unsigned long
+ts_model_window(const ts_index_t *ix, const ts_input_t *in)
+{
+    char                tmp[TS_NAME_MAX];
+    const char         *model;
+    const ts_member_t  *m;
+    size_t              len;
+
+    m = ts_index_top(ix, TS_TOP_MODEL);
+    model = m ? ts_str_view(ix->buf, &m->val, tmp, sizeof(tmp), &len) : NULL;
+
+    return ts_policy_window(in->policy, model, model ? len : 0, in->betas,
+                            in->betas_len);
+}
+
+
+/* marks the deferred tools and sums their size */
+static int
+ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h)
+{
+    const ts_index_t  *ix;
+    ts_val_t           forced;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    rq->defer = calloc(ix->ntools ? ix->ntools : 1, 1);
+    if (rq->defer == NULL) {
+        return -1;
+    }
+
+    forced = ts_forced_tool(ix);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (ts_tool_deferred(ix, &ix->tools[i], p, h, &forced)) {
+            rq->defer[i] = 1;
+            rq->tools_deferred++;
+            rq->defer_chars += ts_tool_chars(&ix->tools[i]);
+        }
+    }
+
+    return 0;
+}
+
+
+int
+ts_defer_artifacts_allowed(const ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_policy_t  *p;
+
+    p = in->policy;
+
+    return !p->disable_betas && rq->mode != TS_DEFER_OFF
+           && !ts_model_unsupported(&rq->ix, p)
+           && ts_upstream_beta(rq->upstream, p->upstream_tool_reference)
+              != NULL;
+}
+
+
+ts_decision_t
+ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
+    const ts_history_t *h)
+{
+    const ts_policy_t  *p;
+
+    p = in->policy;
+
+    if (p->disable_betas) {
+        return TS_DECISION_KILL_SWITCH;
+    }
+
+    if (ts_client_managed(&rq->ix, p, h)) {
+        return TS_DECISION_CLIENT_MANAGED;
+    }
+
+    if (rq->mode == TS_DEFER_OFF) {
+        return TS_DECISION_STANDARD_MODE;
+    }
+
+    if (ts_model_unsupported(&rq->ix, p)) {
+        return TS_DECISION_MODEL_UNSUPPORTED;
+    }
+
+    if (ts_upstream_beta(rq->upstream, p->upstream_tool_reference) == NULL) {
+        return TS_DECISION_UPSTREAM_UNSUPPORTED;
+    }
+
+    if (ts_mark_tools(rq, p, h) != 0) {
+        return TS_DECISION_ERROR;
+    }
+
+    if (rq->tools_deferred == 0 || rq->tools_deferred == rq->ix.ntools) {
+        return TS_DECISION_NOTHING_TO_DEFER;
+    }
+
+    if (rq->mode == TS_DEFER_AUTO) {
+        rq->threshold_chars = ts_policy_threshold_chars(
+                                  ts_model_window(&rq->ix, in), rq->percent);
+
+        if (rq->defer_chars < rq->threshold_chars) {
+            return TS_DECISION_BELOW_THRESHOLD;
+        }
+    }
+
+    return TS_DECISION_DEFERRED_HOSTED;
+}
+
+
+/* the closing brace of a tool object */
+static size_t
+ts_tool_close(const ts_tool_t *t)
+{
+    return t->elem.off + t->elem.len - 1;
+}
+
+
+/*
+ * A cache breakpoint on a deferred tool would mark a prefix the model
+ * never sees: the last one moves to the last loaded tool instead.
+ */
+static int
+ts_move_cache_control(ts_request_t *rq)
+{
+    static const char   key[] = ",\"cache_control\":";
+    const ts_index_t   *ix;
+    const ts_member_t  *moved;
+    const ts_tool_t    *last;
+    size_t              i;
+
+    ix = &rq->ix;
+    moved = NULL;
+    last = NULL;
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (!rq->defer[i]) {
+            last = &ix->tools[i];
+
+        } else if (ix->tools[i].cache_control.val.kind != TS_NONE) {
+            moved = &ix->tools[i].cache_control;
+
+            if (ts_edit_delete_member(&rq->edits, ix->buf,
+                                      &ix->tools[i].cache_control) != 0)
+            {
+                return -1;
+            }
+        }
+    }
+
+    if (moved == NULL || last == NULL
+        || last->cache_control.val.kind != TS_NONE)
+    {
+        return 0;
+    }
+
+    return ts_edit_put(&rq->edits, ts_tool_close(last), 0, key,
+                       sizeof(key) - 1, ix->buf + moved->val.off,
+                       moved->val.len);
+}
+
+
+int
+ts_defer_apply(ts_request_t *rq, const ts_input_t *in)
+{
+    static const char   flag[] = ",\"defer_loading\":true";
+    const ts_index_t   *ix;
+    const ts_member_t  *tools;
+    const char         *hosted;
+    ts_val_t           *items;
+    size_t              i;
+    int                 rc;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i]
+            && ts_edit_replace(&rq->edits, ts_tool_close(&ix->tools[i]), 0,
+                               flag, sizeof(flag) - 1) != 0)
+        {
+            return -1;
+        }
+    }
+
+    if (ts_move_cache_control(rq) != 0) {
+        return -1;
+    }
+
+    items = malloc(ix->ntools * sizeof(ts_val_t));
+    if (items == NULL) {
+        return -1;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        items[i] = ix->tools[i].elem;
+    }
+
+    tools = ts_index_top(ix, TS_TOP_TOOLS);
+    hosted = ts_hosted_tools[in->policy->hosted_search == TS_HOSTED_REGEX];
+
+    rc = ts_edit_insert_item(&rq->edits, &tools->val, items, ix->ntools,
+                             ix->ntools, hosted, strlen(hosted));
+    free(items);
+
+    return rc;
+}

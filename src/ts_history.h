@@ -1,0 +1,40 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * What the conversation history says about tools: which the assistant
+ * called, and which a search (hosted or client-side) has referenced.
+ */
+
+#ifndef TS_HISTORY_H
+#define TS_HISTORY_H
+
+#include "ts_json.h"
+#include "ts_names.h"
+
+
+typedef struct {
+    ts_names_t  called;     /* tool_use names, assistant messages */
+    ts_names_t  hosted;     /* tool_reference names, hosted results */
+    ts_names_t  client;     /* tool_reference names, tool_result content */
+    size_t      hosted_blocks;  /* server_tool_use + hosted results */
+    size_t      callers;        /* tool_use blocks with "caller" */
+} ts_history_t;
+
+
+int ts_history_build(ts_history_t *h, const ts_index_t *ix);
+void ts_history_free(ts_history_t *h);
+
+/* the reference spans of a tool_search_tool_result block; caller frees */
+int ts_history_hosted_refs(const ts_index_t *ix, const ts_block_t *b,
+    ts_val_t **items, size_t *n);
+
+/* the tool_name of one reference object, or a value of kind NONE */
+ts_val_t ts_history_ref_name(const ts_index_t *ix, const ts_val_t *ref);
+
+/* 1 for tool_search_tool_result and hosted-search server_tool_use */
+int ts_history_is_hosted(const ts_index_t *ix, const ts_block_t *b);
+
+/* 1 for a hosted search tool definition (tool_search_tool_*) */
+int ts_history_is_hosted_tool(const char *buf, const ts_tool_t *t);
+
+#endif /* TS_HISTORY_H */

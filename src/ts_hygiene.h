@@ -1,0 +1,25 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Conversation hygiene (seed 000, "Tool Search Disabled
+ * Mid-Conversation"): a request that may not carry tool-search artifacts
+ * loses them, with every reference turned into text the model can read.
+ */
+
+#ifndef TS_HYGIENE_H
+#define TS_HYGIENE_H
+
+#include "ts_request.h"
+
+
+/*
+ * Records the edits that remove defer_loading, caller, hosted search
+ * tools and hosted search blocks, and turn every tool_reference into a
+ * text block naming the tool.
+ */
+int ts_hygiene_strip(ts_request_t *rq);
+
+/* 1 when the request as it came carries a field of the tool-search beta */
+int ts_hygiene_has_artifacts(const ts_request_t *rq);
+
+#endif /* TS_HYGIENE_H */

@@ -1,0 +1,98 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The deferral policy (seed 000): which requests get tool search from the
+ * gateway, which of their tools are deferred, and the edits that do it.
+ */
+
+#ifndef TS_POLICY_H
+#define TS_POLICY_H
+
+#include <stddef.h>
+
+#include "ts_match.h"
+
+
+typedef enum {
+    TS_DEFER_OFF = 0,       /* standard */
+    TS_DEFER_ON,            /* tst: always defer */
+    TS_DEFER_AUTO           /* tst-auto: defer above a threshold */
+} ts_defer_mode_t;
+
+
+typedef enum {
+    TS_UPSTREAM_AUTO = 0,
+    TS_UPSTREAM_ANTHROPIC,
+    TS_UPSTREAM_VERTEX,
+    TS_UPSTREAM_BEDROCK,
+    TS_UPSTREAM_COMPATIBLE
+} ts_upstream_t;
+
+
+typedef enum {
+    TS_HOSTED_BM25 = 0,
+    TS_HOSTED_REGEX
+} ts_hosted_t;
+
+
+#define TS_DEFAULT_CONTEXT_WINDOW  200000
+#define TS_CONTEXT_1M_WINDOW       1000000
+#define TS_CONTEXT_1M_BETA         "context-1m-"
+#define TS_AUTO_DEFAULT_PERCENT    10
+
+/* longest model name and tool name the policy matches */
+#define TS_NAME_MAX                512
+
+
+/* defaults of the list directives, NULL-terminated */
+extern const char *const  ts_default_client_search_tools[];
+extern const char *const  ts_default_unsupported_models[];
+extern const char *const  ts_default_first_party_hosts[];
+
+
+typedef struct {
+    int                     defer_mode;     /* ts_defer_mode_t */
+    unsigned                defer_percent;  /* 0..100, for auto */
+    const ts_match_list_t  *always_load;
+    const ts_match_list_t  *defer_tools;
+    const ts_match_list_t  *client_search_tools;
+    const ts_match_list_t  *unsupported_models;
+    const ts_match_list_t  *windows;        /* model patterns ... */
+    const unsigned long    *window_tokens;  /* ... and their windows */
+    int                     upstream_tool_reference;
+    int                     disable_betas;
+    int                     hosted_search;  /* ts_hosted_t */
+} ts_policy_t;
+
+
+/* what the glue knows of a request besides its body */
+typedef struct {
+    const ts_policy_t      *policy;
+    int                     upstream;       /* resolved, never AUTO */
+    int                     defer_mode;     /* -1: the policy's */
+    unsigned                defer_percent;
+    const char             *betas;          /* all anthropic-beta lines */
+    size_t                  betas_len;
+} ts_input_t;
+
+
+/* parses "off", "on", "auto" or "auto:N"; -1 when invalid */
+int ts_defer_mode_parse(const char *s, size_t len, unsigned *percent);
+
+/* parses a profile name; -1 when unknown */
+int ts_upstream_parse(const char *s, size_t len);
+
+const char *ts_defer_mode_name(int mode);
+const char *ts_upstream_name(int upstream);
+
+/* the tool-search beta value an upstream profile takes, or NULL */
+const char *ts_upstream_beta(int upstream, int tool_reference);
+
+/* the context window of a model, in tokens */
+unsigned long ts_policy_window(const ts_policy_t *p, const char *model,
+    size_t len, const char *betas, size_t betas_len);
+
+/* floor(floor(window * percent / 100) * 2.5) */
+size_t ts_policy_threshold_chars(unsigned long window, unsigned percent);
+
+#endif /* TS_POLICY_H */
