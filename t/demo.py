@@ -1,8 +1,9 @@
 """make run: the gateway in front of the bundled emulator, on loopback.
 
-Starts the Messages API emulator and a real Nginx with the module, replays
-requests recorded from Claude Code through the gateway and prints, for
-each, what the gateway did: the decision, bytes and tools in and out, and
+Starts the Messages API emulator (playing the first-party API) and a real
+Nginx with the module, replays requests recorded from Claude Code through
+the gateway and prints, for each, what the gateway did: the decision, bytes
+and tools in and out, how many tools the model no longer sees up front, and
 the upstream's answer.  With --serve it then keeps running until Ctrl-C so
 you can send your own requests.
 """
@@ -23,11 +24,14 @@ REPLAY = ["ts-unset/002.json", "ts-unset/003.json", "ts-true/004.json",
           "ts-true-haiku45/002.json", "ts-true-nonstream/007.json"]
 
 
-def tools_of(body):
+def tools_of(body, deferred=False):
     try:
-        return len(json.loads(body).get("tools", []))
+        tools = json.loads(body).get("tools", [])
     except ValueError:
         return "-"
+    if deferred:
+        return sum(1 for t in tools if t.get("defer_loading") is True)
+    return len(tools)
 
 
 def replay(gw, emu, name):
@@ -37,7 +41,7 @@ def replay(gw, emu, name):
     got = emu.last()
     sent = got.body if got else b""
     return [name, r.decision, len(fx.body), len(sent), tools_of(fx.body),
-            tools_of(sent), r.status,
+            tools_of(sent), tools_of(sent, deferred=True), r.status,
             "yes" if sent == fx.body else "no"]
 
 
@@ -48,12 +52,13 @@ def main():
     args = ap.parse_args()
 
     emu = Emulator().start()
-    gw = Gateway(emu.port).start()
+    gw = Gateway(emu.port, server="toolsearch on; "
+                 "toolsearch_upstream anthropic;").start()
     try:
         print("gateway  http://127.0.0.1:%d  ->  emulator 127.0.0.1:%d\n"
               % (gw.port, emu.port))
         cols = ["request", "decision", "bytes in", "bytes out", "tools in",
-                "tools out", "status", "identical"]
+                "tools out", "deferred", "status", "unchanged"]
         rows = [cols] + [[str(c) for c in replay(gw, emu, n)]
                          for n in REPLAY]
         widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]

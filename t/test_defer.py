@@ -1,0 +1,300 @@
+"""Gateway-side deferral through a real Nginx in front of the strict
+emulator: every profile, the kill switch, header merging, the Claude Code
+example configuration and the directives' validation."""
+
+import json
+import os
+
+import pytest
+
+from conftest import (ROOT, Rewrite, betas_of, load_fixture, post_json,
+                      request)
+
+CLAUDE_CODE_CONF = os.path.join(ROOT, "docs", "examples", "claude-code.conf")
+FIRST = "advanced-tool-use-2025-11-20"
+THIRD = "tool-search-tool-2025-10-19"
+
+LOG = ("log_format defer '$toolsearch_decision mode=$toolsearch_mode "
+       "upstream=$toolsearch_upstream total=$toolsearch_tools_total "
+       "deferred=$toolsearch_tools_deferred chars=$toolsearch_defer_chars "
+       "threshold=$toolsearch_threshold_chars "
+       "converted=$toolsearch_refs_converted';")
+
+
+def gateway_for(gateway, profile="anthropic", extra=""):
+    return gateway(http=LOG, server="toolsearch on; toolsearch_upstream %s; "
+                   "access_log defer.log defer; %s"
+                   % (profile, extra))
+
+
+def defer_log(gw):
+    gw.stop()
+    with open(os.path.join(gw.prefix, "defer.log")) as f:
+        return f.read().splitlines()
+
+
+def tools_sent(emulator):
+    return emulator.last().json()["tools"]
+
+
+def deferred_names(tools):
+    return sorted(t["name"] for t in tools if t.get("defer_loading"))
+
+
+def send(gw, fx, headers=None, body=None):
+    return request(gw, "POST", fx.url, fx.body if body is None else body,
+                   fx.headers if headers is None else headers)
+
+
+def test_unset_fixture_is_deferred_and_accepted(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway)
+    r = send(gw, fx)
+    got = emulator.last()
+    assert r.status == 200, r.body
+    assert got.status == 200 and got.error is None
+    assert r.decision == "deferred_hosted"
+
+    tools = tools_sent(emulator)
+    names = deferred_names(tools)
+    assert len(names) == 122
+    assert all(n.startswith("mcp__") for n in names)
+    assert tools[-1] == {"type": "tool_search_tool_bm25_20251119",
+                         "name": "tool_search_tool_bm25"}
+    # exactly one line, the client's values first, the beta added once
+    assert got.header_all("anthropic-beta") == [
+        betas_of(fx.headers) + "," + FIRST]
+    # the body is the engine's, bit for bit
+    assert got.body == Rewrite(fx.body, betas_of(fx.headers)).body
+    assert defer_log(gw) == [
+        "deferred_hosted mode=on upstream=anthropic total=149 deferred=122 "
+        "chars=75316 threshold=0 converted=0"]
+
+
+def test_claude_code_example_defers_its_141(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway, extra="include %s;" % CLAUDE_CODE_CONF)
+    r = send(gw, fx)
+    assert r.status == 200, r.body
+    names = deferred_names(tools_sent(emulator))
+    assert len(names) == 141
+    loaded = [t["name"] for t in tools_sent(emulator)
+              if not t.get("defer_loading")]
+    assert loaded == ["Agent", "Bash", "Edit", "Read", "ReportFindings",
+                      "Skill", "Workflow", "Write", "tool_search_tool_bm25"]
+
+
+def test_called_mcp_tool_stays_loaded(emulator, gateway):
+    # ts-unset/003 carries the assistant's direct call of the memory tool
+    fx = load_fixture("ts-unset/003.json")
+    gw = gateway_for(gateway)
+    r = send(gw, fx)
+    assert r.status == 200, r.body
+    tools = {t["name"]: t for t in tools_sent(emulator)}
+    assert "defer_loading" not in tools["mcp__memory__create_entities"]
+    assert len(deferred_names(tools.values())) == 121
+
+
+@pytest.mark.parametrize("name", ["ts-true/002.json", "ts-true/003.json",
+                                  "ts-true/004.json",
+                                  "ts-true-haiku45/003.json"])
+def test_client_managed_passes_on_first_party(emulator, gateway, name):
+    fx = load_fixture(name)
+    gw = gateway_for(gateway)
+    r = send(gw, fx)
+    assert r.status == 200, r.body
+    assert r.decision == "client_managed"
+    assert emulator.last().body == fx.body
+
+
+@pytest.mark.parametrize("profile", ["vertex", "bedrock"])
+def test_third_party_profiles_translate_the_beta(emulator, gateway,
+                                                 profile):
+    emulator.profile = profile
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway, profile)
+    headers = fx.headers + [("anthropic-beta", FIRST)]
+    r = send(gw, fx, headers)
+    got = emulator.last()
+    assert r.status == 200, (r.body, got.error)
+    assert r.decision == "deferred_hosted"
+    values = betas_of(got.headers).split(",")
+    assert values.count(THIRD) == 1 and FIRST not in values
+
+
+def test_bedrock_invoke_betas_live_in_the_body(emulator, gateway):
+    emulator.profile = "bedrock"
+    fx = load_fixture("ts-unset/002.json")
+    body = json.loads(fx.body)
+    body = dict([("anthropic_version", "bedrock-2023-05-31")]
+                + list(body.items()))
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    gw = gateway_for(gateway, "bedrock")
+    r = send(gw, fx, body=raw)
+    got = emulator.last()
+    assert r.status == 200, (r.body, got.error)
+    assert got.json()["anthropic_beta"] == [THIRD]
+    assert THIRD not in betas_of(got.headers)
+    assert FIRST not in betas_of(got.headers)
+
+
+def test_compatible_upstream_gets_nothing_it_rejects(emulator, gateway):
+    emulator.profile = "proxy"
+    gw = gateway_for(gateway, "compatible")
+
+    fx = load_fixture("ts-unset/002.json")
+    r = send(gw, fx)
+    assert r.status == 200, r.body
+    assert r.decision == "upstream_unsupported"
+    assert emulator.last().body == fx.body
+
+    # Claude Code's own search, converted turn by turn
+    for name in ("ts-true/002.json", "ts-true/003.json", "ts-true/004.json"):
+        fx = load_fixture(name)
+        r = send(gw, fx)
+        got = emulator.last()
+        assert r.status == 200, (name, got.error)
+        assert r.decision == "client_managed"
+        assert b"tool_reference" not in got.body
+        assert b"defer_loading" not in got.body
+        assert FIRST not in betas_of(got.headers)
+    assert b'"text":"Tool loaded: mcp__memory__create_entities"' in got.body
+    log = defer_log(gw)
+    assert log[2].endswith("converted=1")
+
+
+def test_compatible_with_tool_reference_defers(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway, "compatible",
+                     "toolsearch_upstream_tool_reference on;")
+    r = send(gw, fx)
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_hosted"
+    assert FIRST in betas_of(emulator.last().headers)
+
+
+def test_auto_profile_follows_the_proxied_host(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    # the test server proxies to the upstream block named "emulator"
+    gw = gateway_for(gateway, "auto",
+                     "toolsearch_first_party_hosts ~^emul emulator.example;")
+    assert send(gw, fx).decision == "deferred_hosted"
+    gw2 = gateway_for(gateway, "auto")
+    assert send(gw2, fx).decision == "upstream_unsupported"
+
+
+def test_kill_switch_strips_and_drops_the_beta(emulator, gateway):
+    gw = gateway_for(gateway, extra="toolsearch_disable_betas on;")
+    for name in ("ts-unset/002.json", "ts-true/003.json"):
+        fx = load_fixture(name)
+        r = send(gw, fx)
+        got = emulator.last()
+        assert r.status == 200, (name, got.error)
+        assert r.decision == "kill_switch"
+        assert FIRST not in betas_of(got.headers)
+        for field in (b"tool_reference", b"defer_loading",
+                      b"tool_search_tool"):
+            assert field not in got.body
+    log = defer_log(gw)
+    assert log[0].startswith("kill_switch mode=off")
+    assert log[1].endswith("converted=1")
+
+
+def test_repeated_beta_lines_are_merged(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway)
+    headers = fx.headers + [("X-Other", "kept"),
+                            ("anthropic-beta", " effort-2025-11-24 ")]
+    r = send(gw, fx, headers)
+    got = emulator.last()
+    assert r.status == 200, r.body
+    # values are trimmed and kept as sent, in order
+    assert got.header_all("anthropic-beta") == [
+        betas_of(fx.headers) + ",effort-2025-11-24," + FIRST]
+    assert got.header("X-Other") == "kept"
+
+
+def test_unsupported_model_and_standard_mode(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    haiku = fx.body.replace(b'"model":"claude-opus-4-8"',
+                            b'"model":"claude-3-5-haiku-20241022"', 1)
+    assert haiku != fx.body
+    gw = gateway_for(gateway)
+    assert send(gw, fx, body=haiku).decision == "model_unsupported"
+    assert emulator.last().body == haiku
+
+    off = gateway_for(gateway, extra="toolsearch_defer off;")
+    assert send(off, fx).decision == "standard_mode"
+    assert emulator.last().body == fx.body
+
+
+def test_auto_threshold_and_context_window(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    # the fixture carries context-1m: 10 % is 250,000 characters
+    gw = gateway_for(gateway, extra="toolsearch_defer auto;")
+    assert send(gw, fx).decision == "below_threshold"
+    assert emulator.last().body == fx.body
+
+    headers = [(k, v.replace("context-1m-2025-08-07,", ""))
+               for k, v in fx.headers]
+    assert headers != fx.headers
+    gw2 = gateway_for(gateway, extra="toolsearch_defer auto:5; "
+                      "toolsearch_context_window ~opus 300000; "
+                      "toolsearch_context_window ~. 1000;")
+    r = send(gw2, fx, headers)
+    assert r.status == 200 and r.decision == "deferred_hosted"
+    log = defer_log(gw) + defer_log(gw2)
+    assert log[0] == ("below_threshold mode=auto:10 upstream=anthropic "
+                      "total=149 deferred=122 chars=75316 threshold=250000 "
+                      "converted=0")
+    assert "threshold=37500 " in log[1]
+
+
+def test_client_mode_header_needs_the_directive(emulator, gateway):
+    fx = load_fixture("ts-unset/002.json")
+    headers = fx.headers + [("X-Toolsearch-Mode", "off")]
+    gw = gateway_for(gateway)
+    assert send(gw, fx, headers).decision == "deferred_hosted"
+    trusted = gateway_for(gateway, extra="toolsearch_client_mode on;")
+    assert send(trusted, fx, headers).decision == "standard_mode"
+    odd = fx.headers + [("X-Toolsearch-Mode", "sometimes")]
+    assert send(trusted, fx, odd).decision == "deferred_hosted"
+
+
+@pytest.mark.parametrize("directive,message", [
+    ("toolsearch_defer auto:101;", 'invalid value "auto:101"'),
+    ("toolsearch_defer maybe;", 'invalid value "maybe"'),
+    ("toolsearch_upstream azure;", 'invalid value "azure"'),
+    ("toolsearch_defer_tools ~(unclosed;", "missing closing parenthesis"),
+    ("toolsearch_context_window ~opus many;",
+     'invalid number of tokens "many"'),
+    ("toolsearch_defer_tools a; toolsearch_defer_tools b;",
+     '"toolsearch_defer_tools" directive is duplicate'),
+    ("toolsearch_hosted_search fuzzy;", 'invalid value "fuzzy"'),
+])
+def test_nginx_t_rejects_bad_values(emulator, gateway, directive, message):
+    from gateway import Gateway
+    gw = Gateway(emulator.port, server="toolsearch on; " + directive)
+    try:
+        rc, out = gw.test_config()
+        assert rc != 0
+        assert message in out, out
+    finally:
+        gw.remove()
+
+
+def test_small_hand_built_request(emulator, gateway):
+    gw = gateway_for(gateway)
+    body = json.dumps({
+        "model": "claude-sonnet-4-5", "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {"name": "Read", "input_schema": {"type": "object"},
+             "cache_control": {"type": "ephemeral"}},
+            {"name": "mcp__a__b", "input_schema": {"type": "object"},
+             "cache_control": {"type": "ephemeral"}}]}).encode()
+    r = post_json(gw, body)
+    assert r.status == 200, r.body
+    tools = tools_sent(emulator)
+    assert tools[0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in tools[1] and tools[1]["defer_loading"]
