@@ -26,6 +26,7 @@ typedef struct {
     ngx_uint_t          upstream;
     ngx_flag_t          upstream_tool_reference;
     ngx_flag_t          disable_betas;
+    ngx_flag_t          turn_boundary;
     ngx_uint_t          hosted_search;
     ts_match_list_t    *always_load;
     ts_match_list_t    *defer_tools;
@@ -51,6 +52,10 @@ typedef struct {
     size_t          defer_chars;
     size_t          threshold_chars;
     size_t          refs_converted;
+    size_t          refs_stale;
+    size_t          siblings_moved;
+    size_t          boundaries_added;
+    size_t          discovered;
 } ngx_http_toolsearch_ctx_t;
 
 
@@ -208,6 +213,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       offsetof(ngx_http_toolsearch_loc_conf_t, disable_betas),
       NULL },
 
+    { ngx_string("toolsearch_turn_boundary"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, turn_boundary),
+      NULL },
+
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_enum_slot,
@@ -289,6 +301,26 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
     { ngx_string("toolsearch_refs_converted"), NULL,
       ngx_http_toolsearch_count_variable,
       offsetof(ngx_http_toolsearch_ctx_t, refs_converted),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_refs_stale"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, refs_stale),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_siblings_moved"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, siblings_moved),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_boundaries_added"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, boundaries_added),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_discovered"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, discovered),
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
     { ngx_string("toolsearch_mode"), NULL,
@@ -518,6 +550,10 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->defer_chars = rq.defer_chars;
     ctx->threshold_chars = rq.threshold_chars;
     ctx->refs_converted = rq.refs_converted;
+    ctx->refs_stale = rq.refs_stale;
+    ctx->siblings_moved = rq.siblings_moved;
+    ctx->boundaries_added = rq.boundaries_added;
+    ctx->discovered = rq.discovered;
 
     if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
         ctx->decision = TS_DECISION_ERROR;
@@ -1165,6 +1201,7 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
     conf->upstream = NGX_CONF_UNSET_UINT;
     conf->upstream_tool_reference = NGX_CONF_UNSET;
     conf->disable_betas = NGX_CONF_UNSET;
+    conf->turn_boundary = NGX_CONF_UNSET;
     conf->hosted_search = NGX_CONF_UNSET_UINT;
 
     return conf;
@@ -1417,6 +1454,7 @@ ngx_http_toolsearch_set_policy(ngx_http_toolsearch_loc_conf_t *conf)
                                            : NULL;
     p->upstream_tool_reference = (int) conf->upstream_tool_reference;
     p->disable_betas = (int) conf->disable_betas;
+    p->turn_boundary = (int) conf->turn_boundary;
     p->hosted_search = (int) conf->hosted_search;
 }
 
@@ -1444,6 +1482,7 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->upstream_tool_reference,
                          prev->upstream_tool_reference, 0);
     ngx_conf_merge_value(conf->disable_betas, prev->disable_betas, 0);
+    ngx_conf_merge_value(conf->turn_boundary, prev->turn_boundary, 1);
     ngx_conf_merge_uint_value(conf->hosted_search, prev->hosted_search,
                               TS_HOSTED_BM25);
 

@@ -297,6 +297,11 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
         return 1;
     }
 
+    if (strcmp(o, "--no-turn-boundary") == 0) {
+        c->policy.turn_boundary = 0;
+        return 1;
+    }
+
     if (argc < 2) {
         return -1;
     }
@@ -399,11 +404,14 @@ ts_cli_report(const ts_request_t *rq, size_t in, size_t out)
 {
     fprintf(stderr, "decision=%s mode=%s upstream=%s tools=%zu "
             "deferred=%zu defer_chars=%zu threshold_chars=%zu "
-            "refs_converted=%zu bytes_in=%zu bytes_out=%zu\n",
+            "refs_converted=%zu refs_stale=%zu siblings_moved=%zu "
+            "boundaries_added=%zu discovered=%zu bytes_in=%zu "
+            "bytes_out=%zu\n",
             ts_decision_name(rq->decision), ts_defer_mode_name(rq->mode),
             ts_upstream_name(rq->upstream), rq->ix.ntools,
             rq->tools_deferred, rq->defer_chars, rq->threshold_chars,
-            rq->refs_converted, in, out);
+            rq->refs_converted, rq->refs_stale, rq->siblings_moved,
+            rq->boundaries_added, rq->discovered, in, out);
 
     if (rq->betas_changed) {
         fprintf(stderr, "anthropic-beta: %s\n", rq->betas);
@@ -461,6 +469,7 @@ ts_cli_usage(void)
         "                                    bedrock, compatible\n"
         "    --upstream-tool-reference       toolsearch_upstream_tool_reference\n"
         "    --disable-betas                 toolsearch_disable_betas\n"
+        "    --no-turn-boundary              toolsearch_turn_boundary off\n"
         "    --hosted-search bm25|regex      toolsearch_hosted_search\n"
         "    --always-load NAME|~RE          (repeatable)\n"
         "    --defer-tools NAME|~RE          (repeatable)\n"
@@ -498,6 +507,7 @@ ts_cli_main_rewrite(int argc, char **argv)
 
     c.in.upstream = TS_UPSTREAM_ANTHROPIC;
     c.policy.defer_mode = TS_DEFER_ON;
+    c.policy.turn_boundary = 1;
     path = NULL;
     rc = 2;
 

@@ -19,7 +19,17 @@
  */
 int ts_hygiene_strip(ts_request_t *rq);
 
-/* 1 when the request as it came carries a field of the tool-search beta */
-int ts_hygiene_has_artifacts(const ts_request_t *rq);
+/*
+ * For a request that keeps tool search: references the upstream cannot
+ * expand become text (stale) or leave hosted results, and with
+ * turn_boundary the messages around expanded references are repaired.
+ */
+int ts_hygiene_repair(ts_request_t *rq, int turn_boundary);
+
+/*
+ * 1 when the request as it came carries a field of the tool-search beta;
+ * tool_reference blocks count only with refs set
+ */
+int ts_hygiene_has_artifacts(const ts_request_t *rq, int refs);
 
 #endif /* TS_HYGIENE_H */

@@ -62,6 +62,7 @@ typedef struct {
     int                     upstream_tool_reference;
     int                     disable_betas;
     int                     hosted_search;  /* ts_hosted_t */
+    int                     turn_boundary;
 } ts_policy_t;
 
 

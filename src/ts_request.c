@@ -168,7 +168,8 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
     int          uses, in_body;
 
     uses = rq->decision == TS_DECISION_DEFERRED_HOSTED
-           || (!rq->stripped && ts_hygiene_has_artifacts(rq));
+           || (!rq->stripped
+               && (rq->refs_kept > 0 || ts_hygiene_has_artifacts(rq, 0)));
 
     want = uses ? ts_upstream_beta(rq->upstream,
                                    in->policy->upstream_tool_reference)
@@ -185,20 +186,46 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
 }
 
 
-/* a request that may not carry tool-search fields loses them */
+/*
+ * A request that may not carry tool-search fields loses them; one that
+ * may gets its references and turn boundaries repaired.
+ */
 static int
 ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
 {
-    if (rq->decision == TS_DECISION_DEFERRED_HOSTED
-        || ts_defer_artifacts_allowed(rq, in)
-        || !ts_hygiene_has_artifacts(rq))
-    {
+    if (!ts_hygiene_has_artifacts(rq, 1)) {
         return 0;
+    }
+
+    if (rq->decision == TS_DECISION_DEFERRED_HOSTED
+        || ts_defer_artifacts_allowed(rq, in))
+    {
+        return ts_hygiene_repair(rq, in->policy->turn_boundary);
     }
 
     rq->stripped = 1;
 
     return ts_hygiene_strip(rq);
+}
+
+
+/* tools of the request that history shows found by a search or called */
+static void
+ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *name;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->ntools; i++) {
+        name = &ix->tools[i].name;
+
+        rq->discovered += ts_names_has_val(&h->client, ix->buf, name)
+                          || ts_names_has_val(&h->hosted, ix->buf, name)
+                          || ts_names_has_val(&h->called, ix->buf, name);
+    }
 }
 
 
@@ -213,6 +240,10 @@ ts_request_fail(ts_request_t *rq)
     rq->betas_changed = 0;
     rq->stripped = 0;
     rq->refs_converted = 0;
+    rq->refs_stale = 0;
+    rq->refs_kept = 0;
+    rq->siblings_moved = 0;
+    rq->boundaries_added = 0;
 }
 
 
@@ -239,6 +270,7 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     }
 
     rq->decision = ts_defer_decide(rq, in, &h);
+    ts_request_discovered(rq, &h);
 
     if (rq->decision == TS_DECISION_ERROR
         || (rq->decision == TS_DECISION_DEFERRED_HOSTED

@@ -56,6 +56,11 @@ typedef struct {
     /* hygiene */
     int             stripped;       /* tool-search artifacts removed */
     size_t          refs_converted; /* references turned into text */
+    size_t          refs_stale;     /* references to tools not loadable */
+    size_t          refs_kept;      /* references the upstream expands */
+    size_t          siblings_moved;
+    size_t          boundaries_added;
+    size_t          discovered;     /* tools history found or called */
 
     /* the outgoing anthropic-beta header when betas_changed is set */
     char           *betas;

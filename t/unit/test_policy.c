@@ -56,6 +56,8 @@ tpol_init(tpol_t *t)
     t->p.windows = &t->windows;
     t->p.window_tokens = t->tokens;
 
+    t->p.turn_boundary = 1;
+
     t->in.policy = &t->p;
     t->in.upstream = TS_UPSTREAM_ANTHROPIC;
     t->in.defer_mode = -1;
@@ -254,7 +256,7 @@ test_policy_client_managed(void)
         "'content':[{'type':'tool_use','id':'t1','name':'S','input':{}}]},"
         "{'role':'user','content':[{'type':'tool_result','tool_use_id':"
         "'t1','content':[{'type':'tool_reference','tool_name':'mcp__a__b'}"
-        "]}]}],'tools':[" TOOL("S") ",{'name':'mcp__a__b','input_schema':"
+        "]},{'type':'text','text':'Tool loaded.'}]}],'tools':[" TOOL("S") ",{'name':'mcp__a__b','input_schema':"
         "{},'defer_loading':true}]}"
     };
     tpol_t  t;
@@ -607,7 +609,8 @@ test_policy_kill_switch_strips(void)
 
     CHECK(trun(&r, &t, ARTIFACTS) == TS_DECISION_KILL_SWITCH);
     CHECK(r.rq.mode == TS_DEFER_OFF);
-    CHECK(r.rq.stripped && r.rq.refs_converted == 3);
+    CHECK(r.rq.stripped && r.rq.refs_converted == 2
+          && r.rq.refs_stale == 1);
     CHECK(strcmp(r.rq.betas, "x-1") == 0);
 
     CHECK(!has_text(r.out, r.len, "defer_loading"));
@@ -651,10 +654,15 @@ test_policy_strip_triggers(void)
 
     tpol_init(&t);
 
-    /* first party, search allowed: the client's artifacts stay */
+    /* first party, search allowed: only the stale reference goes */
     CHECK(trun(&r, &t, ARTIFACTS) == TS_DECISION_CLIENT_MANAGED);
-    CHECK(!ts_request_changed(&r.rq) && !r.rq.stripped);
+    CHECK(!r.rq.stripped && r.rq.refs_stale == 1 && r.rq.refs_kept == 1);
+    CHECK(r.rq.refs_converted == 0 && r.rq.boundaries_added == 0);
+    CHECK(has_text(r.out, r.len, "\"tool_name\":\"mcp__g__get\""));
+    CHECK(has_text(r.out, r.len, "mcp__gone__x is no longer available"));
+    CHECK(has_text(r.out, r.len, "'tool_name':'mcp__s__send'") == 0);
     CHECK(strcmp(r.rq.betas, TS_BETA_FIRST_PARTY) == 0);
+    CHECK(r.rq.discovered == 3);
     trun_free(&r);
 
     t.in.upstream = TS_UPSTREAM_COMPATIBLE;
@@ -666,6 +674,180 @@ test_policy_strip_triggers(void)
     t.p.defer_mode = TS_DEFER_OFF;
     CHECK(trun(&r, &t, ARTIFACTS) == TS_DECISION_CLIENT_MANAGED);
     CHECK(r.rq.stripped);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+/* a second pass over the output changes nothing (chained gateways) */
+static void
+check_idempotent(tpol_t *t, const trun_t *r)
+{
+    ts_request_t   rq;
+    char          *out;
+
+    ts_request_process(&rq, &t->in, r->out, r->len);
+    out = tst_alloc(ts_request_size(&rq) + 1);
+    CHECK(ts_request_render(&rq, out) == 0);
+    CHECK(ts_request_size(&rq) == r->len && memcmp(out, r->out, r->len) == 0);
+    free(out);
+    ts_request_free(&rq);
+}
+
+
+#define SEARCH(id)                                                          \
+    "{'role':'assistant','content':[{'type':'tool_use','id':'" id "',"     \
+    "'name':'ToolSearch','input':{}}]}"
+#define FOUND(id, name, siblings)                                           \
+    "{'role':'user','content':[{'type':'tool_result','tool_use_id':'" id   \
+    "','content':[{'type':'tool_reference','tool_name':'" name "'}]}"      \
+    siblings "]}"
+#define CALL(id, name)                                                      \
+    "{'role':'assistant','content':[{'type':'tool_use','id':'" id "',"     \
+    "'name':'" name "','input':{}}]}"
+#define RESULT(id)                                                          \
+    "{'role':'user','content':[{'type':'tool_result','tool_use_id':'" id   \
+    "','content':'ok'}]}"
+#define DEFERRED_TOOLS                                                      \
+    "'tools':[" TOOL("ToolSearch") ",{'name':'mcp__a__b','input_schema':{}," \
+    "'defer_loading':true}]}"
+
+
+static cJSON *
+message(const trun_t *r, int i)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(r->json, "messages"), i);
+}
+
+
+/* the text of block k of message i, or NULL */
+static const char *
+block_text(const trun_t *r, int i, int k)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(
+               cJSON_GetObjectItem(message(r, i), "content"), k), "text"));
+}
+
+
+static int
+blocks(const trun_t *r, int i)
+{
+    return cJSON_GetArraySize(cJSON_GetObjectItem(message(r, i), "content"));
+}
+
+
+static void
+test_hygiene_boundary_added(void)
+{
+    tpol_t  t;
+    trun_t  r;
+
+    tpol_init(&t);
+    CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+               SEARCH("t1") "," FOUND("t1", "mcp__a__b", "") "],"
+               DEFERRED_TOOLS) == TS_DECISION_CLIENT_MANAGED);
+    CHECK(r.rq.boundaries_added == 1 && r.rq.refs_kept == 1);
+    CHECK(blocks(&r, 2) == 2);
+    CHECK(block_text(&r, 2, 1) && strcmp(block_text(&r, 2, 1),
+                                         "Tool loaded.") == 0);
+    check_idempotent(&t, &r);
+    trun_free(&r);
+
+    /* off: nothing added */
+    t.p.turn_boundary = 0;
+    trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+         SEARCH("t1") "," FOUND("t1", "mcp__a__b", "") "]," DEFERRED_TOOLS);
+    CHECK(!ts_request_changed(&r.rq) && r.rq.boundaries_added == 0);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+static void
+test_hygiene_claude_code_marker_stays(void)
+{
+    tpol_t  t;
+    trun_t  r;
+
+    tpol_init(&t);
+    trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+         SEARCH("t1") "," FOUND("t1", "mcp__a__b", ",{'type':'text',"
+         "'text':'Tool loaded.','cache_control':{'type':'ephemeral'}}") ","
+         CALL("t2", "mcp__a__b") "," RESULT("t2") ","
+         "{'role':'system','content':'late'}]," DEFERRED_TOOLS);
+
+    CHECK(!ts_request_changed(&r.rq));
+    CHECK(r.rq.siblings_moved == 0 && r.rq.boundaries_added == 0);
+    CHECK(r.rq.discovered == 2);
+    trun_free(&r);
+    tpol_free(&t);
+}
+
+
+static void
+test_hygiene_siblings_move(void)
+{
+    tpol_t  t;
+    trun_t  r;
+
+    tpol_init(&t);
+    trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+         SEARCH("t1") "," FOUND("t1", "mcp__a__b", ",{'type':'text',"
+         "'text':'memory: A'},{'type':'text','text':'memory: B'}") ","
+         CALL("t2", "mcp__a__b") "," RESULT("t2") "],"
+         DEFERRED_TOOLS);
+
+    CHECK(r.rq.siblings_moved == 2 && r.rq.boundaries_added == 1);
+    CHECK(blocks(&r, 2) == 2);
+    CHECK(strcmp(block_text(&r, 2, 1), "Tool loaded.") == 0);
+    CHECK(blocks(&r, 4) == 3);
+    CHECK(strcmp(block_text(&r, 4, 1), "memory: A") == 0);
+    CHECK(strcmp(block_text(&r, 4, 2), "memory: B") == 0);
+    check_idempotent(&t, &r);
+    trun_free(&r);
+
+    /* no later plain tool result: the siblings stay, no marker */
+    trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+         SEARCH("t1") "," FOUND("t1", "mcp__a__b", ",{'type':'text',"
+         "'text':'memory: A'}") "]," DEFERRED_TOOLS);
+    CHECK(!ts_request_changed(&r.rq));
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+static void
+test_hygiene_stale_references(void)
+{
+    tpol_t  t;
+    trun_t  r;
+
+    tpol_init(&t);
+
+    /* the MCP server went away: its reference becomes text */
+    trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+         SEARCH("t1") "," FOUND("t1", "mcp__gone__x", "") "],"
+         DEFERRED_TOOLS);
+    CHECK(r.rq.refs_stale == 1 && r.rq.boundaries_added == 0);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+              cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
+              cJSON_GetObjectItem(message(&r, 2), "content"), 0),
+              "content"), 0), "text")),
+              "Tool mcp__gone__x is no longer available.") == 0);
+    check_idempotent(&t, &r);
+    trun_free(&r);
+
+    /* a loaded tool without defer_loading cannot be referenced */
+    trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+         SEARCH("t1") "," FOUND("t1", "Read", "") "],'tools':["
+         TOOL("ToolSearch") "," TOOL("Read") ",{'name':'mcp__a__b',"
+         "'input_schema':{},'defer_loading':true}]}");
+    CHECK(r.rq.refs_converted == 1 && r.rq.refs_stale == 0);
+    CHECK(has_text(r.out, r.len, "\"text\":\"Tool loaded: Read\""));
+    check_idempotent(&t, &r);
     trun_free(&r);
 
     tpol_free(&t);
@@ -745,5 +927,10 @@ const tst_case_t  tst_policy_tests[] = {
     { "policy_kill_switch_strips", test_policy_kill_switch_strips },
     { "policy_strip_triggers", test_policy_strip_triggers },
     { "policy_idempotent_on_fixtures", test_policy_idempotent_on_fixtures },
+    { "hygiene_boundary_added", test_hygiene_boundary_added },
+    { "hygiene_claude_code_marker_stays",
+      test_hygiene_claude_code_marker_stays },
+    { "hygiene_siblings_move", test_hygiene_siblings_move },
+    { "hygiene_stale_references", test_hygiene_stale_references },
     { NULL, NULL }
 };
