@@ -134,7 +134,7 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
         return 0;
     }
 
-    if (len > 5 && memcmp(name, "mcp__", 5) == 0) {
+    if (ts_name_is_mcp(name, len)) {
         return 1;
     }
 

@@ -141,6 +141,13 @@ ts_names_has(const ts_names_t *s, const char *p, size_t len)
 
 
 int
+ts_name_is_mcp(const char *p, size_t len)
+{
+    return len > 5 && memcmp(p, "mcp__", 5) == 0;
+}
+
+
+int
 ts_names_has_val(const ts_names_t *s, const char *buf, const ts_val_t *v)
 {
     char         tmp[TS_NAMES_MAX];

@@ -44,6 +44,9 @@ void ts_names_sort(ts_names_t *s);
 
 int ts_names_has(const ts_names_t *s, const char *p, size_t len);
 
+/* 1 for an MCP tool name: mcp__<server>__<tool> */
+int ts_name_is_mcp(const char *p, size_t len);
+
 /* 1 when the set holds the string value v of buf */
 int ts_names_has_val(const ts_names_t *s, const char *buf,
     const ts_val_t *v);

@@ -209,22 +209,30 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
 }
 
 
-/* tools of the request that history shows found by a search or called */
+/*
+ * Tools of the request that history shows loaded on demand: found by a
+ * search, or deferrable (MCP, or sent deferred) and already called.
+ */
 static void
 ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
 {
     const ts_index_t  *ix;
-    const ts_val_t    *name;
+    const ts_tool_t   *t;
     size_t             i;
 
     ix = &rq->ix;
 
     for (i = 0; i < ix->ntools; i++) {
-        name = &ix->tools[i].name;
+        t = &ix->tools[i];
 
-        rq->discovered += ts_names_has_val(&h->client, ix->buf, name)
-                          || ts_names_has_val(&h->hosted, ix->buf, name)
-                          || ts_names_has_val(&h->called, ix->buf, name);
+        rq->discovered += ts_names_has_val(&h->client, ix->buf, &t->name)
+                          || ts_names_has_val(&h->hosted, ix->buf, &t->name)
+                          || ((t->defer_loading.val.kind == TS_TRUE
+                               || (t->name.kind == TS_STRING
+                                   && ts_name_is_mcp(ix->buf + t->name.off + 1,
+                                                     t->name.len - 2)))
+                              && ts_names_has_val(&h->called, ix->buf,
+                                                  &t->name));
     }
 }
 

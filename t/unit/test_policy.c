@@ -662,7 +662,7 @@ test_policy_strip_triggers(void)
     CHECK(has_text(r.out, r.len, "mcp__gone__x is no longer available"));
     CHECK(has_text(r.out, r.len, "'tool_name':'mcp__s__send'") == 0);
     CHECK(strcmp(r.rq.betas, TS_BETA_FIRST_PARTY) == 0);
-    CHECK(r.rq.discovered == 3);
+    CHECK(r.rq.discovered == 2);
     trun_free(&r);
 
     t.in.upstream = TS_UPSTREAM_COMPATIBLE;
@@ -780,7 +780,7 @@ test_hygiene_claude_code_marker_stays(void)
 
     CHECK(!ts_request_changed(&r.rq));
     CHECK(r.rq.siblings_moved == 0 && r.rq.boundaries_added == 0);
-    CHECK(r.rq.discovered == 2);
+    CHECK(r.rq.discovered == 1);
     trun_free(&r);
     tpol_free(&t);
 }
