@@ -13,9 +13,10 @@ NGINX_SRC ?= /usr/share/nginx/src
 
 B         := build
 TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
-LIBS      := -lcjson -lpcre2-8
+LIBS      := -lcjson -lpcre2-8 -lm
 
-ENGINE_SRCS := $(filter-out src/ts_cli.c,$(sort $(wildcard src/*.c)))
+ENGINE_SRCS := $(filter-out src/ts_cli%.c,$(sort $(wildcard src/*.c)))
+CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_search.o
 ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
@@ -38,7 +39,7 @@ $(B)/libtoolsearch.a: $(ENGINE_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/toolsearch: $(B)/engine/ts_cli.o $(B)/libtoolsearch.a
+$(B)/toolsearch: $(CLI_OBJS) $(B)/libtoolsearch.a
 	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
 
 $(B)/test_engine: $(UNIT_SRCS) $(B)/libtoolsearch.a $(ENGINE_HDRS)

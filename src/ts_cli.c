@@ -5,6 +5,7 @@
  *
  *   toolsearch inspect [FILE]            prints the request index as JSON
  *   toolsearch rewrite [OPTIONS] [FILE]  applies the gateway's policy
+ *   toolsearch search [OPTIONS] QUERY    searches a tool catalogue
  */
 
 #include <stdio.h>
@@ -13,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ts_cli.h"
 #include "ts_request.h"
 
 
@@ -32,7 +34,7 @@ typedef struct {
 } ts_cli_conf_t;
 
 
-static char *
+char *
 ts_read_all(FILE *f, size_t *len)
 {
     char    *buf, *p;
@@ -476,11 +478,20 @@ ts_cli_usage(void)
         "    --client-search-tools NAME|~RE  (repeatable; replaces default)\n"
         "    --unsupported-models NAME|~RE   (repeatable; replaces default)\n"
         "    --context-window ~RE TOKENS     (repeatable)\n"
-        "    --beta VALUE                    an anthropic-beta header value\n");
+        "    --beta VALUE                    an anthropic-beta header value\n"
+        "       toolsearch search --tools FILE [OPTIONS] QUERY\n"
+        "  search   prints the tools a query finds, best first; FILE is a\n"
+        "           JSON array of tool definitions or a request body\n"
+        "    --max N                         results (5)\n"
+        "    --scoring seed|hybrid|bm25      toolsearch_search_scoring\n"
+        "    --hint NAME|~RE PHRASE          toolsearch_hint (repeatable)\n"
+        "    --explain                       each score and its parts\n"
+        "    --batch                         queries from stdin, one per\n"
+        "                                    line; one line of names each\n");
 }
 
 
-static int
+int
 ts_cli_open(const char *path, FILE **in)
 {
     *in = stdin;
@@ -552,6 +563,16 @@ main(int argc, char **argv)
 
     if (argc >= 2 && strcmp(argv[1], "rewrite") == 0) {
         return ts_cli_main_rewrite(argc - 2, argv + 2);
+    }
+
+    if (argc >= 2 && strcmp(argv[1], "search") == 0) {
+        rc = ts_cli_main_search(argc - 2, argv + 2);
+
+        if (rc == 2) {
+            ts_cli_usage();
+        }
+
+        return rc;
     }
 
     if (argc < 2 || argc > 3 || strcmp(argv[1], "inspect") != 0) {

@@ -20,6 +20,7 @@ static const tst_case_t  *tst_tables[] = {
     tst_edit_tests,
     tst_request_tests,
     tst_policy_tests,
+    tst_search_tests,
     NULL
 };
 
@@ -125,6 +126,25 @@ tst_dup(const void *p, size_t n)
     memcpy(d, p, n);
 
     return d;
+}
+
+
+char *
+tst_quote(const char *s, size_t *len)
+{
+    char    *p;
+    size_t   i;
+
+    *len = strlen(s);
+    p = tst_dup(s, *len + 1);
+
+    for (i = 0; i < *len; i++) {
+        if (p[i] == '\'') {
+            p[i] = '"';
+        }
+    }
+
+    return p;
 }
 
 

@@ -93,26 +93,6 @@ tpol_free(tpol_t *t)
 }
 
 
-/* bodies are written with ' for " */
-static char *
-tst_quote(const char *s, size_t *len)
-{
-    char    *p;
-    size_t   i;
-
-    *len = strlen(s);
-    p = tst_dup(s, *len);
-
-    for (i = 0; i < *len; i++) {
-        if (p[i] == '\'') {
-            p[i] = '"';
-        }
-    }
-
-    return p;
-}
-
-
 static ts_decision_t
 trun(trun_t *r, tpol_t *t, const char *body)
 {

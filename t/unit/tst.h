@@ -34,6 +34,7 @@ extern const tst_case_t  tst_str_tests[];
 extern const tst_case_t  tst_edit_tests[];
 extern const tst_case_t  tst_request_tests[];
 extern const tst_case_t  tst_policy_tests[];
+extern const tst_case_t  tst_search_tests[];
 
 
 /* a handwritten body and the index status it must get */
@@ -88,6 +89,9 @@ ts_status_t tst_status(const char *body, size_t len);
 
 void *tst_alloc(size_t n);
 char *tst_dup(const void *p, size_t n);
+
+/* a body written with ' for ", as a NUL-terminated copy with " */
+char *tst_quote(const char *s, size_t *len);
 
 /* paths of every NNN.json request fixture, sorted; caller frees */
 size_t tst_fixtures(char ***paths);

@@ -1,0 +1,78 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The tool catalogue a search runs over: each tool's name, name parts,
+ * description and configured hint, decoded and lowercased once per
+ * request so that no query term ever costs more than a scan.
+ */
+
+#ifndef TS_CATALOG_H
+#define TS_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ts_json.h"
+#include "ts_match.h"
+
+
+/* a slice of the catalogue's text */
+typedef struct {
+    uint32_t    off;
+    uint32_t    len;
+} ts_span_t;
+
+
+typedef struct {
+    ts_span_t   name;       /* as the request spells it */
+    ts_span_t   full;       /* lowercase, "mcp__" removed */
+    ts_span_t   words;      /* name parts, lowercase, space-separated */
+    ts_span_t   desc;       /* description, lowercase */
+    ts_span_t   hint;       /* the configured hint, lowercase */
+    uint32_t    part_first; /* into parts[] */
+    uint32_t    nparts;
+    uint32_t    desc_words;
+    uint32_t    hint_words;
+    unsigned    mcp:1;
+    unsigned    pooled:1;   /* deferred: keyword search looks here */
+} ts_entry_t;
+
+
+/* operator-curated phrases: the first pattern matching a name wins */
+typedef struct {
+    const ts_match_list_t  *names;
+    const char *const      *phrases;
+} ts_hints_t;
+
+
+typedef struct {
+    char           *text;
+    size_t          text_len;
+    ts_span_t      *parts;
+    size_t          nparts;
+    ts_entry_t     *tools;
+    size_t          ntools;
+    size_t          npooled;
+    double          avg_words;  /* over the pool: name parts, */
+    double          avg_desc;   /* description words */
+    double          avg_hint;   /* and hint words */
+} ts_catalog_t;
+
+
+/*
+ * Prepares the tools of an indexed request; pool[i] marks the tools
+ * keyword search covers (NULL: all of them).  Tools without a string
+ * name are left out.
+ */
+int ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
+    const unsigned char *pool, const ts_hints_t *hints);
+
+void ts_catalog_free(ts_catalog_t *c);
+
+static inline const char *
+ts_catalog_str(const ts_catalog_t *c, ts_span_t s)
+{
+    return c->text + s.off;
+}
+
+#endif /* TS_CATALOG_H */

@@ -1,0 +1,295 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+/* memmem: glibc's is vectorised, and terms are scanned many times */
+#define _GNU_SOURCE
+
+#include <string.h>
+
+#include "ts_lexicon.h"
+
+
+static int
+ts_wordc(unsigned char c)
+{
+    return ts_ascii_alnum(c) || c == '_';
+}
+
+
+/* \b at position i: a word byte on exactly one side */
+static int
+ts_boundary(const char *text, size_t len, size_t i)
+{
+    int  before, after;
+
+    before = i > 0 && ts_wordc((unsigned char) text[i - 1]);
+    after = i < len && ts_wordc((unsigned char) text[i]);
+
+    return before != after;
+}
+
+
+int
+ts_word_match(const char *text, size_t len, const char *term, size_t tlen)
+{
+    const char  *p, *end;
+    size_t       at;
+
+    if (tlen == 0 || tlen > len) {
+        return 0;
+    }
+
+    end = text + len;
+
+    for (p = text; (p = memmem(p, (size_t) (end - p), term, tlen)); p++) {
+        at = (size_t) (p - text);
+
+        if (ts_boundary(text, len, at) && ts_boundary(text, len, at + tlen)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+uint32_t
+ts_word_count(const char *text, size_t len, const char *term, size_t tlen,
+    int whole)
+{
+    const char  *p, *end;
+    uint32_t     n;
+
+    if (tlen == 0 || tlen > len) {
+        return 0;
+    }
+
+    end = text + len;
+    n = 0;
+
+    for (p = text; (p = memmem(p, (size_t) (end - p), term, tlen)); p++) {
+        if ((p == text || !ts_ascii_alnum((unsigned char) p[-1]))
+            && (!whole || p + tlen == end
+                || !ts_ascii_alnum((unsigned char) p[tlen])))
+        {
+            n++;
+        }
+    }
+
+    return n;
+}
+
+
+static int
+ts_in_list(const char *const *list, const char *w, size_t len)
+{
+    for ( /* void */ ; *list; list++) {
+        if (strlen(*list) == len && memcmp(*list, w, len) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+int
+ts_stopword(const char *w, size_t len)
+{
+    static const char *const  words[] = {
+        "a", "about", "all", "an", "and", "any", "are", "as", "at", "be",
+        "by", "can", "could", "do", "does", "for", "from", "how", "i",
+        "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
+        "our", "please", "some", "that", "the", "their", "them", "then",
+        "there", "these", "this", "those", "to", "tool", "tools", "up",
+        "us", "use", "using", "want", "we", "what", "when", "where",
+        "which", "who", "will", "with", "would", "you", "your", NULL
+    };
+
+    return ts_in_list(words, w, len);
+}
+
+
+static int
+ts_ends(const char *w, size_t len, const char *suffix)
+{
+    size_t  n;
+
+    n = strlen(suffix);
+
+    return len >= n && memcmp(w + len - n, suffix, n) == 0;
+}
+
+
+/* stems shorter than this match too much as word prefixes */
+#define TS_STEM_MIN  4
+
+
+size_t
+ts_stem(const char *w, size_t len)
+{
+    static const char *const  keep[] = { "ss", "us", "is", NULL };
+    size_t                    n;
+
+    n = len;
+
+    if (ts_ends(w, len, "ies") || ts_ends(w, len, "ing")) {
+        n = len - 3;
+
+    } else if (ts_ends(w, len, "sses") || ts_ends(w, len, "ches")
+               || ts_ends(w, len, "shes") || ts_ends(w, len, "xes"))
+    {
+        n = len - 2;
+
+    } else if (ts_ends(w, len, "ed")) {
+        n = len - 2 >= TS_STEM_MIN ? len - 2 : len - 1;
+
+    } else if (ts_ends(w, len, "s")
+               && !ts_in_list(keep, w + (len >= 2 ? len - 2 : 0),
+                              len >= 2 ? 2 : 0))
+    {
+        n = len - 1;
+    }
+
+    return n >= TS_STEM_MIN ? n : len;
+}
+
+
+/*
+ * Groups of words a task description and a tool description use for the
+ * same thing.  General software vocabulary only: nothing here names a
+ * particular tool or server.
+ */
+static const char *const  ts_thesaurus[] = {
+    "create add new make insert generate",
+    "delete remove erase drop destroy discard",
+    "list enumerate browse",
+    "get fetch retrieve read view obtain load",
+    "update edit modify change alter patch",
+    "search find look lookup locate query discover",
+    "send post message notify publish",
+    "reply respond answer",
+    "run execute exec invoke launch trigger",
+    "stop kill terminate cancel abort",
+    "close dismiss exit",
+    "folder directory dir",
+    "file document",
+    "screenshot capture snapshot",
+    "page tab website site webpage",
+    "navigate visit goto open go",
+    "click press tap",
+    "type fill enter input",
+    "remember memorize memory recall knowledge",
+    "note observation fact",
+    "bug issue ticket defect problem",
+    "pr pull merge",
+    "repository repo project codebase",
+    "comment remark feedback",
+    "user member person people account",
+    "channel room chat conversation",
+    "database db sql table",
+    "error exception failure crash",
+    "log console output",
+    "deploy release ship",
+    "wait sleep pause delay",
+    "download save export",
+    "upload attach import",
+    "move rename transfer",
+    "copy duplicate clone",
+    "javascript js script evaluate eval",
+    "request network http traffic",
+    "performance trace profile speed slow",
+    "location place address map",
+    "route directions navigation",
+    "calendar schedule event meeting",
+    "email mail inbox",
+    "image picture photo",
+    "size resize dimension viewport",
+    "select choose pick option dropdown",
+    "hover mouse",
+    "key keyboard keystroke",
+    "relation link connection relationship",
+    "entity node object",
+    "think reason plan step",
+    "docs documentation reference manual",
+    "library package dependency module",
+    "star favorite bookmark",
+    "fork copy",
+    "diff difference compare",
+    NULL
+};
+
+
+/* the next word of a space-separated list, or NULL */
+static const char *
+ts_next_word(const char *p, size_t *len)
+{
+    const char  *e;
+
+    while (*p == ' ') {
+        p++;
+    }
+
+    if (*p == '\0') {
+        return NULL;
+    }
+
+    for (e = p; *e && *e != ' '; e++) { /* void */ }
+
+    *len = (size_t) (e - p);
+
+    return p;
+}
+
+
+static int
+ts_same_stem(const char *a, size_t alen, const char *b, size_t blen)
+{
+    alen = ts_stem(a, alen);
+    blen = ts_stem(b, blen);
+
+    return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+
+static int
+ts_group_has(const char *group, const char *w, size_t len)
+{
+    const char  *p;
+    size_t       n;
+
+    for (p = group; (p = ts_next_word(p, &n)); p += n) {
+        if (ts_same_stem(p, n, w, len)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+size_t
+ts_synonyms(const char *w, size_t len, ts_word_t *out, size_t max)
+{
+    const char *const  *g;
+    const char         *p;
+    size_t              n, k;
+
+    k = 0;
+
+    for (g = ts_thesaurus; *g; g++) {
+        if (!ts_group_has(*g, w, len)) {
+            continue;
+        }
+
+        for (p = *g; (p = ts_next_word(p, &n)) && k < max; p += n) {
+            if (!ts_same_stem(p, n, w, len)) {
+                out[k].p = p;
+                out[k++].len = n;
+            }
+        }
+    }
+
+    return k;
+}

@@ -1,0 +1,66 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Words for tool search: boundary matching without regular expressions
+ * (query text is untrusted), light stemming, stop words and a small
+ * thesaurus of the verbs and nouns models use when they describe a task.
+ */
+
+#ifndef TS_LEXICON_H
+#define TS_LEXICON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+static inline int
+ts_ascii_upper(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z';
+}
+
+
+static inline int
+ts_ascii_alnum(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+           || ts_ascii_upper(c);
+}
+
+
+static inline char
+ts_ascii_lower(char c)
+{
+    return ts_ascii_upper((unsigned char) c) ? (char) (c + 'a' - 'A') : c;
+}
+
+
+/* 1 when term occurs in text between \b boundaries ('_' is a word byte) */
+int ts_word_match(const char *text, size_t len, const char *term,
+    size_t tlen);
+
+/*
+ * occurrences of term at the start of an alphanumeric word of text;
+ * with whole set, only those that are the whole word
+ */
+uint32_t ts_word_count(const char *text, size_t len, const char *term,
+    size_t tlen, int whole);
+
+int ts_stopword(const char *w, size_t len);
+
+/* the length of w's stem: w without a plural or verb suffix */
+size_t ts_stem(const char *w, size_t len);
+
+typedef struct {
+    const char  *p;
+    size_t       len;
+} ts_word_t;
+
+
+/*
+ * the words the thesaurus relates to w (compared by stem), w excluded;
+ * returns how many were written to out
+ */
+size_t ts_synonyms(const char *w, size_t len, ts_word_t *out, size_t max);
+
+#endif /* TS_LEXICON_H */

@@ -1,0 +1,546 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Tool search: seed 000's scorer rule by rule and its worked example,
+ * select:, the mcp__ prefix path, required terms, limits, and the
+ * hybrid ranking on natural-language queries over the real catalogue.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "ts_lexicon.h"
+#include "ts_search.h"
+
+
+typedef struct {
+    char            *body;
+    ts_index_t       ix;
+    ts_catalog_t     c;
+    ts_result_t      r;
+} tcat_t;
+
+
+/* tools written with ' for "; pool NULL: every tool is deferred */
+static int
+tcat(tcat_t *t, const char *tools, const unsigned char *pool,
+    const ts_hints_t *hints)
+{
+    char    *q;
+    size_t   len;
+
+    memset(t, 0, sizeof(tcat_t));
+    q = tst_quote(tools, &len);
+    t->body = tst_alloc(len + 12);
+    len = (size_t) sprintf(t->body, "{\"tools\":%s}", q);
+    free(q);
+
+    return CHECK(ts_index_build(&t->ix, t->body, len) == TS_OK)
+           && CHECK(ts_catalog_build(&t->c, &t->ix, pool, hints) == 0);
+}
+
+
+static void
+tcat_free(tcat_t *t)
+{
+    ts_result_free(&t->r);
+    ts_catalog_free(&t->c);
+    ts_index_free(&t->ix);
+    free(t->body);
+}
+
+
+static int
+tsearch(tcat_t *t, const char *query, int scoring, size_t max)
+{
+    ts_result_free(&t->r);
+    tst_note("query \"%s\"", query);
+
+    return CHECK(ts_search_run(&t->c, query, strlen(query), scoring, max,
+                               &t->r) == 0);
+}
+
+
+/* the hit names, space-separated, as a static string */
+static const char *
+thits(const tcat_t *t)
+{
+    static char        out[4096];
+    const ts_entry_t  *e;
+    size_t             i, n;
+
+    out[0] = '\0';
+
+    for (i = 0, n = 0; i < t->r.nhits && n < sizeof(out) - 600; i++) {
+        e = &t->c.tools[t->r.hits[i].tool];
+        n += (size_t) snprintf(out + n, sizeof(out) - n, "%s%.*s",
+                               i ? " " : "", (int) e->name.len,
+                               ts_catalog_str(&t->c, e->name));
+    }
+
+    return out;
+}
+
+
+static void
+test_worked_example(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__slack__send_message'},"
+                  "{'name':'mcp__slack__list_channels'},"
+                  "{'name':'mcp__github__create_issue'},"
+                  "{'name':'mcp__email__send_email'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "slack send", TS_SCORING_SEED, 0)) {
+        CHECK(strcmp(thits(&t), "mcp__slack__send_message "
+                     "mcp__slack__list_channels mcp__email__send_email")
+              == 0);
+        CHECK(t.r.nhits == 3 && t.r.hits[0].score == 24
+              && t.r.hits[1].score == 12 && t.r.hits[2].score == 12);
+        CHECK(t.r.kind == TS_QUERY_KEYWORDS);
+    }
+
+    tcat_free(&t);
+}
+
+
+static void
+test_name_parts(void)
+{
+    tcat_t             t;
+    const ts_entry_t  *e;
+
+    if (!tcat(&t, "[{'name':'NotebookEdit'},{'name':'mcp__my_srv__getHTTPStatus'},"
+                  "{'name':'mcp__chrome-devtools__take_screenshot'}]",
+              NULL, NULL))
+    {
+        return;
+    }
+
+    e = &t.c.tools[0];
+    CHECK(!e->mcp && e->nparts == 2);
+    CHECK(strncmp(ts_catalog_str(&t.c, e->words), "notebook edit",
+                  e->words.len) == 0);
+
+    e = &t.c.tools[1];
+    CHECK(e->mcp && e->nparts == 4);
+    CHECK(strncmp(ts_catalog_str(&t.c, e->words), "my srv get httpstatus",
+                  e->words.len) == 0);
+    CHECK(strncmp(ts_catalog_str(&t.c, e->full), "my_srv__gethttpstatus",
+                  e->full.len) == 0);
+
+    e = &t.c.tools[2];
+    CHECK(strncmp(ts_catalog_str(&t.c, e->words),
+                  "chrome-devtools take screenshot", e->words.len) == 0);
+
+    tcat_free(&t);
+}
+
+
+static void
+test_seed_points(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'NotebookEdit'},"
+                  "{'name':'mcp__x__notebooks_edit'},"
+                  "{'name':'Other','description':'Edits a NOTEBOOK.'},"
+                  "{'name':'mcp__x__zip_tool',"
+                  "'description':'Already reads a thread'},"
+                  "{'name':'mcp__x__snake_case'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    /* exact part 10 (built-in) / 12 (MCP); substring 5 / 6 */
+    if (tsearch(&t, "notebook", TS_SCORING_SEED, 10)) {
+        CHECK(strcmp(thits(&t),
+                     "NotebookEdit mcp__x__notebooks_edit Other") == 0);
+        CHECK(t.r.hits[0].score == 10 && t.r.hits[1].score == 6
+              && t.r.hits[2].score == 2);
+    }
+
+    /* word boundaries: "read" is not in "already" or "thread" */
+    if (tsearch(&t, "read", TS_SCORING_SEED, 10)) {
+        CHECK(t.r.nhits == 0);
+    }
+
+    if (tsearch(&t, "reads", TS_SCORING_SEED, 10)) {
+        CHECK(strcmp(thits(&t), "mcp__x__zip_tool") == 0);
+    }
+
+    /* the full name counts 3, and only while nothing else matched */
+    if (tsearch(&t, "e_c", TS_SCORING_SEED, 10)) {
+        CHECK(strcmp(thits(&t), "mcp__x__snake_case") == 0
+              && t.r.hits[0].score == 3);
+    }
+
+    /* the query is text, never a pattern */
+    if (tsearch(&t, "(a+)+$ .* [", TS_SCORING_SEED, 10)) {
+        CHECK(t.r.nhits == 0);
+    }
+
+    tcat_free(&t);
+}
+
+
+static void
+test_required_terms(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__slack__send_message'},"
+                  "{'name':'mcp__slack__list_channels'},"
+                  "{'name':'mcp__email__send_email',"
+                  "'description':'Not for Slack.'},"
+                  "{'name':'mcp__github__create_issue'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "+slack send", TS_SCORING_SEED, 0)) {
+        CHECK(strcmp(thits(&t), "mcp__slack__send_message "
+                     "mcp__email__send_email mcp__slack__list_channels")
+              == 0);
+    }
+
+    /* required terms keep the seed's behaviour in hybrid mode too */
+    if (tsearch(&t, "+slack +list", TS_SCORING_HYBRID, 0)) {
+        CHECK(strcmp(thits(&t), "mcp__slack__list_channels") == 0);
+        CHECK(t.r.hits[0].score == 24);
+    }
+
+    if (tsearch(&t, "+jira send", TS_SCORING_SEED, 0)) {
+        CHECK(t.r.nhits == 0);
+    }
+
+    tcat_free(&t);
+}
+
+
+static void
+test_select(void)
+{
+    static const unsigned char  pool[] = { 0, 1, 1, 0 };
+    tcat_t                      t;
+
+    if (!tcat(&t, "[{'name':'Read'},{'name':'mcp__a__x'},"
+                  "{'name':'mcp__b__x'},{'name':'Edit'}]", pool, NULL))
+    {
+        return;
+    }
+
+    /* loaded tools are found too; unknown names are reported */
+    if (tsearch(&t, "  select: mcp__b__x, Read ,nope,,read,EDIT ",
+                TS_SCORING_HYBRID, 1))
+    {
+        CHECK(t.r.kind == TS_QUERY_SELECT);
+        CHECK(strcmp(thits(&t), "mcp__b__x Read Edit") == 0);
+        CHECK(t.r.nmissing == 1 && t.r.missing[0].len == 4);
+    }
+
+    tcat_free(&t);
+}
+
+
+static void
+test_select_limit(void)
+{
+    tst_sb_t  q;
+    tcat_t    t;
+    int       i;
+
+    if (!tcat(&t, "[{'name':'Read'}]", NULL, NULL)) {
+        return;
+    }
+
+    memset(&q, 0, sizeof(tst_sb_t));
+    tst_sb_str(&q, "select:");
+
+    for (i = 0; i < 40; i++) {
+        tst_sb_str(&q, "Read,");
+    }
+
+    tst_sb_add(&q, "", 1);
+
+    if (tsearch(&t, q.p, TS_SCORING_SEED, 0)) {
+        CHECK(t.r.nhits == 1 && t.r.truncated);
+    }
+
+    free(q.p);
+    tcat_free(&t);
+}
+
+
+static void
+test_prefix(void)
+{
+    static const unsigned char  pool[] = { 1, 1, 0, 1 };
+    tcat_t                      t;
+
+    if (!tcat(&t, "[{'name':'mcp__github__create_issue'},"
+                  "{'name':'mcp__github__get_issue'},"
+                  "{'name':'mcp__github__list_issues'},"
+                  "{'name':'mcp__gitlab__get_issue'}]", pool, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "mcp__GitHub__", TS_SCORING_SEED, 0)) {
+        CHECK(t.r.kind == TS_QUERY_PREFIX);
+        CHECK(strcmp(thits(&t), "mcp__github__create_issue "
+                     "mcp__github__get_issue") == 0);
+    }
+
+    if (tsearch(&t, "mcp__git", TS_SCORING_SEED, 2)) {
+        CHECK(t.r.nhits == 2);
+    }
+
+    /* no prefix match: keyword search over the same text */
+    if (tsearch(&t, "mcp__jira get_issue", TS_SCORING_SEED, 0)) {
+        CHECK(t.r.kind == TS_QUERY_KEYWORDS);
+        CHECK(strcmp(thits(&t), "mcp__github__get_issue "
+                     "mcp__gitlab__get_issue") == 0);
+    }
+
+    tcat_free(&t);
+}
+
+
+static void
+test_limits_and_ties(void)
+{
+    tst_sb_t  tools, q;
+    tcat_t    t;
+    char      name[64];
+    int       i;
+
+    memset(&tools, 0, sizeof(tst_sb_t));
+    tst_sb_str(&tools, "[");
+
+    for (i = 0; i < 30; i++) {
+        snprintf(name, sizeof(name), "%s{'name':'mcp__s__item_%02d'}",
+                 i ? "," : "", i);
+        tst_sb_str(&tools, name);
+    }
+
+    tst_sb_add(&tools, "]", 2);
+
+    if (!tcat(&t, tools.p, NULL, NULL)) {
+        free(tools.p);
+        return;
+    }
+
+    /* equal scores keep catalogue order; 5 by default */
+    if (tsearch(&t, "item", TS_SCORING_SEED, 0)) {
+        CHECK(strcmp(thits(&t), "mcp__s__item_00 mcp__s__item_01 "
+                     "mcp__s__item_02 mcp__s__item_03 mcp__s__item_04")
+              == 0);
+    }
+
+    if (tsearch(&t, "item", TS_SCORING_HYBRID, 12)) {
+        CHECK(t.r.nhits == 12);
+    }
+
+    /* terms past the limit are dropped and the result says so */
+    memset(&q, 0, sizeof(tst_sb_t));
+    tst_sb_rep(&q, "zz ", TS_SEARCH_TERMS_MAX);
+    tst_sb_add(&q, "item", 5);
+
+    if (tsearch(&t, q.p, TS_SCORING_SEED, 0)) {
+        CHECK(t.r.nhits == 0 && t.r.truncated);
+    }
+
+    free(q.p);
+    memset(&q, 0, sizeof(tst_sb_t));
+    tst_sb_rep(&q, "x", 100 * 1024);
+    tst_sb_add(&q, "", 1);
+
+    if (tsearch(&t, q.p, TS_SCORING_HYBRID, 0)) {
+        CHECK(t.r.nhits == 0 && t.r.truncated);
+    }
+
+    if (tsearch(&t, " \t\n", TS_SCORING_HYBRID, 0)) {
+        CHECK(t.r.kind == TS_QUERY_EMPTY && t.r.nhits == 0);
+    }
+
+    free(q.p);
+    free(tools.p);
+    tcat_free(&t);
+}
+
+
+static void
+test_hints_and_escapes(void)
+{
+    ts_match_list_t      names;
+    const char *const    phrases[] = { "Post To Channels", NULL };
+    ts_hints_t           hints;
+    tcat_t               t;
+    char                 err[128];
+
+    memset(&names, 0, sizeof(ts_match_list_t));
+
+    if (!CHECK(ts_match_add(&names, "~^mcp__chat__", 13, err,
+                            sizeof(err)) == 0))
+    {
+        return;
+    }
+
+    hints.names = &names;
+    hints.phrases = phrases;
+
+    if (tcat(&t, "[{'name':'mcp__chat__write'},"
+                 "{'name':'mcp__\\u0062log__write',"
+                 "'description':'Publishes a \\u0050OST.\\nNew line'}]",
+             NULL, &hints))
+    {
+        if (tsearch(&t, "post", TS_SCORING_SEED, 0)) {
+            CHECK(strcmp(thits(&t), "mcp__chat__write mcp__blog__write")
+                  == 0);
+            CHECK(t.r.hits[0].score == 4 && t.r.hits[1].score == 2);
+        }
+
+        if (tsearch(&t, "line", TS_SCORING_SEED, 0)) {
+            CHECK(strcmp(thits(&t), "mcp__blog__write") == 0);
+        }
+
+        tcat_free(&t);
+    }
+
+    ts_match_free(&names);
+}
+
+
+static void
+test_fallback(void)
+{
+    static const unsigned char  pool[] = { 1, 0, 1, 1 };
+    tcat_t                      t;
+    char                        out[64];
+    size_t                      n;
+
+    if (!tcat(&t, "[{'name':'mcp__aaaa__one'},{'name':'Read'},"
+                  "{'name':'mcp__aaaa__two'},{'name':'mcp__aaaa__three'}]",
+              pool, NULL))
+    {
+        return;
+    }
+
+    n = ts_search_fallback(&t.c, out, sizeof(out));
+    CHECK(n == strlen(out) && n < sizeof(out));
+    CHECK(strcmp(out, "mcp__aaaa__one, mcp__aaaa__two, and 1 more") == 0);
+
+    n = ts_search_fallback(&t.c, out, 44);
+    CHECK(strcmp(out, "mcp__aaaa__one, and 2 more") == 0);
+
+    tcat_free(&t);
+}
+
+
+static void
+test_stems(void)
+{
+    CHECK(ts_stem("issues", 6) == 5);
+    CHECK(ts_stem("entries", 7) == 4);
+    CHECK(ts_stem("branches", 8) == 6);
+    CHECK(ts_stem("created", 7) == 5);
+    CHECK(ts_stem("saved", 5) == 4);
+    CHECK(ts_stem("listing", 7) == 4);
+    CHECK(ts_stem("string", 6) == 6);
+    CHECK(ts_stem("status", 6) == 6);
+    CHECK(ts_stem("class", 5) == 5);
+    CHECK(ts_stem("pr", 2) == 2);
+    CHECK(ts_word_count("list lists listing", 18, "list", 4, 1) == 1);
+    CHECK(ts_word_count("list lists listing", 18, "list", 4, 0) == 3);
+    CHECK(ts_word_count("blacklist", 9, "list", 4, 0) == 0);
+}
+
+
+static int
+tcontains(const ts_catalog_t *c, const ts_entry_t *e, const char *s)
+{
+    size_t  i, n;
+
+    n = strlen(s);
+
+    for (i = 0; i + n <= e->name.len; i++) {
+        if (memcmp(ts_catalog_str(c, e->name) + i, s, n) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* the real catalogue: the model's natural words find the tool */
+static void
+test_hybrid_natural(void)
+{
+    static const char *const  cases[][2] = {
+        { "take a picture of what the browser shows", "screenshot" },
+        { "remember a fact about the user", "mcp__memory__" },
+        { "open a bug report on github", "mcp__github__create_issue" },
+        { "show the folders in this directory", "director" },
+        { NULL, NULL }
+    };
+
+    tst_doc_t   d;
+    ts_catalog_t c;
+    ts_result_t  r;
+    size_t       i, k;
+    int          found;
+
+    if (!CHECK(tst_doc_load(&d, TST_BIG) == 0) || !CHECK(d.st == TS_OK)) {
+        tst_doc_free(&d);
+        return;
+    }
+
+    if (CHECK(ts_catalog_build(&c, &d.ix, NULL, NULL) == 0)) {
+        for (i = 0; cases[i][0]; i++) {
+            tst_note("query \"%s\"", cases[i][0]);
+
+            if (!CHECK(ts_search_run(&c, cases[i][0], strlen(cases[i][0]),
+                                     TS_SCORING_HYBRID, 5, &r) == 0))
+            {
+                continue;
+            }
+
+            for (k = 0, found = 0; k < r.nhits; k++) {
+                found |= tcontains(&c, &c.tools[r.hits[k].tool],
+                                   cases[i][1]);
+            }
+
+            CHECK(found);
+            ts_result_free(&r);
+        }
+
+        ts_catalog_free(&c);
+    }
+
+    tst_doc_free(&d);
+}
+
+
+const tst_case_t  tst_search_tests[] = {
+    { "search: seed worked example", test_worked_example },
+    { "search: name parts", test_name_parts },
+    { "search: seed points", test_seed_points },
+    { "search: required terms", test_required_terms },
+    { "search: select", test_select },
+    { "search: select limit", test_select_limit },
+    { "search: mcp__ prefix", test_prefix },
+    { "search: limits and ties", test_limits_and_ties },
+    { "search: hints and escapes", test_hints_and_escapes },
+    { "search: no-match fallback", test_fallback },
+    { "search: stems", test_stems },
+    { "search: hybrid on natural queries", test_hybrid_natural },
+    { NULL, NULL }
+};
