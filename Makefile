@@ -21,7 +21,8 @@ ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
 
-.PHONY: all deps test-deps test unit integration run clean
+.PHONY: all deps test-deps test unit integration run clean bench-search \
+        search-eval
 
 all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
 
@@ -45,6 +46,9 @@ $(B)/toolsearch: $(CLI_OBJS) $(B)/libtoolsearch.a
 $(B)/test_engine: $(UNIT_SRCS) $(B)/libtoolsearch.a $(ENGINE_HDRS)
 	$(CC) $(TS_FLAGS) $(CFLAGS) -DTS_FIXTURES='"t/fixtures"' \
 	    $(UNIT_SRCS) $(B)/libtoolsearch.a $(LIBS) -o $@
+
+$(B)/bench_search: bench/bench_search.c $(B)/libtoolsearch.a $(ENGINE_HDRS)
+	$(CC) $(TS_FLAGS) $(CFLAGS) $< $(B)/libtoolsearch.a $(LIBS) -o $@
 
 # Debian ships the configured nginx tree in nginx-dev; configure a copy
 $(B)/nginx/objs/Makefile: config | deps
@@ -72,6 +76,12 @@ test: all test-deps
 
 run: all test-deps
 	$(PYTHON) t/demo.py
+
+search-eval: $(B)/toolsearch
+	$(PYTHON) bench/search_eval.py
+
+bench-search: $(B)/toolsearch $(B)/bench_search
+	$(PYTHON) bench/search_bench.py
 
 clean:
 	rm -rf $(B)

@@ -14,41 +14,76 @@
 #define TS_MCP_PREFIX  "mcp__"
 
 
-/* ASCII lowercase in place; returns the number of words */
+#define TS_ONES   0x0101010101010101ULL
+#define TS_HIGHS  0x8080808080808080ULL
+
+
+/* eight bytes at a time: ASCII capitals get 0x20, spaces are counted */
+static uint32_t
+ts_lower8(uint64_t *x)
+{
+    uint64_t  v, low, ge, gt, sp;
+
+    v = *x;
+    low = v & ~TS_HIGHS;
+    ge = low + TS_ONES * (0x80 - 'A');
+    gt = low + TS_ONES * (0x80 - 'Z' - 1);
+    *x = v | (((ge ^ gt) & ~v & TS_HIGHS) >> 2);
+
+    /* a space byte is the one whose xor with ' ' is zero */
+    sp = v ^ (TS_ONES * ' ');
+    sp = ~(((sp & ~TS_HIGHS) + ~TS_HIGHS) | sp) & TS_HIGHS;
+
+    return (uint32_t) (((sp >> 7) * TS_ONES) >> 56);
+}
+
+
+/*
+ * ASCII lowercase in place; returns the number of words, counted as
+ * spaces plus one (BM25 only needs lengths in proportion)
+ */
 static uint32_t
 ts_lower_count(char *p, size_t len)
 {
-    uint32_t  words;
-    size_t    i;
-    int       in, w;
+    uint64_t       x;
+    uint32_t       spaces;
+    unsigned char  c;
+    size_t         i;
 
-    for (i = 0, words = 0, in = 0; i < len; i++) {
-        p[i] = ts_ascii_lower(p[i]);
-        w = ts_ascii_alnum((unsigned char) p[i]);
-        words += (uint32_t) (w && !in);
-        in = w;
+    for (i = 0, spaces = 0; i + 8 <= len; i += 8) {
+        memcpy(&x, p + i, 8);
+        spaces += ts_lower8(&x);
+        memcpy(p + i, &x, 8);
     }
 
-    return words;
+    for ( /* void */ ; i < len; i++) {
+        c = (unsigned char) p[i];
+        p[i] = ts_ascii_lower((char) c);
+        spaces += c == ' ';
+    }
+
+    return len ? spaces + 1 : 0;
 }
 
 
 typedef struct {
     ts_catalog_t   *c;
     size_t          text_cap;
-    size_t          parts_cap;
 } ts_builder_t;
 
 
+/* a field of the searchable text, closed by a NUL */
 static ts_span_t
-ts_put(ts_builder_t *b, const char *p, size_t len)
+ts_put_field(ts_builder_t *b, const char *p, size_t len, uint32_t *words)
 {
     ts_span_t  s;
 
     s.off = (uint32_t) b->c->text_len;
     s.len = (uint32_t) len;
     memcpy(b->c->text + b->c->text_len, p, len);
+    *words = ts_lower_count(b->c->text + s.off, len);
     b->c->text_len += len;
+    b->c->text[b->c->text_len++] = '\0';
 
     return s;
 }
@@ -77,7 +112,7 @@ ts_put_parts(ts_builder_t *b, ts_entry_t *e, const char *s, size_t len)
     for (i = 0; i < len; i++) {
         ch = (unsigned char) s[i];
 
-        if (ch == '_' || ch == ' ') {
+        if (ch == '_' || ch == ' ' || ch == '\0') {
             open = 0;
             continue;
         }
@@ -104,10 +139,11 @@ ts_put_parts(ts_builder_t *b, ts_entry_t *e, const char *s, size_t len)
 
     e->nparts = (uint32_t) c->nparts - e->part_first;
     e->words.len = (uint32_t) c->text_len - e->words.off;
+    c->text[c->text_len++] = '\0';
 }
 
 
-static int
+static void
 ts_put_desc(ts_builder_t *b, ts_entry_t *e, const char *buf,
     const ts_val_t *v)
 {
@@ -116,85 +152,89 @@ ts_put_desc(ts_builder_t *b, ts_entry_t *e, const char *buf,
 
     c = b->c;
     e->desc.off = (uint32_t) c->text_len;
+    n = 0;
 
-    if (v->kind != TS_STRING) {
-        return 0;
-    }
+    if (v->kind == TS_STRING && !v->esc) {
+        n = v->len - 2;
+        memcpy(c->text + c->text_len, buf + v->off + 1, n);
 
-    n = ts_str_decode(buf, v, c->text + c->text_len,
-                      b->text_cap - c->text_len);
-    if (n == (size_t) -1) {
-        return -1;
+    } else if (v->kind == TS_STRING) {
+        /* fits: decoding never lengthens a string */
+        n = ts_str_decode(buf, v, c->text + c->text_len,
+                          b->text_cap - c->text_len);
     }
 
     e->desc.len = (uint32_t) n;
     e->desc_words = ts_lower_count(c->text + c->text_len, n);
     c->text_len += n;
-
-    return 0;
+    c->text[c->text_len++] = '\0';
 }
 
 
 static void
-ts_put_hint(ts_builder_t *b, ts_entry_t *e, const char *phrase)
+ts_put_name(ts_catalog_t *c, ts_entry_t *e, const char *name, size_t len)
 {
-    e->hint = ts_put(b, phrase, phrase ? strlen(phrase) : 0);
-    e->hint_words = ts_lower_count(b->c->text + e->hint.off, e->hint.len);
+    e->name.off = (uint32_t) c->names_len;
+    e->name.len = (uint32_t) len;
+    memcpy(c->names + c->names_len, name, len);
+    c->names_len += len;
 }
 
 
-static int
+static void
 ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
     int pooled, const char *phrase)
 {
-    ts_entry_t   *e;
-    const char   *name, *bare;
-    char          tmp[TS_NAME_MAX];
-    size_t        len, blen;
+    ts_catalog_t  *c;
+    ts_entry_t    *e;
+    const char    *name, *bare;
+    char           tmp[TS_NAME_MAX];
+    size_t         len, blen;
+    uint32_t       words;
 
     name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
     if (name == NULL) {
-        return 0;
+        return;
     }
 
-    e = &b->c->tools[b->c->ntools++];
+    c = b->c;
+    e = &c->tools[c->ntools];
     memset(e, 0, sizeof(ts_entry_t));
     e->mcp = ts_name_is_mcp(name, len);
-    e->pooled = pooled;
+    ts_put_name(c, e, name, len);
 
-    bare = e->mcp ? name + sizeof(TS_MCP_PREFIX) - 1 : name;
-    blen = len - (size_t) (bare - name);
+    if (pooled) {
+        e->pooled = 1;
+        c->pool[c->npooled++] = (uint32_t) c->ntools;
 
-    e->name = ts_put(b, name, len);
-    e->full = ts_put(b, bare, blen);
-    ts_lower_count(b->c->text + e->full.off, blen);
-    ts_put_parts(b, e, bare, blen);
-    ts_put_hint(b, e, phrase);
+        bare = e->mcp ? name + sizeof(TS_MCP_PREFIX) - 1 : name;
+        blen = len - (size_t) (bare - name);
 
-    if (ts_put_desc(b, e, ix->buf, &t->description) != 0) {
-        return -1;
+        e->full = ts_put_field(b, bare, blen, &words);
+        ts_put_parts(b, e, bare, blen);
+        e->hint = ts_put_field(b, phrase ? phrase : "",
+                               phrase ? strlen(phrase) : 0, &e->hint_words);
+        ts_put_desc(b, e, ix->buf, &t->description);
     }
 
-    b->c->npooled += pooled;
-
-    return 0;
+    c->ntools++;
 }
 
 
 static void
 ts_catalog_averages(ts_catalog_t *c)
 {
-    double   words, desc, hint;
-    size_t   i;
+    double      words, desc, hint;
+    ts_entry_t *e;
+    size_t      i;
 
     words = desc = hint = 0;
 
-    for (i = 0; i < c->ntools; i++) {
-        if (c->tools[i].pooled) {
-            words += c->tools[i].nparts;
-            desc += c->tools[i].desc_words;
-            hint += c->tools[i].hint_words;
-        }
+    for (i = 0; i < c->npooled; i++) {
+        e = &c->tools[c->pool[i]];
+        words += e->nparts;
+        desc += e->desc_words;
+        hint += e->hint_words;
     }
 
     if (c->npooled > 0) {
@@ -231,12 +271,13 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
 {
     ts_builder_t   b;
     const char   **phrase;
-    size_t         i, n;
+    size_t         i, n, names_cap, parts_cap;
 
     memset(c, 0, sizeof(ts_catalog_t));
     b.c = c;
     b.text_cap = 0;
-    b.parts_cap = 0;
+    names_cap = 0;
+    parts_cap = 0;
     n = ix->ntools;
 
     phrase = calloc(n ? n : 1, sizeof(char *));
@@ -244,32 +285,40 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
         return -1;
     }
 
-    /* decoding never lengthens a string: the raw sizes bound the text */
+    /*
+     * decoding never lengthens a string: raw sizes bound the text (full
+     * and words take at most twice a name, and 4 NULs close the fields)
+     */
     for (i = 0; i < n; i++) {
-        phrase[i] = ts_hint_of(ix, &ix->tools[i], hints);
-        b.text_cap += 4 * ix->tools[i].name.len + ix->tools[i].description.len
-                      + (phrase[i] ? strlen(phrase[i]) : 0);
-        b.parts_cap += ix->tools[i].name.len;
+        names_cap += ix->tools[i].name.len;
+        parts_cap += ix->tools[i].name.len;
+
+        if (pool == NULL || pool[i]) {
+            phrase[i] = ts_hint_of(ix, &ix->tools[i], hints);
+            b.text_cap += 3 * ix->tools[i].name.len + 4
+                          + ix->tools[i].description.len
+                          + (phrase[i] ? strlen(phrase[i]) : 0);
+        }
     }
 
     c->text = malloc(b.text_cap ? b.text_cap : 1);
-    c->parts = malloc((b.parts_cap ? b.parts_cap : 1) * sizeof(ts_span_t));
+    c->names = malloc(names_cap ? names_cap : 1);
+    c->parts = malloc((parts_cap ? parts_cap : 1) * sizeof(ts_span_t));
     c->tools = malloc((n ? n : 1) * sizeof(ts_entry_t));
+    c->pool = malloc((n ? n : 1) * sizeof(uint32_t));
 
-    if (c->text == NULL || c->parts == NULL || c->tools == NULL) {
+    if (c->text == NULL || c->names == NULL || c->parts == NULL
+        || c->tools == NULL || c->pool == NULL)
+    {
         free(phrase);
         ts_catalog_free(c);
         return -1;
     }
 
     for (i = 0; i < n; i++) {
-        if (ix->tools[i].name.kind == TS_STRING
-            && ts_put_tool(&b, ix, &ix->tools[i], pool ? pool[i] : 1,
-                           phrase[i]) != 0)
-        {
-            free(phrase);
-            ts_catalog_free(c);
-            return -1;
+        if (ix->tools[i].name.kind == TS_STRING) {
+            ts_put_tool(&b, ix, &ix->tools[i], pool == NULL || pool[i],
+                        phrase[i]);
         }
     }
 
@@ -284,7 +333,9 @@ void
 ts_catalog_free(ts_catalog_t *c)
 {
     free(c->text);
+    free(c->names);
     free(c->parts);
     free(c->tools);
+    free(c->pool);
     memset(c, 0, sizeof(ts_catalog_t));
 }

@@ -23,12 +23,18 @@ typedef struct {
 } ts_span_t;
 
 
+/*
+ * A pooled tool's searchable text lies in one run of the catalogue's
+ * text: full, words, hint and description, each followed by a NUL, so a
+ * single scan of the text finds a term in every tool and no match can
+ * span two fields.
+ */
 typedef struct {
-    ts_span_t   name;       /* as the request spells it */
+    ts_span_t   name;       /* as the request spells it, in names */
     ts_span_t   full;       /* lowercase, "mcp__" removed */
     ts_span_t   words;      /* name parts, lowercase, space-separated */
-    ts_span_t   desc;       /* description, lowercase */
     ts_span_t   hint;       /* the configured hint, lowercase */
+    ts_span_t   desc;       /* description, lowercase */
     uint32_t    part_first; /* into parts[] */
     uint32_t    nparts;
     uint32_t    desc_words;
@@ -46,8 +52,11 @@ typedef struct {
 
 
 typedef struct {
-    char           *text;
+    char           *text;       /* the pool's searchable text */
     size_t          text_len;
+    char           *names;      /* every tool's name */
+    size_t          names_len;
+    uint32_t       *pool;       /* entries of the pool, in text order */
     ts_span_t      *parts;
     size_t          nparts;
     ts_entry_t     *tools;
@@ -73,6 +82,13 @@ static inline const char *
 ts_catalog_str(const ts_catalog_t *c, ts_span_t s)
 {
     return c->text + s.off;
+}
+
+
+static inline const char *
+ts_catalog_name(const ts_catalog_t *c, const ts_entry_t *e)
+{
+    return c->names + e->name.off;
 }
 
 #endif /* TS_CATALOG_H */

@@ -122,11 +122,11 @@ ts_search_print(const ts_catalog_t *cat, const ts_search_conf_t *c,
 
         if (c->batch) {
             printf("%s%.*s", i ? "\t" : "", (int) e->name.len,
-                   ts_catalog_str(cat, e->name));
+                   ts_catalog_name(cat, e));
             continue;
         }
 
-        printf("%.*s", (int) e->name.len, ts_catalog_str(cat, e->name));
+        printf("%.*s", (int) e->name.len, ts_catalog_name(cat, e));
 
         if (c->explain && r->kind == TS_QUERY_KEYWORDS) {
             ts_search_explain(cat, r->hits[i].tool, query, strlen(query),

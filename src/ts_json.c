@@ -1172,7 +1172,7 @@ ts_str_eq(const char *buf, const ts_val_t *v, const char *s)
 size_t
 ts_str_decode(const char *buf, const ts_val_t *v, char *out, size_t cap)
 {
-    const unsigned char  *p, *end;
+    const unsigned char  *p, *q, *end;
     unsigned char         unit[4];
     size_t                n, len;
 
@@ -1181,6 +1181,22 @@ ts_str_decode(const char *buf, const ts_val_t *v, char *out, size_t cap)
     len = 0;
 
     while (p < end) {
+        /* runs without escapes, the bulk of any text, go in one copy */
+        q = memchr(p, '\\', (size_t) (end - p));
+        n = (size_t) ((q ? q : end) - p);
+
+        if (len + n > cap) {
+            return (size_t) -1;
+        }
+
+        memcpy(out + len, p, n);
+        len += n;
+        p += n;
+
+        if (p == end) {
+            break;
+        }
+
         n = ts_str_unit(&p, unit);
         if (len + n > cap) {
             return (size_t) -1;

@@ -2,12 +2,70 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
-/* memmem: glibc's is vectorised, and terms are scanned many times */
+/* memmem */
 #define _GNU_SOURCE
 
 #include <string.h>
 
+#if (defined __SSE2__ && defined __GNUC__)
+#include <emmintrin.h>
+#define TS_HAVE_SSE2  1
+#endif
+
 #include "ts_lexicon.h"
+
+
+#ifdef TS_HAVE_SSE2
+
+/*
+ * Terms are short and searched over the whole catalogue text once per
+ * query: compare the first and the last byte of the needle at 16
+ * positions at a time, and memcmp only where both agree.
+ */
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
+{
+    __m128i   first, last, a, b;
+    unsigned  mask, bit;
+    size_t    i;
+
+    if (m < 2 || n < m + 16) {
+        return memmem(hay, n, needle, m);
+    }
+
+    first = _mm_set1_epi8(needle[0]);
+    last = _mm_set1_epi8(needle[m - 1]);
+
+    for (i = 0; i + m - 1 + 16 <= n; i += 16) {
+        a = _mm_loadu_si128((const __m128i *) (hay + i));
+        b = _mm_loadu_si128((const __m128i *) (hay + i + m - 1));
+        mask = (unsigned) _mm_movemask_epi8(
+                   _mm_and_si128(_mm_cmpeq_epi8(a, first),
+                                 _mm_cmpeq_epi8(b, last)));
+
+        while (mask) {
+            bit = (unsigned) __builtin_ctz(mask);
+
+            if (memcmp(hay + i + bit + 1, needle + 1, m - 2) == 0) {
+                return hay + i + bit;
+            }
+
+            mask &= mask - 1;
+        }
+    }
+
+    return memmem(hay + i, n - i, needle, m);
+}
+
+#else
+
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
+{
+    return memmem(hay, n, needle, m);
+}
+
+#endif
 
 
 static int
@@ -31,53 +89,23 @@ ts_boundary(const char *text, size_t len, size_t i)
 
 
 int
-ts_word_match(const char *text, size_t len, const char *term, size_t tlen)
+ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen)
 {
-    const char  *p, *end;
-    size_t       at;
-
-    if (tlen == 0 || tlen > len) {
-        return 0;
-    }
-
-    end = text + len;
-
-    for (p = text; (p = memmem(p, (size_t) (end - p), term, tlen)); p++) {
-        at = (size_t) (p - text);
-
-        if (ts_boundary(text, len, at) && ts_boundary(text, len, at + tlen)) {
-            return 1;
-        }
-    }
-
-    return 0;
+    return ts_boundary(text, len, at) && ts_boundary(text, len, at + tlen);
 }
 
 
-uint32_t
-ts_word_count(const char *text, size_t len, const char *term, size_t tlen,
-    int whole)
+int
+ts_word_start(const char *text, size_t at)
 {
-    const char  *p, *end;
-    uint32_t     n;
+    return at == 0 || !ts_ascii_alnum((unsigned char) text[at - 1]);
+}
 
-    if (tlen == 0 || tlen > len) {
-        return 0;
-    }
 
-    end = text + len;
-    n = 0;
-
-    for (p = text; (p = memmem(p, (size_t) (end - p), term, tlen)); p++) {
-        if ((p == text || !ts_ascii_alnum((unsigned char) p[-1]))
-            && (!whole || p + tlen == end
-                || !ts_ascii_alnum((unsigned char) p[tlen])))
-        {
-            n++;
-        }
-    }
-
-    return n;
+int
+ts_word_end(const char *text, size_t len, size_t end)
+{
+    return end == len || !ts_ascii_alnum((unsigned char) text[end]);
 }
 
 

@@ -35,16 +35,17 @@ ts_ascii_lower(char c)
 }
 
 
-/* 1 when term occurs in text between \b boundaries ('_' is a word byte) */
-int ts_word_match(const char *text, size_t len, const char *term,
-    size_t tlen);
+/* the first occurrence of needle in hay, or NULL (memmem) */
+const char *ts_find(const char *hay, size_t n, const char *needle, size_t m);
 
-/*
- * occurrences of term at the start of an alphanumeric word of text;
- * with whole set, only those that are the whole word
- */
-uint32_t ts_word_count(const char *text, size_t len, const char *term,
-    size_t tlen, int whole);
+/* 1 when text[at, at + tlen) lies between \b boundaries ('_' a word byte) */
+int ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen);
+
+/* 1 when text[at] starts an alphanumeric word */
+int ts_word_start(const char *text, size_t at);
+
+/* 1 when text[end] ends an alphanumeric word */
+int ts_word_end(const char *text, size_t len, size_t end);
 
 int ts_stopword(const char *w, size_t len);
 

@@ -14,8 +14,8 @@
 #include "ts_search.h"
 
 
-/* BM25 terms of a hybrid query: its words and their thesaurus relatives */
-#define TS_BM25_TERMS_MAX    64
+/* a query's terms: its words and their thesaurus relatives */
+#define TS_TERMS_MAX         64
 #define TS_SYNONYMS_MAX      16
 
 #define TS_BM25_K1           1.2
@@ -31,8 +31,10 @@
 
 typedef struct {
     const char  *p;
-    size_t       len;
-    double       weight;
+    size_t       len;       /* the word */
+    size_t       scan;      /* the prefix searched for: the word's stem */
+    double       weight;    /* of its BM25 part; 0: none */
+    unsigned     seed:1;    /* scored by seed 000's rules */
     unsigned     required:1;
 } ts_term_t;
 
@@ -40,13 +42,40 @@ typedef struct {
 typedef struct {
     char         buf[TS_SEARCH_QUERY_MAX];   /* trimmed, lowercase */
     size_t       len;
-    ts_term_t    seed[TS_SEARCH_TERMS_MAX];
-    size_t       nseed;
+    ts_term_t    terms[TS_TERMS_MAX];
+    size_t       nterms;
+    size_t       nwords;    /* terms from the query itself */
     size_t       nrequired;
-    ts_term_t    bm[TS_BM25_TERMS_MAX];
-    size_t       nbm;
+    unsigned     whole:1;   /* BM25 counts whole words only */
     unsigned     truncated:1;
 } ts_query_t;
+
+
+/* what one term's scan found in one tool */
+typedef struct {
+    double       tf;        /* BM25F: weighted, length-normalised */
+    uint8_t      seen;
+    uint8_t      part;      /* 2: a part is the word, 1: contains it */
+    uint8_t      full;      /* the name contains the word */
+    uint8_t      hint;      /* \b match in the hint */
+    uint8_t      desc;      /* \b match in the description */
+} ts_mark_t;
+
+
+/* the state of a keyword query over the pool */
+typedef struct {
+    const ts_catalog_t  *c;
+    const ts_query_t    *q;
+    double              *seed;
+    double              *bm;
+    uint8_t             *req;
+    ts_mark_t           *marks;
+    uint32_t            *touched;
+    size_t               ntouched;
+    long                 explain;   /* a tool whose points are noted */
+    char                *out;
+    char                *end;
+} ts_rank_t;
 
 
 int
@@ -115,23 +144,47 @@ ts_query_text(ts_query_t *q, const char *s, size_t len)
 }
 
 
-static void
-ts_add_seed_term(ts_query_t *q, const char *p, size_t len, int required)
+static ts_term_t *
+ts_add_term(ts_query_t *q, const char *p, size_t len, size_t scan)
 {
-    if (len == 0) {
-        return;
+    size_t  i;
+
+    for (i = 0; i < q->nterms; i++) {
+        if (q->terms[i].scan == scan && q->terms[i].len == len
+            && memcmp(q->terms[i].p, p, len) == 0)
+        {
+            return NULL;
+        }
     }
 
-    if (q->nseed == TS_SEARCH_TERMS_MAX) {
+    if (q->nterms == TS_TERMS_MAX) {
+        return NULL;
+    }
+
+    memset(&q->terms[q->nterms], 0, sizeof(ts_term_t));
+    q->terms[q->nterms].p = p;
+    q->terms[q->nterms].len = len;
+    q->terms[q->nterms].scan = scan;
+
+    return &q->terms[q->nterms++];
+}
+
+
+/* a word of the query itself; past the limit it is dropped */
+static ts_term_t *
+ts_add_word(ts_query_t *q, const char *p, size_t len, size_t scan)
+{
+    ts_term_t  *t;
+
+    if (q->nwords == TS_SEARCH_TERMS_MAX) {
         q->truncated = 1;
-        return;
+        return NULL;
     }
 
-    q->seed[q->nseed].p = p;
-    q->seed[q->nseed].len = len;
-    q->seed[q->nseed].weight = 1;
-    q->seed[q->nseed++].required = required;
-    q->nrequired += required;
+    t = ts_add_term(q, p, len, scan);
+    q->nwords += t != NULL;
+
+    return t;
 }
 
 
@@ -139,7 +192,9 @@ ts_add_seed_term(ts_query_t *q, const char *p, size_t len, int required)
 static void
 ts_seed_terms(ts_query_t *q)
 {
-    size_t  i, start;
+    ts_term_t  *t;
+    size_t      i, start;
+    int         req;
 
     for (i = 0; i < q->len; i = start) {
         while (i < q->len && ts_space(q->buf[i])) {
@@ -150,59 +205,64 @@ ts_seed_terms(ts_query_t *q)
              start++)
         { /* void */ }
 
-        if (i < start && q->buf[i] == '+') {
-            ts_add_seed_term(q, q->buf + i + 1, start - i - 1, 1);
+        req = i < start && q->buf[i] == '+';
+        i += req;
 
-        } else {
-            ts_add_seed_term(q, q->buf + i, start - i, 0);
+        if (i < start && (t = ts_add_word(q, q->buf + i, start - i,
+                                          start - i)))
+        {
+            t->seed = 1;
+            t->required = req;
+            q->nrequired += req;
         }
     }
 }
 
 
 static void
-ts_add_bm_term(ts_query_t *q, const char *p, size_t len, double weight)
+ts_add_synonyms(ts_query_t *q, const char *w, size_t len)
 {
-    size_t  i;
+    ts_word_t   syn[TS_SYNONYMS_MAX];
+    ts_term_t  *t;
+    size_t      n, k, stem;
 
-    for (i = 0; i < q->nbm; i++) {
-        if (q->bm[i].len == len && memcmp(q->bm[i].p, p, len) == 0) {
-            if (q->bm[i].weight < weight) {
-                q->bm[i].weight = weight;
-            }
+    n = ts_synonyms(w, len, syn, TS_SYNONYMS_MAX);
 
-            return;
+    for (k = 0; k < n; k++) {
+        stem = ts_stem(syn[k].p, syn[k].len);
+        t = ts_add_term(q, syn[k].p, stem, stem);
+
+        if (t != NULL) {
+            t->weight = TS_W_SYNONYM;
         }
-    }
-
-    if (q->nbm < TS_BM25_TERMS_MAX) {
-        q->bm[q->nbm].p = p;
-        q->bm[q->nbm].len = len;
-        q->bm[q->nbm++].weight = weight;
     }
 }
 
 
 /*
  * Content words: alphanumeric runs without stop words.  The hybrid
- * scorer also stems them and adds their thesaurus relatives, and the
- * seed part of its score reads them unstemmed.
+ * scorer scores them by the seed's rules too, searches their stems as
+ * word prefixes and adds their thesaurus relatives; plain BM25 counts
+ * whole words.
  */
 static void
 ts_content_terms(ts_query_t *q, int hybrid)
 {
-    ts_word_t    syn[TS_SYNONYMS_MAX];
+    ts_term_t   *t;
     const char  *w;
-    size_t       i, start, len, n, k;
+    size_t       i, start, len;
+
+    q->whole = !hybrid;
 
     for (i = 0; i < q->len; i = start) {
         while (i < q->len && !ts_ascii_alnum((unsigned char) q->buf[i])) {
             i++;
         }
 
-        for (start = i; start < q->len && ts_ascii_alnum((unsigned char) q->buf[start]); start++) {
-            /* void */
-        }
+        for (start = i;
+             start < q->len && ts_ascii_alnum((unsigned char) q->buf[start]);
+             start++)
+        { /* void */ }
 
         w = q->buf + i;
         len = start - i;
@@ -211,148 +271,17 @@ ts_content_terms(ts_query_t *q, int hybrid)
             continue;
         }
 
-        if (!hybrid) {
-            ts_add_bm_term(q, w, len, 1);
-            continue;
-        }
+        t = ts_add_word(q, w, len, hybrid ? ts_stem(w, len) : len);
 
-        ts_add_seed_term(q, w, len, 0);
-        ts_add_bm_term(q, w, ts_stem(w, len), 1);
+        if (t != NULL) {
+            t->weight = 1;
+            t->seed = hybrid;
 
-        n = ts_synonyms(w, len, syn, TS_SYNONYMS_MAX);
-
-        for (k = 0; k < n; k++) {
-            ts_add_bm_term(q, syn[k].p, ts_stem(syn[k].p, syn[k].len),
-                           TS_W_SYNONYM);
+            if (hybrid) {
+                ts_add_synonyms(q, w, len);
+            }
         }
     }
-}
-
-
-static int
-ts_span_has(const ts_catalog_t *c, ts_span_t s, const ts_term_t *t)
-{
-    return t->len <= s.len
-           && memmem(ts_catalog_str(c, s), s.len, t->p, t->len) != NULL;
-}
-
-
-static int
-ts_word_in(const ts_catalog_t *c, ts_span_t s, const ts_term_t *t)
-{
-    return ts_word_match(ts_catalog_str(c, s), s.len, t->p, t->len);
-}
-
-
-/* 2: a part equals the term, 1: a part contains it, 0: neither */
-static int
-ts_part_match(const ts_catalog_t *c, const ts_entry_t *e, const ts_term_t *t)
-{
-    const ts_span_t  *part;
-    uint32_t          k;
-    int               sub;
-
-    sub = 0;
-
-    for (k = 0; k < e->nparts; k++) {
-        part = &c->parts[e->part_first + k];
-
-        if (part->len == t->len
-            && memcmp(ts_catalog_str(c, *part), t->p, t->len) == 0)
-        {
-            return 2;
-        }
-
-        sub = sub || ts_span_has(c, *part, t);
-    }
-
-    return sub;
-}
-
-
-static int
-ts_required_ok(const ts_catalog_t *c, const ts_entry_t *e,
-    const ts_query_t *q)
-{
-    const ts_term_t  *t;
-    size_t            i;
-
-    for (i = 0; i < q->nseed; i++) {
-        t = &q->seed[i];
-
-        if (t->required && !ts_span_has(c, e->full, t)
-            && !ts_word_in(c, e->desc, t) && !ts_word_in(c, e->hint, t))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
-/* appends to an explanation, never past its end */
-static void
-ts_note(char **out, char *end, const char *what, const ts_term_t *t,
-    int pts)
-{
-    int  n;
-
-    if (*out == NULL || *out >= end) {
-        return;
-    }
-
-    n = snprintf(*out, (size_t) (end - *out), " %.*s:%s+%d",
-                 (int) t->len, t->p, what, pts);
-
-    *out += n > 0 ? (size_t) n : 0;
-
-    if (*out > end) {
-        *out = end;
-    }
-}
-
-
-/* seed 000, scoreToolForQuery; explains itself when out is set */
-static double
-ts_seed_score(const ts_catalog_t *c, const ts_entry_t *e, const ts_query_t *q,
-    char *out, char *end)
-{
-    const ts_term_t  *t;
-    size_t            i;
-    int               score, part;
-
-    score = 0;
-
-    for (i = 0; i < q->nseed; i++) {
-        t = &q->seed[i];
-        part = ts_part_match(c, e, t);
-
-        if (part == 2) {
-            score += e->mcp ? 12 : 10;
-            ts_note(&out, end, "part", t, e->mcp ? 12 : 10);
-
-        } else if (part == 1) {
-            score += e->mcp ? 6 : 5;
-            ts_note(&out, end, "in-part", t, e->mcp ? 6 : 5);
-
-        } else if (score == 0 && ts_span_has(c, e->full, t)) {
-            score += 3;
-            ts_note(&out, end, "in-name", t, 3);
-        }
-
-        if (ts_word_in(c, e->hint, t)) {
-            score += 4;
-            ts_note(&out, end, "hint", t, 4);
-        }
-
-        if (ts_word_in(c, e->desc, t)) {
-            score += 2;
-            ts_note(&out, end, "description", t, 2);
-        }
-    }
-
-    return score;
 }
 
 
@@ -363,49 +292,269 @@ ts_norm(double len, double avg)
 }
 
 
-/* one term's BM25F contribution to every tool of the pool */
-static void
-ts_bm25_term(const ts_catalog_t *c, const ts_term_t *t, int hybrid,
-    double *tf, double *acc)
+/* the whole word, not only its stem, is at text[at] within [s, end) */
+static int
+ts_word_at(const char *text, size_t at, size_t end, const ts_term_t *t)
 {
-    const ts_entry_t  *e;
-    double             idf, n, wn, wh;
-    size_t             i, df;
-    int                whole;
+    return at + t->len <= end
+           && memcmp(text + at + t->scan, t->p + t->scan,
+                     t->len - t->scan) == 0;
+}
 
-    whole = !hybrid;
-    wn = hybrid ? TS_W_NAME : 1;
-    wh = hybrid ? TS_W_HINT : 1;
 
-    for (i = 0, df = 0; i < c->ntools; i++) {
-        e = &c->tools[i];
-        tf[i] = 0;
+/* BM25F: a hit that starts a word (and ends one, for whole words) */
+static double
+ts_tf(const ts_rank_t *rk, const ts_term_t *t, ts_span_t f, size_t at,
+    double weight, double norm)
+{
+    const char  *text;
 
-        if (!e->pooled) {
-            continue;
-        }
+    text = rk->c->text;
 
-        n = wn * ts_word_count(ts_catalog_str(c, e->words), e->words.len,
-                               t->p, t->len, whole)
-            / ts_norm(e->nparts, c->avg_words);
-        n += TS_W_DESC * ts_word_count(ts_catalog_str(c, e->desc),
-                                       e->desc.len, t->p, t->len, whole)
-             / ts_norm(e->desc_words, c->avg_desc);
-        n += wh * ts_word_count(ts_catalog_str(c, e->hint), e->hint.len,
-                                t->p, t->len, whole)
-             / ts_norm(e->hint_words, c->avg_hint);
-
-        tf[i] = n;
-        df += n > 0;
+    if (!ts_word_start(text, at)
+        || (rk->q->whole && !ts_word_end(text, f.off + f.len, at + t->scan)))
+    {
+        return 0;
     }
 
-    idf = log(1 + ((double) c->npooled - (double) df + 0.5)
+    return weight / norm;
+}
+
+
+/* what a hit at text[at] means for its tool, field by field */
+static void
+ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
+    size_t at, ts_mark_t *m)
+{
+    const ts_catalog_t  *c;
+    const char          *text;
+    size_t               end;
+    int                  word;
+
+    c = rk->c;
+    text = c->text;
+
+    if (at < e->words.off) {
+        m->full |= ts_word_at(text, at, e->full.off + e->full.len, t);
+        return;
+    }
+
+    if (at < e->hint.off) {
+        end = e->words.off + e->words.len;
+
+        if (ts_word_at(text, at, end, t)) {
+            word = (at == e->words.off || text[at - 1] == ' ')
+                   && (at + t->len == end || text[at + t->len] == ' ');
+            m->part = m->part > 1 + word ? m->part : (uint8_t) (1 + word);
+        }
+
+        m->tf += ts_tf(rk, t, e->words, at, TS_W_NAME,
+                       ts_norm(e->nparts, c->avg_words));
+        return;
+    }
+
+    if (at < e->desc.off) {
+        m->hint |= ts_word_at(text, at, e->hint.off + e->hint.len, t)
+                   && ts_word_bounded(text + e->hint.off, e->hint.len,
+                                      at - e->hint.off, t->len);
+        m->tf += ts_tf(rk, t, e->hint, at, TS_W_HINT,
+                       ts_norm(e->hint_words, c->avg_hint));
+        return;
+    }
+
+    m->desc |= ts_word_at(text, at, e->desc.off + e->desc.len, t)
+               && ts_word_bounded(text + e->desc.off, e->desc.len,
+                                  at - e->desc.off, t->len);
+    m->tf += ts_tf(rk, t, e->desc, at, TS_W_DESC,
+                   ts_norm(e->desc_words, c->avg_desc));
+}
+
+
+/*
+ * One pass over the pool's text finds a term in every tool: hits come
+ * in text order, and so do the tools they belong to.
+ */
+static void
+ts_scan(ts_rank_t *rk, const ts_term_t *t)
+{
+    const ts_catalog_t  *c;
+    const char          *p, *end;
+    uint32_t             idx;
+    size_t               k, at;
+
+    c = rk->c;
+    end = c->text + c->text_len;
+    rk->ntouched = 0;
+    k = 0;
+
+    for (p = c->text;
+         p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
+         p++)
+    {
+        at = (size_t) (p - c->text);
+
+        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
+        {
+            k++;
+        }
+
+        idx = c->pool[k];
+
+        if (!rk->marks[idx].seen) {
+            rk->marks[idx].seen = 1;
+            rk->touched[rk->ntouched++] = idx;
+        }
+
+        ts_mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
+    }
+}
+
+
+/* appends to an explanation, never past its end */
+static void
+ts_note(ts_rank_t *rk, uint32_t idx, const ts_term_t *t, const char *what,
+    int pts)
+{
+    int  n;
+
+    if ((long) idx != rk->explain || rk->out >= rk->end) {
+        return;
+    }
+
+    n = snprintf(rk->out, (size_t) (rk->end - rk->out), " %.*s:%s+%d",
+                 (int) t->len, t->p, what, pts);
+
+    rk->out += n > 0 ? (size_t) n : 0;
+
+    if (rk->out > rk->end) {
+        rk->out = rk->end;
+    }
+}
+
+
+/* seed 000, scoreToolForQuery, one term over the tools it touched */
+static void
+ts_seed_points(ts_rank_t *rk, const ts_term_t *t)
+{
+    const ts_mark_t  *m;
+    uint32_t          idx;
+    size_t            i;
+    int               mcp, pts;
+
+    for (i = 0; i < rk->ntouched; i++) {
+        idx = rk->touched[i];
+        m = &rk->marks[idx];
+        mcp = rk->c->tools[idx].mcp;
+        pts = 0;
+
+        if (m->part) {
+            pts = m->part == 2 ? (mcp ? 12 : 10) : (mcp ? 6 : 5);
+            ts_note(rk, idx, t, m->part == 2 ? "part" : "in-part", pts);
+
+        } else if (m->full && rk->seed[idx] == 0) {
+            pts = 3;
+            ts_note(rk, idx, t, "in-name", 3);
+        }
+
+        if (m->hint) {
+            pts += 4;
+            ts_note(rk, idx, t, "hint", 4);
+        }
+
+        if (m->desc) {
+            pts += 2;
+            ts_note(rk, idx, t, "description", 2);
+        }
+
+        rk->seed[idx] += pts;
+        rk->req[idx] += t->required && (m->full || m->hint || m->desc);
+    }
+}
+
+
+static void
+ts_bm25_points(ts_rank_t *rk, const ts_term_t *t)
+{
+    double    idf, tf;
+    size_t    i, df;
+
+    for (i = 0, df = 0; i < rk->ntouched; i++) {
+        df += rk->marks[rk->touched[i]].tf > 0;
+    }
+
+    idf = log(1 + ((double) rk->c->npooled - (double) df + 0.5)
                   / ((double) df + 0.5));
 
-    for (i = 0; i < c->ntools; i++) {
-        if (tf[i] > 0) {
-            acc[i] += t->weight * idf * tf[i] * (TS_BM25_K1 + 1)
-                      / (tf[i] + TS_BM25_K1);
+    for (i = 0; i < rk->ntouched; i++) {
+        tf = rk->marks[rk->touched[i]].tf;
+
+        if (tf > 0) {
+            rk->bm[rk->touched[i]] += t->weight * idf * tf * (TS_BM25_K1 + 1)
+                                      / (tf + TS_BM25_K1);
+        }
+    }
+}
+
+
+static int
+ts_rank_init(ts_rank_t *rk, const ts_catalog_t *c, const ts_query_t *q)
+{
+    size_t  n;
+
+    memset(rk, 0, sizeof(ts_rank_t));
+    rk->c = c;
+    rk->q = q;
+    rk->explain = -1;
+    n = c->ntools ? c->ntools : 1;
+
+    rk->seed = calloc(2 * n, sizeof(double));
+    rk->req = calloc(n, 1);
+    rk->marks = calloc(n, sizeof(ts_mark_t));
+    rk->touched = malloc(n * sizeof(uint32_t));
+
+    if (rk->seed == NULL || rk->req == NULL || rk->marks == NULL
+        || rk->touched == NULL)
+    {
+        return -1;
+    }
+
+    rk->bm = rk->seed + n;
+
+    return 0;
+}
+
+
+static void
+ts_rank_free(ts_rank_t *rk)
+{
+    free(rk->seed);
+    free(rk->req);
+    free(rk->marks);
+    free(rk->touched);
+}
+
+
+/* every term, scanned once */
+static void
+ts_rank(ts_rank_t *rk)
+{
+    const ts_term_t  *t;
+    size_t            i, k;
+
+    for (i = 0; i < rk->q->nterms; i++) {
+        t = &rk->q->terms[i];
+        ts_scan(rk, t);
+
+        if (t->seed) {
+            ts_seed_points(rk, t);
+        }
+
+        if (t->weight > 0) {
+            ts_bm25_points(rk, t);
+        }
+
+        for (k = 0; k < rk->ntouched; k++) {
+            memset(&rk->marks[rk->touched[k]], 0, sizeof(ts_mark_t));
         }
     }
 }
@@ -446,48 +595,42 @@ static int
 ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
     size_t max, ts_result_t *r)
 {
-    double  *seed, *bm, *tf, sm, bmax, s;
-    size_t   i;
+    ts_rank_t  rk;
+    double     sm, bmax, s;
+    size_t     i;
 
-    seed = calloc(3 * (c->ntools ? c->ntools : 1), sizeof(double));
-    if (seed == NULL) {
+    if (ts_rank_init(&rk, c, q) != 0) {
+        ts_rank_free(&rk);
         return -1;
     }
 
-    bm = seed + c->ntools;
-    tf = bm + c->ntools;
+    ts_rank(&rk);
+
+    /*
+     * BM25 relative to the best tool, seed points relative to an exact
+     * part match of every word: a lone description match adds little
+     */
+    sm = 12.0 * (double) (q->nwords ? q->nwords : 1);
+    bmax = ts_max_of(rk.bm, c->ntools);
 
     for (i = 0; i < c->ntools; i++) {
-        if (c->tools[i].pooled && scoring != TS_SCORING_BM25
-            && ts_required_ok(c, &c->tools[i], q))
-        {
-            seed[i] = ts_seed_score(c, &c->tools[i], q, NULL, NULL);
+        if (rk.req[i] < q->nrequired) {
+            continue;
         }
-    }
 
-    for (i = 0; i < q->nbm; i++) {
-        ts_bm25_term(c, &q->bm[i], scoring == TS_SCORING_HYBRID, tf, bm);
-    }
-
-    /* BM25 relative to the best tool, seed points to an exact part match
-     * of every term: a lone description match adds little */
-    sm = 12.0 * (double) (q->nseed ? q->nseed : 1);
-    bmax = ts_max_of(bm, c->ntools);
-
-    for (i = 0; i < c->ntools; i++) {
-        s = scoring == TS_SCORING_SEED ? seed[i]
-            : scoring == TS_SCORING_BM25 ? bm[i]
-            : (bmax > 0 ? bm[i] / bmax : 0) + TS_W_SEED * seed[i] / sm;
+        s = scoring == TS_SCORING_SEED ? rk.seed[i]
+            : scoring == TS_SCORING_BM25 ? rk.bm[i]
+            : (bmax > 0 ? rk.bm[i] / bmax : 0) + TS_W_SEED * rk.seed[i] / sm;
 
         if (s > 0) {
             r->hits[r->nhits].tool = (uint32_t) i;
             r->hits[r->nhits].score = s;
-            r->hits[r->nhits].seed = seed[i];
-            r->hits[r->nhits++].bm25 = bm[i];
+            r->hits[r->nhits].seed = rk.seed[i];
+            r->hits[r->nhits++].bm25 = rk.bm[i];
         }
     }
 
-    free(seed);
+    ts_rank_free(&rk);
 
     qsort(r->hits, r->nhits, sizeof(ts_hit_t), ts_hit_cmp);
 
@@ -556,7 +699,7 @@ ts_name_eq(const ts_catalog_t *c, const ts_entry_t *e, const char *s,
         return 0;
     }
 
-    name = ts_catalog_str(c, e->name);
+    name = ts_catalog_name(c, e);
 
     for (i = 0; i < len; i++) {
         if (name[i] != s[i]
@@ -671,7 +814,8 @@ ts_query_terms(ts_query_t *q, int scoring)
     ts_seed_terms(q);
 
     if (scoring != TS_SCORING_SEED && q->nrequired == 0) {
-        q->nseed = 0;
+        q->nterms = 0;
+        q->nwords = 0;
         ts_content_terms(q, scoring == TS_SCORING_HYBRID);
     }
 }
@@ -748,18 +892,30 @@ ts_search_explain(const ts_catalog_t *c, uint32_t tool, const char *query,
     size_t len, int scoring, char *out, size_t cap)
 {
     ts_query_t  q;
+    ts_rank_t   rk;
 
-    if (cap == 0 || tool >= c->ntools) {
+    if (cap == 0) {
         return;
     }
 
-    memset(&q, 0, sizeof(ts_query_t));
     out[0] = '\0';
-
+    memset(&q, 0, sizeof(ts_query_t));
     ts_query_text(&q, query, len);
     ts_query_terms(&q, scoring);
-    ts_seed_score(c, &c->tools[tool], &q, out, out + cap - 1);
-    out[cap - 1] = '\0';
+
+    if (tool >= c->ntools) {
+        return;
+    }
+
+    if (ts_rank_init(&rk, c, &q) == 0) {
+        rk.explain = tool;
+        rk.out = out;
+        rk.end = out + cap - 1;
+        ts_rank(&rk);
+        out[cap - 1] = '\0';
+    }
+
+    ts_rank_free(&rk);
 }
 
 
@@ -798,7 +954,7 @@ ts_search_fallback(const ts_catalog_t *c, char *out, size_t cap)
             len += 2;
         }
 
-        memcpy(out + len, ts_catalog_str(c, e->name), e->name.len);
+        memcpy(out + len, ts_catalog_name(c, e), e->name.len);
         len += e->name.len;
         left--;
     }

@@ -1,0 +1,187 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Search cost per request: catalogue preparation plus one query, over a
+ * request body given as a file, against memcpy of the same body measured
+ * in the same run.  Prints one JSON object.
+ *
+ *   bench_search FILE ROUNDS QUERY...
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ts_search.h"
+
+
+static double
+ts_now_us(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+
+    return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+
+static int
+ts_cmp_double(const void *a, const void *b)
+{
+    double  x, y;
+
+    x = *(const double *) a;
+    y = *(const double *) b;
+
+    return (x > y) - (x < y);
+}
+
+
+static double
+ts_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof(double), ts_cmp_double);
+
+    return v[n / 2];
+}
+
+
+static char *
+ts_load(const char *path, size_t *len)
+{
+    FILE  *f;
+    char  *buf;
+    long   n;
+
+    f = fopen(path, "rb");
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) {
+        perror(path);
+        exit(2);
+    }
+
+    rewind(f);
+    buf = malloc((size_t) n + 1);
+
+    if (buf == NULL || fread(buf, 1, (size_t) n, f) != (size_t) n) {
+        perror(path);
+        exit(2);
+    }
+
+    fclose(f);
+    *len = (size_t) n;
+
+    return buf;
+}
+
+
+/* one round: prepare the catalogue of an indexed body and run a query */
+static double
+ts_round(const ts_index_t *ix, const char *q, int scoring, size_t *hits)
+{
+    ts_catalog_t  c;
+    ts_result_t   r;
+    double        t0, t1;
+
+    t0 = ts_now_us();
+
+    if (ts_catalog_build(&c, ix, NULL, NULL) != 0
+        || ts_search_run(&c, q, strlen(q), scoring, 5, &r) != 0)
+    {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+
+    t1 = ts_now_us();
+    *hits = r.nhits;
+    ts_result_free(&r);
+    ts_catalog_free(&c);
+
+    return t1 - t0;
+}
+
+
+static double
+ts_memcpy_round(const char *buf, char *dst, size_t len)
+{
+    double  t0;
+
+    t0 = ts_now_us();
+    memcpy(dst, buf, len);
+
+    /* keep the copy observable */
+    if (dst[len / 2] != buf[len / 2]) {
+        exit(3);
+    }
+
+    return ts_now_us() - t0;
+}
+
+
+int
+main(int argc, char **argv)
+{
+    ts_index_t   ix;
+    char        *buf, *dst;
+    double      *t[3], med[3];
+    size_t       len, rounds, i, hits, q;
+    int          s;
+
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_search FILE ROUNDS QUERY...\n");
+        return 2;
+    }
+
+    buf = ts_load(argv[1], &len);
+    rounds = strtoul(argv[2], NULL, 10);
+    dst = malloc(len);
+
+    if (rounds == 0 || dst == NULL || ts_index_build(&ix, buf, len) != TS_OK)
+    {
+        fprintf(stderr, "bench_search: bad input\n");
+        return 2;
+    }
+
+    printf("{\"bytes\":%zu,\"tools\":%zu,\"rounds\":%zu,\"queries\":[",
+           len, ix.ntools, rounds);
+
+    for (i = 0; i < 3; i++) {
+        t[i] = malloc(rounds * sizeof(double));
+        if (t[i] == NULL) {
+            return 2;
+        }
+    }
+
+    for (q = 3; q < (size_t) argc; q++) {
+        for (i = 0; i < rounds; i++) {
+            t[0][i] = ts_memcpy_round(buf, dst, len);
+
+            for (s = 0; s < 2; s++) {
+                t[s + 1][i] = ts_round(&ix, argv[q],
+                                       s ? TS_SCORING_HYBRID : TS_SCORING_SEED,
+                                       &hits);
+            }
+        }
+
+        for (i = 0; i < 3; i++) {
+            med[i] = ts_median(t[i], rounds);
+        }
+
+        printf("%s{\"query\":\"%s\",\"memcpy_us\":%.2f,\"seed_us\":%.2f,"
+               "\"hybrid_us\":%.2f,\"hits\":%zu}", q > 3 ? "," : "", argv[q],
+               med[0], med[1], med[2], hits);
+    }
+
+    printf("]}\n");
+
+    for (i = 0; i < 3; i++) {
+        free(t[i]);
+    }
+
+    ts_index_free(&ix);
+    free(dst);
+    free(buf);
+
+    return 0;
+}

@@ -1,0 +1,80 @@
+"""The search engine through build/toolsearch: what the gateway's search
+will answer, and the retrieval quality docs/search.md reports."""
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import search_eval  # noqa: E402
+
+CLI = os.path.join(ROOT, "build", "toolsearch")
+CATALOGUE = os.path.join(ROOT, "t", "search", "catalogue.json")
+FIXTURE = os.path.join(ROOT, "t", "fixtures", "claude-code", "ts-unset",
+                       "002.json")
+
+
+def search(*args, tools=CATALOGUE):
+    return subprocess.run([CLI, "search", "--tools", tools] + list(args),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_keyword_query_on_a_request_body():
+    r = search("--scoring", "seed", "+github issue", tools=FIXTURE)
+    assert r.returncode == 0
+    names = r.stdout.split()
+    assert len(names) == 5
+    assert all(n.startswith("mcp__github__") and "issue" in n for n in names)
+
+
+def test_explain_shows_the_seed_points():
+    r = search("--explain", "--scoring", "seed", "github issue",
+               tools=FIXTURE)
+    first = r.stdout.splitlines()[0].split("\t")
+    assert first[0] == "mcp__github__create_issue"
+    assert "github:part+12" in first[2] and "issue:part+12" in first[2]
+
+
+def test_select_reports_missing_names_and_finds_loaded_ones():
+    r = search("select:Read, mcp__memory__read_graph ,nope", tools=FIXTURE)
+    assert r.returncode == 0
+    assert r.stdout.split() == ["Read", "mcp__memory__read_graph"]
+    assert 'no tool named "nope"' in r.stderr
+
+
+def test_no_match_lists_the_catalogue_bounded():
+    r = search("qqqzzzxxx")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "no match; the tools are: mcp__chrome-devtools__" in r.stderr
+    listed = r.stderr.split("the tools are: ", 1)[1]
+    assert len(listed) < 4096 and "more" in listed
+
+
+def test_regex_shaped_and_huge_queries_are_text():
+    r = search("(a+)+$ [[[ .*")
+    assert r.returncode == 1
+    r = search("x" * 100000)
+    assert r.returncode == 1 and "query cut to 1024 bytes" in r.stderr
+
+
+def test_batch_answers_every_line():
+    r = subprocess.run([CLI, "search", "--tools", CATALOGUE, "--batch"],
+                       input="slack send\n\nmcp__memory\n",
+                       capture_output=True, text=True, timeout=60)
+    lines = r.stdout.split("\n")
+    assert lines[0].startswith("mcp__slack__")
+    assert lines[1] == ""
+    assert lines[2].split("\t")[0].startswith("mcp__memory__")
+
+
+def test_retrieval_quality_holds():
+    """hybrid keeps the seed's keyword quality and beats plain BM25 on
+    natural-language queries (docs/search.md has the figures)"""
+    with open(os.path.join(ROOT, "t", "search", "queries.json")) as f:
+        table = search_eval.evaluate(CATALOGUE, json.load(f))
+    kw, nat = table["keyword"], table["natural"]
+    assert kw["hybrid"][1] >= kw["seed"][1]
+    assert nat["hybrid"][1] > nat["bm25"][1] > nat["seed"][1]
+    assert nat["hybrid"][2] > nat["bm25"][2]
