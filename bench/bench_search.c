@@ -86,7 +86,8 @@ ts_round(const ts_index_t *ix, const char *q, int scoring, size_t *hits)
 
     t0 = ts_now_us();
 
-    if (ts_catalog_build(&c, ix, NULL, NULL) != 0
+    if (ts_catalog_build(&c, ix, NULL, NULL, scoring == TS_SCORING_HYBRID)
+        != 0
         || ts_search_run(&c, q, strlen(q), scoring, 5, &r) != 0)
     {
         fprintf(stderr, "out of memory\n");

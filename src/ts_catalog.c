@@ -171,6 +171,20 @@ ts_put_desc(ts_builder_t *b, ts_entry_t *e, const char *buf,
 }
 
 
+/* property names and their descriptions: "origin", "latitude" */
+static void
+ts_put_schema(ts_catalog_t *c, ts_entry_t *e, const char *buf,
+    const ts_val_t *v)
+{
+    e->schema.off = (uint32_t) c->schemas_len;
+    e->schema.len = (uint32_t) v->len;
+    memcpy(c->schemas + c->schemas_len, buf + v->off, v->len);
+    e->schema_words = ts_lower_count(c->schemas + c->schemas_len, v->len);
+    c->schemas_len += v->len;
+    c->schemas[c->schemas_len++] = '\0';
+}
+
+
 static void
 ts_put_name(ts_catalog_t *c, ts_entry_t *e, const char *name, size_t len)
 {
@@ -183,7 +197,7 @@ ts_put_name(ts_catalog_t *c, ts_entry_t *e, const char *name, size_t len)
 
 static void
 ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
-    int pooled, const char *phrase)
+    int pooled, const char *phrase, int schemas)
 {
     ts_catalog_t  *c;
     ts_entry_t    *e;
@@ -215,6 +229,10 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
         e->hint = ts_put_field(b, phrase ? phrase : "",
                                phrase ? strlen(phrase) : 0, &e->hint_words);
         ts_put_desc(b, e, ix->buf, &t->description);
+
+        if (schemas) {
+            ts_put_schema(c, e, ix->buf, &t->input_schema);
+        }
     }
 
     c->ntools++;
@@ -224,23 +242,25 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
 static void
 ts_catalog_averages(ts_catalog_t *c)
 {
-    double      words, desc, hint;
+    double      words, desc, hint, schema;
     ts_entry_t *e;
     size_t      i;
 
-    words = desc = hint = 0;
+    words = desc = hint = schema = 0;
 
     for (i = 0; i < c->npooled; i++) {
         e = &c->tools[c->pool[i]];
         words += e->nparts;
         desc += e->desc_words;
         hint += e->hint_words;
+        schema += e->schema_words;
     }
 
     if (c->npooled > 0) {
         c->avg_words = words / (double) c->npooled;
         c->avg_desc = desc / (double) c->npooled;
         c->avg_hint = hint / (double) c->npooled;
+        c->avg_schema = schema / (double) c->npooled;
     }
 }
 
@@ -267,17 +287,18 @@ ts_hint_of(const ts_index_t *ix, const ts_tool_t *t, const ts_hints_t *h)
 
 int
 ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
-    const unsigned char *pool, const ts_hints_t *hints)
+    const unsigned char *pool, const ts_hints_t *hints, int schemas)
 {
     ts_builder_t   b;
     const char   **phrase;
-    size_t         i, n, names_cap, parts_cap;
+    size_t         i, n, names_cap, parts_cap, schemas_cap;
 
     memset(c, 0, sizeof(ts_catalog_t));
     b.c = c;
     b.text_cap = 0;
     names_cap = 0;
     parts_cap = 0;
+    schemas_cap = 0;
     n = ix->ntools;
 
     phrase = calloc(n ? n : 1, sizeof(char *));
@@ -298,16 +319,19 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
             b.text_cap += 3 * ix->tools[i].name.len + 4
                           + ix->tools[i].description.len
                           + (phrase[i] ? strlen(phrase[i]) : 0);
+            schemas_cap += schemas ? ix->tools[i].input_schema.len + 1 : 0;
         }
     }
 
     c->text = malloc(b.text_cap ? b.text_cap : 1);
     c->names = malloc(names_cap ? names_cap : 1);
+    c->schemas = malloc(schemas_cap ? schemas_cap : 1);
     c->parts = malloc((parts_cap ? parts_cap : 1) * sizeof(ts_span_t));
     c->tools = malloc((n ? n : 1) * sizeof(ts_entry_t));
     c->pool = malloc((n ? n : 1) * sizeof(uint32_t));
 
-    if (c->text == NULL || c->names == NULL || c->parts == NULL
+    if (c->text == NULL || c->names == NULL || c->schemas == NULL
+        || c->parts == NULL
         || c->tools == NULL || c->pool == NULL)
     {
         free(phrase);
@@ -318,7 +342,7 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
     for (i = 0; i < n; i++) {
         if (ix->tools[i].name.kind == TS_STRING) {
             ts_put_tool(&b, ix, &ix->tools[i], pool == NULL || pool[i],
-                        phrase[i]);
+                        phrase[i], schemas);
         }
     }
 
@@ -334,6 +358,7 @@ ts_catalog_free(ts_catalog_t *c)
 {
     free(c->text);
     free(c->names);
+    free(c->schemas);
     free(c->parts);
     free(c->tools);
     free(c->pool);

@@ -35,10 +35,13 @@ typedef struct {
     ts_span_t   words;      /* name parts, lowercase, space-separated */
     ts_span_t   hint;       /* the configured hint, lowercase */
     ts_span_t   desc;       /* description, lowercase */
+    ts_span_t   schema;     /* input_schema as written, lowercase, in
+                               schemas: only BM25 reads it */
     uint32_t    part_first; /* into parts[] */
     uint32_t    nparts;
     uint32_t    desc_words;
     uint32_t    hint_words;
+    uint32_t    schema_words;
     unsigned    mcp:1;
     unsigned    pooled:1;   /* deferred: keyword search looks here */
 } ts_entry_t;
@@ -54,6 +57,8 @@ typedef struct {
 typedef struct {
     char           *text;       /* the pool's searchable text */
     size_t          text_len;
+    char           *schemas;    /* the pool's input schemas */
+    size_t          schemas_len;
     char           *names;      /* every tool's name */
     size_t          names_len;
     uint32_t       *pool;       /* entries of the pool, in text order */
@@ -64,17 +69,20 @@ typedef struct {
     size_t          npooled;
     double          avg_words;  /* over the pool: name parts, */
     double          avg_desc;   /* description words */
-    double          avg_hint;   /* and hint words */
+    double          avg_hint;   /* hint words */
+    double          avg_schema; /* and schema words */
 } ts_catalog_t;
 
 
 /*
  * Prepares the tools of an indexed request; pool[i] marks the tools
  * keyword search covers (NULL: all of them).  Tools without a string
- * name are left out.
+ * name are left out.  The input schemas, which only the hybrid scorer
+ * reads and which are the bulk of a catalogue, are prepared with schemas
+ * set.
  */
 int ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
-    const unsigned char *pool, const ts_hints_t *hints);
+    const unsigned char *pool, const ts_hints_t *hints, int schemas);
 
 void ts_catalog_free(ts_catalog_t *c);
 

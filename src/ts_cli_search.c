@@ -234,7 +234,9 @@ ts_search_catalogue(ts_search_conf_t *c)
     hints.names = &c->hint_names;
     hints.phrases = c->phrases;
 
-    if (ts_catalog_build(&cat, &ix, NULL, &hints) != 0) {
+    if (ts_catalog_build(&cat, &ix, NULL, &hints,
+                         c->scoring == TS_SCORING_HYBRID) != 0)
+    {
         rc = 2;
 
     } else if (c->batch) {

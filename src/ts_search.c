@@ -21,12 +21,16 @@
 #define TS_BM25_K1           1.2
 #define TS_BM25_B            0.75
 
-/* hybrid weights, chosen on docs/search.md's evaluation */
-#define TS_W_NAME            3.0
-#define TS_W_DESC            1.0
-#define TS_W_HINT            2.0
+/* hybrid weights, checked on docs/search.md's evaluation */
 #define TS_W_SYNONYM         0.5
 #define TS_W_SEED            0.6
+
+
+/* BM25F field weights: hybrid, and the plain baseline */
+enum { TS_F_NAME = 0, TS_F_HINT, TS_F_DESC, TS_F_SCHEMA };
+
+static const double  ts_hybrid_weights[] = { 3.0, 2.0, 1.0, 0.5 };
+static const double  ts_plain_weights[] = { 1.0, 1.0, 1.0 };
 
 
 typedef struct {
@@ -34,6 +38,7 @@ typedef struct {
     size_t       len;       /* the word */
     size_t       scan;      /* the prefix searched for: the word's stem */
     double       weight;    /* of its BM25 part; 0: none */
+    unsigned     own:1;     /* from the query, not the thesaurus */
     unsigned     seed:1;    /* scored by seed 000's rules */
     unsigned     required:1;
 } ts_term_t;
@@ -275,6 +280,7 @@ ts_content_terms(ts_query_t *q, int hybrid)
 
         if (t != NULL) {
             t->weight = 1;
+            t->own = 1;
             t->seed = hybrid;
 
             if (hybrid) {
@@ -304,13 +310,9 @@ ts_word_at(const char *text, size_t at, size_t end, const ts_term_t *t)
 
 /* BM25F: a hit that starts a word (and ends one, for whole words) */
 static double
-ts_tf(const ts_rank_t *rk, const ts_term_t *t, ts_span_t f, size_t at,
-    double weight, double norm)
+ts_tf(const ts_rank_t *rk, const char *text, const ts_term_t *t, ts_span_t f,
+    size_t at, double weight, double norm)
 {
-    const char  *text;
-
-    text = rk->c->text;
-
     if (!ts_word_start(text, at)
         || (rk->q->whole && !ts_word_end(text, f.off + f.len, at + t->scan)))
     {
@@ -327,12 +329,14 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
     size_t at, ts_mark_t *m)
 {
     const ts_catalog_t  *c;
+    const double        *w;
     const char          *text;
     size_t               end;
     int                  word;
 
     c = rk->c;
     text = c->text;
+    w = rk->q->whole ? ts_plain_weights : ts_hybrid_weights;
 
     if (at < e->words.off) {
         m->full |= ts_word_at(text, at, e->full.off + e->full.len, t);
@@ -348,7 +352,7 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
             m->part = m->part > 1 + word ? m->part : (uint8_t) (1 + word);
         }
 
-        m->tf += ts_tf(rk, t, e->words, at, TS_W_NAME,
+        m->tf += ts_tf(rk, c->text, t, e->words, at, w[TS_F_NAME],
                        ts_norm(e->nparts, c->avg_words));
         return;
     }
@@ -357,7 +361,7 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
         m->hint |= ts_word_at(text, at, e->hint.off + e->hint.len, t)
                    && ts_word_bounded(text + e->hint.off, e->hint.len,
                                       at - e->hint.off, t->len);
-        m->tf += ts_tf(rk, t, e->hint, at, TS_W_HINT,
+        m->tf += ts_tf(rk, c->text, t, e->hint, at, w[TS_F_HINT],
                        ts_norm(e->hint_words, c->avg_hint));
         return;
     }
@@ -365,8 +369,18 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
     m->desc |= ts_word_at(text, at, e->desc.off + e->desc.len, t)
                && ts_word_bounded(text + e->desc.off, e->desc.len,
                                   at - e->desc.off, t->len);
-    m->tf += ts_tf(rk, t, e->desc, at, TS_W_DESC,
+    m->tf += ts_tf(rk, c->text, t, e->desc, at, w[TS_F_DESC],
                    ts_norm(e->desc_words, c->avg_desc));
+}
+
+
+static void
+ts_touch(ts_rank_t *rk, uint32_t idx)
+{
+    if (!rk->marks[idx].seen) {
+        rk->marks[idx].seen = 1;
+        rk->touched[rk->ntouched++] = idx;
+    }
 }
 
 
@@ -375,7 +389,7 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
  * in text order, and so do the tools they belong to.
  */
 static void
-ts_scan(ts_rank_t *rk, const ts_term_t *t)
+ts_scan_text(ts_rank_t *rk, const ts_term_t *t)
 {
     const ts_catalog_t  *c;
     const char          *p, *end;
@@ -384,7 +398,6 @@ ts_scan(ts_rank_t *rk, const ts_term_t *t)
 
     c = rk->c;
     end = c->text + c->text_len;
-    rk->ntouched = 0;
     k = 0;
 
     for (p = c->text;
@@ -399,13 +412,57 @@ ts_scan(ts_rank_t *rk, const ts_term_t *t)
         }
 
         idx = c->pool[k];
+        ts_touch(rk, idx);
+        ts_mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
+    }
+}
 
-        if (!rk->marks[idx].seen) {
-            rk->marks[idx].seen = 1;
-            rk->touched[rk->ntouched++] = idx;
+
+/* the schemas, for the hybrid scorer's BM25 part only */
+static void
+ts_scan_schemas(ts_rank_t *rk, const ts_term_t *t)
+{
+    const ts_catalog_t  *c;
+    const ts_entry_t    *e;
+    const char          *p, *end;
+    uint32_t             idx;
+    size_t               k, at;
+
+    c = rk->c;
+    end = c->schemas + c->schemas_len;
+    k = 0;
+
+    for (p = c->schemas;
+         p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
+         p++)
+    {
+        at = (size_t) (p - c->schemas);
+
+        while (k + 1 < c->npooled
+               && c->tools[c->pool[k + 1]].schema.off <= at)
+        {
+            k++;
         }
 
-        ts_mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
+        idx = c->pool[k];
+        e = &c->tools[idx];
+        ts_touch(rk, idx);
+        rk->marks[idx].tf += ts_tf(rk, c->schemas, t, e->schema, at,
+                                   ts_hybrid_weights[TS_F_SCHEMA],
+                                   ts_norm(e->schema_words, c->avg_schema));
+    }
+}
+
+
+static void
+ts_scan(ts_rank_t *rk, const ts_term_t *t)
+{
+    rk->ntouched = 0;
+    ts_scan_text(rk, t);
+
+    /* schemas are long: the query's own words only */
+    if (t->own && !rk->q->whole && rk->c->schemas_len > 0) {
+        ts_scan_schemas(rk, t);
     }
 }
 

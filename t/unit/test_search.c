@@ -38,7 +38,7 @@ tcat(tcat_t *t, const char *tools, const unsigned char *pool,
     free(q);
 
     return CHECK(ts_index_build(&t->ix, t->body, len) == TS_OK)
-           && CHECK(ts_catalog_build(&t->c, &t->ix, pool, hints) == 0);
+           && CHECK(ts_catalog_build(&t->c, &t->ix, pool, hints, 1) == 0);
 }
 
 
@@ -510,7 +510,7 @@ test_hybrid_natural(void)
         return;
     }
 
-    if (CHECK(ts_catalog_build(&c, &d.ix, NULL, NULL) == 0)) {
+    if (CHECK(ts_catalog_build(&c, &d.ix, NULL, NULL, 1) == 0)) {
         for (i = 0; cases[i][0]; i++) {
             tst_note("query \"%s\"", cases[i][0]);
 
