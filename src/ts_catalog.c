@@ -323,6 +323,14 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
         }
     }
 
+    /* spans are 32-bit: far above any body the gateway reads */
+    if (b.text_cap > UINT32_MAX || schemas_cap > UINT32_MAX
+        || names_cap > UINT32_MAX)
+    {
+        free(phrase);
+        return -1;
+    }
+
     c->text = malloc(b.text_cap ? b.text_cap : 1);
     c->names = malloc(names_cap ? names_cap : 1);
     c->schemas = malloc(schemas_cap ? schemas_cap : 1);

@@ -79,7 +79,7 @@ typedef struct {
  * keyword search covers (NULL: all of them).  Tools without a string
  * name are left out.  The input schemas, which only the hybrid scorer
  * reads and which are the bulk of a catalogue, are prepared with schemas
- * set.
+ * set.  -1 without memory, or past 4 GB of text.
  */
 int ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
     const unsigned char *pool, const ts_hints_t *hints, int schemas);
