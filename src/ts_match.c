@@ -13,21 +13,24 @@
 #define TS_MATCH_LIMIT  100000
 
 
-static pcre2_match_context  *ts_match_ctx;
-
-
-static pcre2_match_context *
-ts_match_context(void)
+/* the bounds every match of a list runs under */
+static int
+ts_match_bounds(ts_match_list_t *l, char *err, size_t errlen)
 {
-    if (ts_match_ctx == NULL) {
-        ts_match_ctx = pcre2_match_context_create(NULL);
-        if (ts_match_ctx != NULL) {
-            pcre2_set_match_limit(ts_match_ctx, TS_MATCH_LIMIT);
-            pcre2_set_depth_limit(ts_match_ctx, TS_MATCH_LIMIT);
-        }
+    if (l->ctx != NULL) {
+        return 0;
     }
 
-    return ts_match_ctx;
+    l->ctx = pcre2_match_context_create(NULL);
+    if (l->ctx == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+
+    pcre2_set_match_limit(l->ctx, TS_MATCH_LIMIT);
+    pcre2_set_depth_limit(l->ctx, TS_MATCH_LIMIT);
+
+    return 0;
 }
 
 
@@ -51,6 +54,10 @@ ts_match_add(ts_match_list_t *l, const char *pattern, size_t len,
     memset(p, 0, sizeof(ts_pattern_t));
 
     if (len > 0 && pattern[0] == '~') {
+        if (ts_match_bounds(l, err, errlen) != 0) {
+            return -1;
+        }
+
         p->re = pcre2_compile((PCRE2_SPTR) pattern + 1, len - 1,
                               PCRE2_UTF | PCRE2_MATCH_INVALID_UTF,
                               &code, &off, NULL);
@@ -81,7 +88,8 @@ ts_match_add(ts_match_list_t *l, const char *pattern, size_t len,
 
 
 static int
-ts_pattern_match(const ts_pattern_t *p, const char *s, size_t len)
+ts_pattern_match(const ts_match_list_t *l, const ts_pattern_t *p,
+    const char *s, size_t len)
 {
     pcre2_match_data  *md;
     int                rc;
@@ -95,8 +103,7 @@ ts_pattern_match(const ts_pattern_t *p, const char *s, size_t len)
         return 0;
     }
 
-    rc = pcre2_match(p->re, (PCRE2_SPTR) s, len, 0, 0, md,
-                     ts_match_context());
+    rc = pcre2_match(p->re, (PCRE2_SPTR) s, len, 0, 0, md, l->ctx);
     pcre2_match_data_free(md);
 
     /* errors (match limit, invalid UTF-8) count as no match */
@@ -114,7 +121,7 @@ ts_match_first(const ts_match_list_t *l, const char *s, size_t len)
     }
 
     for (i = 0; i < l->n; i++) {
-        if (ts_pattern_match(&l->items[i], s, len)) {
+        if (ts_pattern_match(l, &l->items[i], s, len)) {
             return (int) i;
         }
     }
@@ -155,6 +162,8 @@ ts_match_free(ts_match_list_t *l)
     }
 
     free(l->items);
+    pcre2_match_context_free(l->ctx);
     l->items = NULL;
+    l->ctx = NULL;
     l->n = 0;
 }

@@ -22,8 +22,9 @@ typedef struct {
 
 
 typedef struct {
-    ts_pattern_t  *items;
-    size_t         n;
+    ts_pattern_t         *items;
+    size_t                n;
+    pcre2_match_context  *ctx;      /* bounds for the regexes, or NULL */
 } ts_match_list_t;
 
 
