@@ -66,8 +66,15 @@ def gateway(emulator):
         return gw
 
     yield make
+    # every gateway stops, even when an earlier one reports valgrind errors
+    failed = []
     for gw in started:
-        gw.remove()
+        try:
+            gw.remove()
+        except AssertionError as e:
+            failed.append(e)
+    if failed:
+        raise failed[0]
 
 
 class Response:
