@@ -1042,6 +1042,41 @@ ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
 }
 
 
+/* the request's ctx, or NULL with the variable not found; policy set:
+ * only when the decision got as far as the policy */
+static ngx_http_toolsearch_ctx_t *
+ngx_http_toolsearch_var_ctx(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, ngx_uint_t policy)
+{
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
+
+    if (ctx == NULL
+        || (policy && ctx->decision < TS_DECISION_STANDARD_MODE))
+    {
+        v->not_found = 1;
+        return NULL;
+    }
+
+    return ctx;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_var_set(ngx_http_variable_value_t *v, u_char *data,
+    size_t len)
+{
+    v->data = data;
+    v->len = len;
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
 static ngx_int_t
 ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
@@ -1049,22 +1084,14 @@ ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
     const char                 *name;
     ngx_http_toolsearch_ctx_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
-
+    ctx = ngx_http_toolsearch_var_ctx(r, v, 0);
     if (ctx == NULL) {
-        v->not_found = 1;
         return NGX_OK;
     }
 
     name = ts_decision_name(ctx->decision);
 
-    v->data = (u_char *) name;
-    v->len = ngx_strlen(name);
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
+    return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
 }
 
 
@@ -1076,10 +1103,8 @@ ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
     u_char                     *p;
     ngx_http_toolsearch_ctx_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
-
+    ctx = ngx_http_toolsearch_var_ctx(r, v, 0);
     if (ctx == NULL) {
-        v->not_found = 1;
         return NGX_OK;
     }
 
@@ -1088,13 +1113,8 @@ ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    v->data = p;
-    v->len = ngx_sprintf(p, "%uz", *(size_t *) ((char *) ctx + data)) - p;
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
+    return ngx_http_toolsearch_var_set(v, p,
+               ngx_sprintf(p, "%uz", *(size_t *) ((char *) ctx + data)) - p);
 }
 
 
@@ -1102,14 +1122,12 @@ static ngx_int_t
 ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    u_char                     *p;
+    u_char                     *p, *last;
     const char                 *name;
     ngx_http_toolsearch_ctx_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
-
-    if (ctx == NULL || ctx->decision < TS_DECISION_STANDARD_MODE) {
-        v->not_found = 1;
+    ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
+    if (ctx == NULL) {
         return NGX_OK;
     }
 
@@ -1119,20 +1137,15 @@ ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
     }
 
     name = ts_defer_mode_name(ctx->mode);
-    v->data = p;
 
     if (ctx->mode == TS_DEFER_AUTO) {
-        v->len = ngx_sprintf(p, "auto:%ui", (ngx_uint_t) ctx->percent) - p;
+        last = ngx_sprintf(p, "auto:%ui", (ngx_uint_t) ctx->percent);
 
     } else {
-        v->len = ngx_cpymem(p, name, ngx_strlen(name)) - p;
+        last = ngx_cpymem(p, name, ngx_strlen(name));
     }
 
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
+    return ngx_http_toolsearch_var_set(v, p, last - p);
 }
 
 
@@ -1143,22 +1156,14 @@ ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
     const char                 *name;
     ngx_http_toolsearch_ctx_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
-
-    if (ctx == NULL || ctx->decision < TS_DECISION_STANDARD_MODE) {
-        v->not_found = 1;
+    ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
+    if (ctx == NULL) {
         return NGX_OK;
     }
 
     name = ts_upstream_name(ctx->upstream);
 
-    v->data = (u_char *) name;
-    v->len = ngx_strlen(name);
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
+    return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
 }
 
 

@@ -157,20 +157,26 @@ ts_tool_chars(const ts_tool_t *t)
 }
 
 
+/* the request's model, decoded into tmp when escaped; NULL: none */
+static const char *
+ts_model(const ts_index_t *ix, char *tmp, size_t *len)
+{
+    const ts_member_t  *m;
+
+    m = ts_index_top(ix, TS_TOP_MODEL);
+
+    return m ? ts_str_view(ix->buf, &m->val, tmp, TS_NAME_MAX, len) : NULL;
+}
+
+
 static int
 ts_model_unsupported(const ts_index_t *ix, const ts_policy_t *p)
 {
-    char                tmp[TS_NAME_MAX];
-    const char         *model;
-    const ts_member_t  *m;
-    size_t              len;
+    char         tmp[TS_NAME_MAX];
+    const char  *model;
+    size_t       len;
 
-    m = ts_index_top(ix, TS_TOP_MODEL);
-    if (m == NULL) {
-        return 0;
-    }
-
-    model = ts_str_view(ix->buf, &m->val, tmp, sizeof(tmp), &len);
+    model = ts_model(ix, tmp, &len);
 
     return model != NULL && ts_match_any(p->unsupported_models, model, len);
 }
@@ -179,13 +185,11 @@ ts_model_unsupported(const ts_index_t *ix, const ts_policy_t *p)
 static unsigned long
 ts_model_window(const ts_index_t *ix, const ts_input_t *in)
 {
-    char                tmp[TS_NAME_MAX];
-    const char         *model;
-    const ts_member_t  *m;
-    size_t              len;
+    char         tmp[TS_NAME_MAX];
+    const char  *model;
+    size_t       len;
 
-    m = ts_index_top(ix, TS_TOP_MODEL);
-    model = m ? ts_str_view(ix->buf, &m->val, tmp, sizeof(tmp), &len) : NULL;
+    model = ts_model(ix, tmp, &len);
 
     return ts_policy_window(in->policy, model, model ? len : 0, in->betas,
                             in->betas_len);

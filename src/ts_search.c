@@ -374,82 +374,73 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
 }
 
 
-static void
-ts_touch(ts_rank_t *rk, uint32_t idx)
+/* where a region of the catalogue begins for an entry */
+static uint32_t
+ts_text_start(const ts_entry_t *e)
 {
-    if (!rk->marks[idx].seen) {
-        rk->marks[idx].seen = 1;
-        rk->touched[rk->ntouched++] = idx;
-    }
+    return e->full.off;
 }
 
 
-/*
- * One pass over the pool's text finds a term in every tool: hits come
- * in text order, and so do the tools they belong to.
- */
-static void
-ts_scan_text(ts_rank_t *rk, const ts_term_t *t)
+static uint32_t
+ts_schema_start(const ts_entry_t *e)
 {
-    const ts_catalog_t  *c;
-    const char          *p, *end;
-    uint32_t             idx;
-    size_t               k, at;
-
-    c = rk->c;
-    end = c->text + c->text_len;
-    k = 0;
-
-    for (p = c->text;
-         p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
-         p++)
-    {
-        at = (size_t) (p - c->text);
-
-        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
-        {
-            k++;
-        }
-
-        idx = c->pool[k];
-        ts_touch(rk, idx);
-        ts_mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
-    }
+    return e->schema.off;
 }
 
 
 /* the schemas, for the hybrid scorer's BM25 part only */
 static void
-ts_scan_schemas(ts_rank_t *rk, const ts_term_t *t)
+ts_mark_schema(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
+    size_t at, ts_mark_t *m)
+{
+    m->tf += ts_tf(rk, rk->c->schemas, t, e->schema, at,
+                   ts_hybrid_weights[TS_F_SCHEMA],
+                   ts_norm(e->schema_words, rk->c->avg_schema));
+}
+
+
+typedef uint32_t (*ts_start_pt)(const ts_entry_t *e);
+typedef void (*ts_mark_pt)(const ts_rank_t *rk, const ts_entry_t *e,
+    const ts_term_t *t, size_t at, ts_mark_t *m);
+
+
+/*
+ * One pass over a region finds a term in every tool: hits come in text
+ * order, and so do the tools they belong to.
+ */
+static void
+ts_scan_region(ts_rank_t *rk, const ts_term_t *t, const char *text,
+    size_t len, ts_start_pt start, ts_mark_pt mark)
 {
     const ts_catalog_t  *c;
-    const ts_entry_t    *e;
     const char          *p, *end;
     uint32_t             idx;
     size_t               k, at;
 
     c = rk->c;
-    end = c->schemas + c->schemas_len;
+    end = text + len;
     k = 0;
 
-    for (p = c->schemas;
+    for (p = text;
          p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
          p++)
     {
-        at = (size_t) (p - c->schemas);
+        at = (size_t) (p - text);
 
-        while (k + 1 < c->npooled
-               && c->tools[c->pool[k + 1]].schema.off <= at)
+        while (k + 1 < c->npooled && start(&c->tools[c->pool[k + 1]]) <= at)
         {
             k++;
         }
 
         idx = c->pool[k];
-        e = &c->tools[idx];
-        ts_touch(rk, idx);
-        rk->marks[idx].tf += ts_tf(rk, c->schemas, t, e->schema, at,
-                                   ts_hybrid_weights[TS_F_SCHEMA],
-                                   ts_norm(e->schema_words, c->avg_schema));
+
+        if (!rk->marks[idx].seen) {
+            rk->marks[idx].seen = 1;
+            rk->touched[rk->ntouched++] = idx;
+        }
+
+        mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
     }
 }
 
@@ -458,11 +449,13 @@ static void
 ts_scan(ts_rank_t *rk, const ts_term_t *t)
 {
     rk->ntouched = 0;
-    ts_scan_text(rk, t);
+    ts_scan_region(rk, t, rk->c->text, rk->c->text_len, ts_text_start,
+                   ts_mark);
 
     /* schemas are long: the query's own words only */
     if (t->own && !rk->q->whole && rk->c->schemas_len > 0) {
-        ts_scan_schemas(rk, t);
+        ts_scan_region(rk, t, rk->c->schemas, rk->c->schemas_len,
+                       ts_schema_start, ts_mark_schema);
     }
 }
 

@@ -6,8 +6,8 @@
 //
 // Provenance only: CI does not run this (it needs the npm registry).
 //
-//   node t/search/build_catalogue.js            # install into /tmp/mcpcat, list, write catalogue.json
-//   node t/search/build_catalogue.js --no-install   # reuse /tmp/mcpcat/pkgs/*
+//   node t/search/build_catalogue.js            # install into build/mcpcat, list, write catalogue.json
+//   node t/search/build_catalogue.js --no-install   # reuse build/mcpcat/pkgs/*
 //
 // No server needs a real account to list its tools: dummy tokens are set
 // where a server refuses to start without one; nothing is called.
@@ -20,12 +20,13 @@ const path = require('path');
 
 const HERE = __dirname;
 const REPO = path.resolve(HERE, '..', '..');
-const WORK = process.env.MCPCAT_DIR || '/tmp/mcpcat';
+const WORK = process.env.MCPCAT_DIR || path.join(REPO, 'build', 'mcpcat');
 const PKGS = path.join(WORK, 'pkgs');
 const FAKE_HOME = path.join(WORK, 'home');
 const FIXTURE = path.join(REPO, 't/fixtures/claude-code/ts-unset/002.json');
 const OUT = path.join(HERE, 'catalogue.json');
-const REDIS_PORT = 6399;
+// the stub Redis listens on a free loopback port, known once it listens
+let redisPort = 0;
 
 const bin = (dir, name) => path.join(PKGS, dir, 'node_modules/.bin', name);
 const mod = (dir, pkg, file) => path.join(PKGS, dir, 'node_modules', pkg, file);
@@ -50,7 +51,7 @@ const SERVERS = [
     cmd: () => [bin('puppeteer', 'mcp-server-puppeteer')] },
   // Connects to Redis before serving: a stub RESP listener on loopback answers +OK.
   { server: 'redis', pkg: '@modelcontextprotocol/server-redis', version: '2025.4.25', fakeRedis: true,
-    cmd: () => [bin('redis', 'mcp-server-redis'), `redis://127.0.0.1:${REDIS_PORT}`] },
+    cmd: () => [bin('redis', 'mcp-server-redis'), `redis://127.0.0.1:${redisPort}`] },
   { server: 'notion', pkg: '@notionhq/notion-mcp-server', version: '2.5.2',
     cmd: () => [bin('notion', 'notion-mcp-server')], env: { NOTION_TOKEN: 'ntn_fake' } },
   { server: 'sentry', pkg: '@sentry/mcp-server', version: '0.36.0',
@@ -122,7 +123,7 @@ function fakeRedis() {
       const n = (d.toString().match(/^\*/gm) || ['x']).length;
       for (let i = 0; i < n; i++) sock.write('+OK\r\n');
     }));
-    srv.listen(REDIS_PORT, '127.0.0.1', () => res(srv));
+    srv.listen(0, '127.0.0.1', () => { redisPort = srv.address().port; res(srv); });
   });
 }
 
