@@ -12,9 +12,13 @@
 #include <ngx_http.h>
 
 #include "ts_request.h"
+#include "ts_search.h"
 
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
+
+/* each search is one subrequest; nginx allows 50 per request */
+#define NGX_HTTP_TOOLSEARCH_MAX_SEARCHES  20
 
 
 typedef struct {
@@ -28,6 +32,13 @@ typedef struct {
     ngx_flag_t          disable_betas;
     ngx_flag_t          turn_boundary;
     ngx_uint_t          hosted_search;
+    ngx_uint_t          search;
+    ngx_str_t           tool_name;
+    ngx_uint_t          max_searches;
+    ngx_uint_t          max_results;
+    ngx_uint_t          scoring;
+    ts_match_list_t    *hint_names;
+    ngx_array_t        *hint_phrases;       /* of char * */
     ts_match_list_t    *always_load;
     ts_match_list_t    *defer_tools;
     ts_match_list_t    *client_search_tools;
@@ -91,6 +102,10 @@ static char *ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_toolsearch_window(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_toolsearch_tool_name(ngx_conf_t *cf,
+    ngx_command_t *cmd, void *conf);
+static char *ngx_http_toolsearch_hint(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 static ngx_int_t ngx_http_toolsearch_add_variables(ngx_conf_t *cf);
 static void *ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf);
@@ -113,6 +128,31 @@ static ngx_conf_enum_t  ngx_http_toolsearch_hosted[] = {
     { ngx_string("bm25"), TS_HOSTED_BM25 },
     { ngx_string("regex"), TS_HOSTED_REGEX },
     { ngx_null_string, 0 }
+};
+
+
+static ngx_conf_enum_t  ngx_http_toolsearch_searches[] = {
+    { ngx_string("auto"), TS_SEARCH_AUTO },
+    { ngx_string("hosted"), TS_SEARCH_HOSTED },
+    { ngx_string("gateway"), TS_SEARCH_GATEWAY },
+    { ngx_null_string, 0 }
+};
+
+
+static ngx_conf_enum_t  ngx_http_toolsearch_scorings[] = {
+    { ngx_string("seed"), TS_SCORING_SEED },
+    { ngx_string("hybrid"), TS_SCORING_HYBRID },
+    { ngx_null_string, 0 }
+};
+
+
+static ngx_conf_num_bounds_t  ngx_http_toolsearch_max_searches_bounds = {
+    ngx_conf_check_num_bounds, 1, NGX_HTTP_TOOLSEARCH_MAX_SEARCHES
+};
+
+
+static ngx_conf_num_bounds_t  ngx_http_toolsearch_max_results_bounds = {
+    ngx_conf_check_num_bounds, 1, TS_SEARCH_SELECT_MAX
 };
 
 
@@ -226,6 +266,48 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, hosted_search),
       &ngx_http_toolsearch_hosted },
+
+    { ngx_string("toolsearch_search"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, search),
+      &ngx_http_toolsearch_searches },
+
+    { ngx_string("toolsearch_tool_name"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_toolsearch_tool_name,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("toolsearch_max_searches"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, max_searches),
+      &ngx_http_toolsearch_max_searches_bounds },
+
+    { ngx_string("toolsearch_max_results"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, max_results),
+      &ngx_http_toolsearch_max_results_bounds },
+
+    { ngx_string("toolsearch_search_scoring"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, scoring),
+      &ngx_http_toolsearch_scorings },
+
+    { ngx_string("toolsearch_hint"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE2,
+      ngx_http_toolsearch_hint,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
 
       ngx_null_command
 };
@@ -1208,6 +1290,10 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
     conf->disable_betas = NGX_CONF_UNSET;
     conf->turn_boundary = NGX_CONF_UNSET;
     conf->hosted_search = NGX_CONF_UNSET_UINT;
+    conf->search = NGX_CONF_UNSET_UINT;
+    conf->max_searches = NGX_CONF_UNSET_UINT;
+    conf->max_results = NGX_CONF_UNSET_UINT;
+    conf->scoring = NGX_CONF_UNSET_UINT;
 
     return conf;
 }
@@ -1376,6 +1462,83 @@ ngx_http_toolsearch_window(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 }
 
 
+/* the Messages API's tool names: [a-zA-Z0-9_-]{1,64} */
+static char *
+ngx_http_toolsearch_tool_name(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
+{
+    ngx_http_toolsearch_loc_conf_t *tlcf = conf;
+
+    ngx_str_t   *value;
+    ngx_uint_t   i;
+    u_char       c;
+
+    if (tlcf->tool_name.data != NULL) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    for (i = 0; i < value[1].len; i++) {
+        c = value[1].data[i];
+
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+        {
+            break;
+        }
+    }
+
+    if (value[1].len == 0 || value[1].len > 64 || i < value[1].len) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid tool name \"%V\", it must be 1 to 64 "
+                           "letters, digits, \"_\" or \"-\"", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    /* the engine reads it as a C string: the parser ends args with NUL */
+    tlcf->tool_name = value[1];
+
+    return NGX_CONF_OK;
+}
+
+
+/* toolsearch_hint <name | ~regex> <phrase>: the first match wins */
+static char *
+ngx_http_toolsearch_hint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_toolsearch_loc_conf_t *tlcf = conf;
+
+    ngx_str_t   *value;
+    char       **phrase;
+
+    value = cf->args->elts;
+
+    if (value[2].len == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "empty hint for \"%V\"",
+                           &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (tlcf->hint_names == NULL) {
+        tlcf->hint_names = ngx_http_toolsearch_list_create(cf);
+        tlcf->hint_phrases = ngx_array_create(cf->pool, 4, sizeof(char *));
+        if (tlcf->hint_names == NULL || tlcf->hint_phrases == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    phrase = ngx_array_push(tlcf->hint_phrases);
+    if (phrase == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    *phrase = (char *) value[2].data;
+
+    return ngx_http_toolsearch_list_add(cf, tlcf->hint_names, &value[1]);
+}
+
+
 /* an unset list takes the parent's, or at the top its defaults */
 static char *
 ngx_http_toolsearch_merge_list(ngx_conf_t *cf, ts_match_list_t **conf,
@@ -1437,6 +1600,11 @@ ngx_http_toolsearch_merge_lists(ngx_conf_t *cf,
         conf->window_tokens = prev->window_tokens;
     }
 
+    if (conf->hint_names == NULL) {
+        conf->hint_names = prev->hint_names;
+        conf->hint_phrases = prev->hint_phrases;
+    }
+
     return NGX_CONF_OK;
 }
 
@@ -1461,6 +1629,13 @@ ngx_http_toolsearch_set_policy(ngx_http_toolsearch_loc_conf_t *conf)
     p->disable_betas = (int) conf->disable_betas;
     p->turn_boundary = (int) conf->turn_boundary;
     p->hosted_search = (int) conf->hosted_search;
+    p->search = (int) conf->search;
+    p->search_tool = (char *) conf->tool_name.data;
+    p->max_searches = (unsigned) conf->max_searches;
+    p->max_results = (unsigned) conf->max_results;
+    p->scoring = (int) conf->scoring;
+    p->hint_names = conf->hint_names;
+    p->hint_phrases = conf->hint_phrases ? conf->hint_phrases->elts : NULL;
 }
 
 
@@ -1490,6 +1665,15 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->turn_boundary, prev->turn_boundary, 1);
     ngx_conf_merge_uint_value(conf->hosted_search, prev->hosted_search,
                               TS_HOSTED_BM25);
+    ngx_conf_merge_uint_value(conf->search, prev->search, TS_SEARCH_AUTO);
+    ngx_conf_merge_str_value(conf->tool_name, prev->tool_name,
+                             TS_SEARCH_TOOL_DEFAULT);
+    ngx_conf_merge_uint_value(conf->max_searches, prev->max_searches,
+                              TS_MAX_SEARCHES_DEFAULT);
+    ngx_conf_merge_uint_value(conf->max_results, prev->max_results,
+                              TS_MAX_RESULTS_DEFAULT);
+    ngx_conf_merge_uint_value(conf->scoring, prev->scoring,
+                              TS_SCORING_DEFAULT);
 
     if (ngx_http_toolsearch_merge_lists(cf, prev, conf) != NGX_CONF_OK) {
         return NGX_CONF_ERROR;

@@ -326,6 +326,16 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
         return strcmp(argv[1], "regex") && strcmp(argv[1], "bm25") ? -1 : 2;
     }
 
+    if (strcmp(o, "--search") == 0) {
+        c->policy.search = ts_search_mode_parse(argv[1], strlen(argv[1]));
+        return c->policy.search < 0 ? -1 : 2;
+    }
+
+    if (strcmp(o, "--tool-name") == 0) {
+        c->policy.search_tool = argv[1];
+        return 2;
+    }
+
     if (strcmp(o, "--beta") == 0) {
         return ts_cli_beta(c, argv[1]) == 0 ? 2 : -1;
     }
@@ -473,6 +483,8 @@ ts_cli_usage(void)
         "    --disable-betas                 toolsearch_disable_betas\n"
         "    --no-turn-boundary              toolsearch_turn_boundary off\n"
         "    --hosted-search bm25|regex      toolsearch_hosted_search\n"
+        "    --search auto|hosted|gateway    toolsearch_search (auto)\n"
+        "    --tool-name NAME                toolsearch_tool_name\n"
         "    --always-load NAME|~RE          (repeatable)\n"
         "    --defer-tools NAME|~RE          (repeatable)\n"
         "    --client-search-tools NAME|~RE  (repeatable; replaces default)\n"

@@ -104,7 +104,8 @@ ts_forced_tool(const ts_index_t *ix)
 /* the priority chain for one tool; 1: deferred */
 static int
 ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced)
+    const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced,
+    int gateway)
 {
     char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
     const char  *name, *fname;
@@ -124,9 +125,12 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
         return 0;
     }
 
-    /* an earlier hosted search found it: its reference needs it deferred */
+    /*
+     * An earlier hosted search found it: its reference needs it deferred,
+     * unless the gateway searches, which turns references into text.
+     */
     if (ts_names_has(&h->hosted, name, len)) {
-        return 1;
+        return !gateway;
     }
 
     /* called before any search loaded it (e.g. history from before) */
@@ -198,7 +202,8 @@ ts_model_window(const ts_index_t *ix, const ts_input_t *in)
 
 /* marks the deferred tools and sums their size */
 static int
-ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h)
+ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
+    int gateway)
 {
     const ts_index_t  *ix;
     ts_val_t           forced;
@@ -214,7 +219,9 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h)
     forced = ts_forced_tool(ix);
 
     for (i = 0; i < ix->ntools; i++) {
-        if (ts_tool_deferred(ix, &ix->tools[i], p, h, &forced)) {
+        if (!(rq->loaded && rq->loaded[i])
+            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway))
+        {
             rq->defer[i] = 1;
             rq->tools_deferred++;
             rq->defer_chars += ts_tool_chars(&ix->tools[i]);
@@ -239,11 +246,28 @@ ts_defer_artifacts_allowed(const ts_request_t *rq, const ts_input_t *in)
 }
 
 
+/* DEFERRED_HOSTED, or why the upstream cannot run the search */
+static ts_decision_t
+ts_hosted_decision(const ts_request_t *rq, const ts_policy_t *p)
+{
+    if (ts_model_unsupported(&rq->ix, p)) {
+        return TS_DECISION_MODEL_UNSUPPORTED;
+    }
+
+    if (ts_upstream_beta(rq->upstream, p->upstream_tool_reference) == NULL) {
+        return TS_DECISION_UPSTREAM_UNSUPPORTED;
+    }
+
+    return TS_DECISION_DEFERRED_HOSTED;
+}
+
+
 ts_decision_t
 ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
     const ts_history_t *h)
 {
     const ts_policy_t  *p;
+    ts_decision_t       hosted;
 
     p = in->policy;
 
@@ -259,15 +283,23 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
         return TS_DECISION_STANDARD_MODE;
     }
 
-    if (ts_model_unsupported(&rq->ix, p)) {
-        return TS_DECISION_MODEL_UNSUPPORTED;
+    hosted = ts_hosted_decision(rq, p);
+
+    if (hosted != TS_DECISION_DEFERRED_HOSTED
+        && p->search == TS_SEARCH_HOSTED)
+    {
+        return hosted;
     }
 
-    if (ts_upstream_beta(rq->upstream, p->upstream_tool_reference) == NULL) {
-        return TS_DECISION_UPSTREAM_UNSUPPORTED;
+    if (p->search == TS_SEARCH_GATEWAY
+        || hosted != TS_DECISION_DEFERRED_HOSTED)
+    {
+        hosted = TS_DECISION_DEFERRED_GATEWAY;
     }
 
-    if (ts_mark_tools(rq, p, h) != 0) {
+    if (ts_mark_tools(rq, p, h, hosted == TS_DECISION_DEFERRED_GATEWAY)
+        != 0)
+    {
         return TS_DECISION_ERROR;
     }
 
@@ -284,7 +316,7 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
         }
     }
 
-    return TS_DECISION_DEFERRED_HOSTED;
+    return hosted;
 }
 
 

@@ -1046,6 +1046,30 @@ ts_index_build(ts_index_t *ix, const char *buf, size_t len)
 }
 
 
+
+ts_status_t
+ts_value_parse(const char *buf, size_t len, ts_val_t *v)
+{
+    ts_scan_t  s;
+
+    memset(&s, 0, sizeof(ts_scan_t));
+    s.start = (const unsigned char *) buf;
+    s.p = s.start;
+    s.end = s.start + len;
+
+    ts_ws(&s);
+
+    if (ts_member_value(&s, v) == 0) {
+        ts_ws(&s);
+
+        if (s.p != s.end) {
+            (void) ts_fail(&s, TS_ERR_SYNTAX);
+        }
+    }
+
+    return s.err;
+}
+
 void
 ts_index_free(ts_index_t *ix)
 {

@@ -135,6 +135,9 @@ typedef struct {
 ts_status_t ts_index_build(ts_index_t *ix, const char *buf, size_t len);
 void ts_index_free(ts_index_t *ix);
 
+/* validates a whole document holding one JSON value of any kind */
+ts_status_t ts_value_parse(const char *buf, size_t len, ts_val_t *v);
+
 const ts_member_t *ts_index_top(const ts_index_t *ix, ts_top_key_t key);
 
 /* compares a JSON string value, escapes decoded, with a C string */

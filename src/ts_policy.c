@@ -24,6 +24,8 @@ const char *const  ts_default_first_party_hosts[] = {
 
 static const char  *ts_mode_names[] = { "off", "on", "auto" };
 
+static const char  *ts_search_mode_names[] = { "auto", "hosted", "gateway" };
+
 static const char  *ts_upstream_names[] = {
     "auto", "anthropic", "vertex", "bedrock", "compatible"
 };
@@ -79,20 +81,53 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
 }
 
 
-int
-ts_upstream_parse(const char *s, size_t len)
+static int
+ts_word_parse(const char *const *words, size_t n, const char *s, size_t len)
 {
     size_t  i;
 
-    for (i = 0; i < sizeof(ts_upstream_names) / sizeof(char *); i++) {
-        if (strlen(ts_upstream_names[i]) == len
-            && memcmp(ts_upstream_names[i], s, len) == 0)
-        {
+    for (i = 0; i < n; i++) {
+        if (strlen(words[i]) == len && memcmp(words[i], s, len) == 0) {
             return (int) i;
         }
     }
 
     return -1;
+}
+
+
+int
+ts_upstream_parse(const char *s, size_t len)
+{
+    return ts_word_parse(ts_upstream_names, 5, s, len);
+}
+
+
+const char *
+ts_policy_search_tool(const ts_policy_t *p)
+{
+    return p->search_tool ? p->search_tool : TS_SEARCH_TOOL_DEFAULT;
+}
+
+
+unsigned
+ts_policy_max_results(const ts_policy_t *p)
+{
+    return p->max_results ? p->max_results : TS_MAX_RESULTS_DEFAULT;
+}
+
+
+int
+ts_search_mode_parse(const char *s, size_t len)
+{
+    return ts_word_parse(ts_search_mode_names, 3, s, len);
+}
+
+
+const char *
+ts_search_mode_name(int mode)
+{
+    return (unsigned) mode < 3 ? ts_search_mode_names[mode] : "auto";
 }
 
 

@@ -29,6 +29,14 @@ typedef enum {
 } ts_upstream_t;
 
 
+/* who runs the model's searches of a deferred request */
+typedef enum {
+    TS_SEARCH_AUTO = 0,     /* hosted where the upstream can, else gateway */
+    TS_SEARCH_HOSTED,       /* the upstream's hosted search only */
+    TS_SEARCH_GATEWAY       /* the gateway's own search tool, always */
+} ts_search_mode_t;
+
+
 typedef enum {
     TS_HOSTED_BM25 = 0,
     TS_HOSTED_REGEX
@@ -39,6 +47,10 @@ typedef enum {
 #define TS_CONTEXT_1M_WINDOW       1000000
 #define TS_CONTEXT_1M_BETA         "context-1m-"
 #define TS_AUTO_DEFAULT_PERCENT    10
+
+#define TS_SEARCH_TOOL_DEFAULT     "tool_search"
+#define TS_MAX_SEARCHES_DEFAULT    3
+#define TS_MAX_RESULTS_DEFAULT     10
 
 /* longest model name and tool name the policy matches */
 #define TS_NAME_MAX                512
@@ -63,6 +75,15 @@ typedef struct {
     int                     disable_betas;
     int                     hosted_search;  /* ts_hosted_t */
     int                     turn_boundary;
+
+    /* gateway-executed search */
+    int                     search;         /* ts_search_mode_t */
+    const char             *search_tool;    /* the search tool's name */
+    unsigned                max_searches;   /* per client request */
+    unsigned                max_results;    /* a query may ask up to */
+    int                     scoring;        /* ts_scoring_t */
+    const ts_match_list_t  *hint_names;     /* toolsearch_hint patterns */
+    const char *const      *hint_phrases;   /* ... and their phrases */
 } ts_policy_t;
 
 
@@ -74,11 +95,24 @@ typedef struct {
     unsigned                defer_percent;
     const char             *betas;          /* all anthropic-beta lines */
     size_t                  betas_len;
+
+    /* a gateway search loop's later calls */
+    const unsigned char    *loaded;         /* per tool: loaded by it */
+    const char             *tail;           /* turns after the messages */
+    size_t                  tail_len;
 } ts_input_t;
 
 
 /* parses "off", "on", "auto" or "auto:N"; -1 when invalid */
 int ts_defer_mode_parse(const char *s, size_t len, unsigned *percent);
+
+/* the search tool's name and result cap; unset fields read as defaults */
+const char *ts_policy_search_tool(const ts_policy_t *p);
+unsigned ts_policy_max_results(const ts_policy_t *p);
+
+/* parses "auto", "hosted" or "gateway"; -1 when unknown */
+int ts_search_mode_parse(const char *s, size_t len);
+const char *ts_search_mode_name(int mode);
 
 /* parses a profile name; -1 when unknown */
 int ts_upstream_parse(const char *s, size_t len);

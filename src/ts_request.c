@@ -8,6 +8,7 @@
 
 #include "ts_beta.h"
 #include "ts_defer.h"
+#include "ts_gateway.h"
 #include "ts_hygiene.h"
 #include "ts_request.h"
 
@@ -32,7 +33,8 @@ static const char  *ts_decision_names[TS_DECISION_N] = {
     "nothing_to_defer",
     "below_threshold",
     "client_managed",
-    "deferred_hosted"
+    "deferred_hosted",
+    "deferred_gateway"
 };
 
 
@@ -197,8 +199,10 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
         return 0;
     }
 
+    /* gateway search leaves deferred tools out: no reference may stay */
     if (rq->decision == TS_DECISION_DEFERRED_HOSTED
-        || ts_defer_artifacts_allowed(rq, in))
+        || (rq->decision != TS_DECISION_DEFERRED_GATEWAY
+            && ts_defer_artifacts_allowed(rq, in)))
     {
         return ts_hygiene_repair(rq, in->policy->turn_boundary);
     }
@@ -225,7 +229,8 @@ ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
     for (i = 0; i < ix->ntools; i++) {
         t = &ix->tools[i];
 
-        rq->discovered += ts_names_has_val(&h->client, ix->buf, &t->name)
+        rq->discovered += (rq->loaded && rq->loaded[i])
+                          || ts_names_has_val(&h->client, ix->buf, &t->name)
                           || ts_names_has_val(&h->hosted, ix->buf, &t->name)
                           || ((t->defer_loading.val.kind == TS_TRUE
                                || (t->name.kind == TS_STRING
@@ -255,6 +260,31 @@ ts_request_fail(ts_request_t *rq)
 }
 
 
+/* the tools the loop's searches loaded join those history shows */
+static int
+ts_request_loaded(ts_request_t *rq, const ts_input_t *in)
+{
+    size_t  i;
+
+    if (in->loaded == NULL) {
+        return 0;
+    }
+
+    if (rq->loaded == NULL) {
+        rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
+        if (rq->loaded == NULL) {
+            return -1;
+        }
+    }
+
+    for (i = 0; i < rq->ix.ntools; i++) {
+        rq->loaded[i] |= in->loaded[i];
+    }
+
+    return 0;
+}
+
+
 static void
 ts_request_policy(ts_request_t *rq, const ts_input_t *in)
 {
@@ -271,7 +301,10 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     rq->percent = in->defer_mode >= 0 ? in->defer_percent
                                       : in->policy->defer_percent;
 
-    if (ts_history_build(&h, &rq->ix) != 0) {
+    if (ts_gateway_normalize(rq, in->policy) != 0
+        || ts_request_loaded(rq, in) != 0
+        || ts_history_build(&h, &rq->ix) != 0)
+    {
         ts_history_free(&h);
         ts_request_fail(rq);
         return;
@@ -283,6 +316,8 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     if (rq->decision == TS_DECISION_ERROR
         || (rq->decision == TS_DECISION_DEFERRED_HOSTED
             && ts_defer_apply(rq, in) != 0)
+        || (rq->decision == TS_DECISION_DEFERRED_GATEWAY
+            && ts_gateway_apply(rq, in) != 0)
         || ts_request_hygiene(rq, in) != 0
         || ts_request_betas(rq, in) != 0)
     {
@@ -316,7 +351,8 @@ ts_request_process(ts_request_t *rq, const ts_input_t *in, const char *body,
 int
 ts_request_changed(const ts_request_t *rq)
 {
-    return rq->edits.n > 0;
+    return rq->decision != TS_DECISION_ERROR
+           && (rq->edits.n > 0 || rq->own != NULL);
 }
 
 
@@ -341,8 +377,12 @@ ts_request_free(ts_request_t *rq)
     ts_edits_free(&rq->edits);
     free(rq->defer);
     free(rq->betas);
+    free(rq->loaded);
+    free(rq->own);
     rq->defer = NULL;
     rq->betas = NULL;
+    rq->loaded = NULL;
+    rq->own = NULL;
 }
 
 

@@ -36,6 +36,7 @@ typedef enum {
     TS_DECISION_BELOW_THRESHOLD,
     TS_DECISION_CLIENT_MANAGED,
     TS_DECISION_DEFERRED_HOSTED,
+    TS_DECISION_DEFERRED_GATEWAY,
     TS_DECISION_N
 } ts_decision_t;
 
@@ -61,6 +62,12 @@ typedef struct {
     size_t          siblings_moved;
     size_t          boundaries_added;
     size_t          discovered;     /* tools history found or called */
+
+    /* gateway-executed search */
+    char           *own;            /* the body rq->ix indexes, if not
+                                       the caller's */
+    unsigned char  *loaded;         /* per tool: a search loaded it */
+    size_t          history_searches;   /* gateway searches in history */
 
     /* the outgoing anthropic-beta header when betas_changed is set */
     char           *betas;

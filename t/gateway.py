@@ -76,7 +76,7 @@ def free_port():
 
 
 class Gateway:
-    def __init__(self, upstream_port, http="", server="toolsearch on;",
+    def __init__(self, upstream_port, http="", server="toolsearch on; toolsearch_search hosted;",
                  location="", log_level="info"):
         self.prefix = tempfile.mkdtemp(prefix="toolsearch-t-")
         # workers of a root master run as an unprivileged user

@@ -140,7 +140,7 @@ def test_bedrock_invoke_betas_live_in_the_body(emulator, gateway):
 
 def test_compatible_upstream_gets_nothing_it_rejects(emulator, gateway):
     emulator.profile = "proxy"
-    gw = gateway_for(gateway, "compatible")
+    gw = gateway_for(gateway, "compatible", "toolsearch_search hosted;")
 
     fx = load_fixture("ts-unset/002.json")
     r = send(gw, fx)
@@ -179,7 +179,7 @@ def test_auto_profile_follows_the_proxied_host(emulator, gateway):
     gw = gateway_for(gateway, "auto",
                      "toolsearch_first_party_hosts ~^emul emulator.example;")
     assert send(gw, fx).decision == "deferred_hosted"
-    gw2 = gateway_for(gateway, "auto")
+    gw2 = gateway_for(gateway, "auto", "toolsearch_search hosted;")
     assert send(gw2, fx).decision == "upstream_unsupported"
 
 
@@ -219,7 +219,7 @@ def test_unsupported_model_and_standard_mode(emulator, gateway):
     haiku = fx.body.replace(b'"model":"claude-opus-4-8"',
                             b'"model":"claude-3-5-haiku-20241022"', 1)
     assert haiku != fx.body
-    gw = gateway_for(gateway)
+    gw = gateway_for(gateway, extra="toolsearch_search hosted;")
     assert send(gw, fx, body=haiku).decision == "model_unsupported"
     assert emulator.last().body == haiku
 

@@ -34,10 +34,14 @@ def assert_forwarded(emulator, body, method="POST"):
 def engine(fx_or_body, betas=""):
     """The engine's rendering for this test server's profile."""
     if isinstance(fx_or_body, bytes):
-        return Rewrite(fx_or_body, betas, "--upstream", "compatible")
+        return Rewrite(fx_or_body, betas, "--upstream", "compatible",
+                       "--search", "hosted")
     return Rewrite(fx_or_body.body, betas_of(fx_or_body.headers),
-                   "--upstream", "compatible")
+                   "--upstream", "compatible", "--search", "hosted")
 
+
+# the foundation's view: no gateway-executed search
+ON = "toolsearch on; toolsearch_search hosted;"
 
 UNCHANGED = ("upstream_unsupported", "standard_mode", "nothing_to_defer")
 
@@ -66,7 +70,7 @@ def test_fixture_reaches_upstream_byte_identical(emulator, gateway, path):
 
 def test_spilled_body_is_read_from_the_temp_file(emulator, gateway):
     fx = load_fixture("ts-unset/002.json")
-    gw = gateway(server="toolsearch on; client_body_buffer_size 1k;")
+    gw = gateway(server=ON + " client_body_buffer_size 1k;")
     r = request(gw, "POST", fx.url, fx.body, fx.headers)
     assert_forwarded(emulator, fx.body)
     assert r.status == 200
@@ -99,7 +103,7 @@ def raw_post(gw, extra_headers, body_parts, pause=0.0):
 @pytest.mark.parametrize("buffering", ["on", "off"])
 def test_chunked_body(emulator, gateway, buffering):
     fx = load_fixture("ts-true/004.json")
-    gw = gateway(server="toolsearch on; proxy_request_buffering %s;"
+    gw = gateway(server=ON + " proxy_request_buffering %s;"
                  % buffering)
     data = chunked(fx.body, 7000)
     parts = [data[i:i + 9000] for i in range(0, len(data), 9000)]
@@ -215,7 +219,7 @@ def test_valid_small_request(emulator, gateway):
 @pytest.mark.parametrize("use_chunked", [False, True])
 def test_over_max_body_size_is_untouched(emulator, gateway, use_chunked):
     fx = load_fixture("ts-unset/002.json")
-    gw = gateway(server="toolsearch on; toolsearch_max_body_size 100k;")
+    gw = gateway(server=ON + " toolsearch_max_body_size 100k;")
     if use_chunked:
         status, headers, _ = raw_post(
             gw, [("Transfer-Encoding", "chunked")] + fx.headers,
@@ -274,7 +278,7 @@ def test_module_off_leaves_no_decision(emulator, gateway):
 
 
 def test_location_inherits_and_overrides(emulator, gateway):
-    gw = gateway(server="toolsearch on;",
+    gw = gateway(server=ON,
                  location="location /off { toolsearch off; "
                           "proxy_pass http://emulator; }")
     assert post_json(gw, SMALL).decision == "upstream_unsupported"
@@ -284,7 +288,7 @@ def test_location_inherits_and_overrides(emulator, gateway):
 
 def test_client_max_body_size_gives_413(emulator, gateway):
     fx = load_fixture("ts-unset/002.json")
-    gw = gateway(server="toolsearch on; client_max_body_size 10k;")
+    gw = gateway(server=ON + " client_max_body_size 10k;")
     status, _, _ = raw_post(gw, [("Transfer-Encoding", "chunked")],
                             [chunked(fx.body, 4096)])
     assert status == 413

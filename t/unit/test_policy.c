@@ -11,157 +11,11 @@
 
 #include "tst.h"
 #include "ts_beta.h"
-#include "ts_policy.h"
 
 
-typedef struct {
-    ts_match_list_t  always_load;
-    ts_match_list_t  defer_tools;
-    ts_match_list_t  search_tools;
-    ts_match_list_t  unsupported;
-    ts_match_list_t  windows;
-    unsigned long    tokens[8];
-    ts_policy_t      p;
-    ts_input_t       in;
-} tpol_t;
+#include "tpol.h"
 
 
-typedef struct {
-    ts_request_t     rq;
-    ts_decision_t    d;
-    char            *out;
-    size_t           len;
-    cJSON           *json;
-    char            *body;
-} trun_t;
-
-
-/* the directives' defaults; upstream anthropic */
-static void
-tpol_init(tpol_t *t)
-{
-    char  err[256];
-
-    memset(t, 0, sizeof(tpol_t));
-    CHECK(ts_match_add_all(&t->search_tools, ts_default_client_search_tools,
-                           err, sizeof(err)) == 0);
-    CHECK(ts_match_add_all(&t->unsupported, ts_default_unsupported_models,
-                           err, sizeof(err)) == 0);
-
-    t->p.defer_mode = TS_DEFER_ON;
-    t->p.always_load = &t->always_load;
-    t->p.defer_tools = &t->defer_tools;
-    t->p.client_search_tools = &t->search_tools;
-    t->p.unsupported_models = &t->unsupported;
-    t->p.windows = &t->windows;
-    t->p.window_tokens = t->tokens;
-
-    t->p.turn_boundary = 1;
-
-    t->in.policy = &t->p;
-    t->in.upstream = TS_UPSTREAM_ANTHROPIC;
-    t->in.defer_mode = -1;
-    t->in.betas = "";
-}
-
-
-static void
-tpol_add(ts_match_list_t *l, const char *pattern)
-{
-    char  err[256];
-
-    CHECK(ts_match_add(l, pattern, strlen(pattern), err, sizeof(err)) == 0);
-}
-
-
-static void
-tpol_window(tpol_t *t, const char *re, unsigned long tokens)
-{
-    t->tokens[t->windows.n] = tokens;
-    tpol_add(&t->windows, re);
-}
-
-
-static void
-tpol_free(tpol_t *t)
-{
-    ts_match_free(&t->always_load);
-    ts_match_free(&t->defer_tools);
-    ts_match_free(&t->search_tools);
-    ts_match_free(&t->unsupported);
-    ts_match_free(&t->windows);
-}
-
-
-static ts_decision_t
-trun(trun_t *r, tpol_t *t, const char *body)
-{
-    size_t  len;
-
-    memset(r, 0, sizeof(trun_t));
-    r->body = tst_quote(body, &len);
-    r->d = ts_request_process(&r->rq, &t->in, r->body, len);
-    r->len = ts_request_size(&r->rq);
-    r->out = tst_alloc(r->len + 1);
-
-    if (CHECK(ts_request_render(&r->rq, r->out) == 0)) {
-        r->json = tst_json(r->out, r->len);
-        CHECK(r->json != NULL);
-    }
-
-    return r->d;
-}
-
-
-static void
-trun_free(trun_t *r)
-{
-    ts_request_free(&r->rq);
-    cJSON_Delete(r->json);
-    free(r->out);
-    free(r->body);
-}
-
-
-static cJSON *
-tool_named(const trun_t *r, const char *name)
-{
-    cJSON  *t;
-
-    cJSON_ArrayForEach(t, cJSON_GetObjectItem(r->json, "tools")) {
-        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")),
-                   name) == 0)
-        {
-            return t;
-        }
-    }
-
-    return NULL;
-}
-
-
-static int
-deferred(const trun_t *r, const char *name)
-{
-    cJSON  *t;
-
-    t = tool_named(r, name);
-
-    return t != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t, "defer_loading"));
-}
-
-
-static int
-has_text(const char *hay, size_t len, const char *needle)
-{
-    return tst_memmem(hay, len, needle, strlen(needle)) != NULL;
-}
-
-
-#define TOOL(n)  "{'name':'" n "','description':'D " n "'," \
-                 "'input_schema':{'type':'object'}}"
-#define HEAD     "{'model':'claude-sonnet-4-5','max_tokens':9,"
-#define HI       "'messages':[{'role':'user','content':'hi'}]"
 
 
 static void
@@ -453,14 +307,22 @@ test_policy_modes_and_models(void)
     static const struct {
         const char     *model;
         int             mode;
+        int             search;
         ts_decision_t   d;
     } cases[] = {
-        { "claude-sonnet-4-5", TS_DEFER_ON, TS_DECISION_DEFERRED_HOSTED },
-        { "claude-sonnet-4-5", TS_DEFER_OFF, TS_DECISION_STANDARD_MODE },
-        { "claude-haiku-4-5", TS_DEFER_ON, TS_DECISION_DEFERRED_HOSTED },
-        { "claude-3-5-haiku-20241022", TS_DEFER_ON,
+        { "claude-sonnet-4-5", TS_DEFER_ON, TS_SEARCH_AUTO,
+          TS_DECISION_DEFERRED_HOSTED },
+        { "claude-sonnet-4-5", TS_DEFER_OFF, TS_SEARCH_AUTO,
+          TS_DECISION_STANDARD_MODE },
+        { "claude-sonnet-4-5", TS_DEFER_ON, TS_SEARCH_GATEWAY,
+          TS_DECISION_DEFERRED_GATEWAY },
+        { "claude-haiku-4-5", TS_DEFER_ON, TS_SEARCH_HOSTED,
+          TS_DECISION_DEFERRED_HOSTED },
+        { "claude-3-5-haiku-20241022", TS_DEFER_ON, TS_SEARCH_HOSTED,
           TS_DECISION_MODEL_UNSUPPORTED },
-        { "Claude-3-Haiku-20240307", TS_DEFER_ON,
+        { "claude-3-5-haiku-20241022", TS_DEFER_ON, TS_SEARCH_AUTO,
+          TS_DECISION_DEFERRED_GATEWAY },
+        { "Claude-3-Haiku-20240307", TS_DEFER_ON, TS_SEARCH_HOSTED,
           TS_DECISION_MODEL_UNSUPPORTED },
     };
     tpol_t  t;
@@ -473,16 +335,19 @@ test_policy_modes_and_models(void)
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tst_note("%s", cases[i].model);
         t.p.defer_mode = cases[i].mode;
+        t.p.search = cases[i].search;
         snprintf(body, sizeof(body), "{'model':'%s','max_tokens':9," HI
                  ",'tools':[" TOOL("Read") "," TOOL("mcp__a__b") "]}",
                  cases[i].model);
         CHECK(trun(&r, &t, body) == cases[i].d);
         CHECK(ts_request_changed(&r.rq)
-              == (cases[i].d == TS_DECISION_DEFERRED_HOSTED));
+              == (cases[i].d == TS_DECISION_DEFERRED_HOSTED
+                  || cases[i].d == TS_DECISION_DEFERRED_GATEWAY));
         trun_free(&r);
     }
 
     /* a trusted client's mode overrides the location's */
+    t.p.search = TS_SEARCH_AUTO;
     t.p.defer_mode = TS_DEFER_ON;
     t.in.defer_mode = TS_DEFER_OFF;
     CHECK(trun(&r, &t, HEAD HI ",'tools':[" TOOL("Read") ","
@@ -534,12 +399,19 @@ test_policy_profiles(void)
                    TS_BETA_THIRD_PARTY "\"]"));
     trun_free(&r);
 
-    /* compatible: nothing unless it forwards tool_reference */
+    /* compatible: no hosted search unless it forwards tool_reference */
     t.in.upstream = TS_UPSTREAM_COMPATIBLE;
     t.in.betas = "";
     t.in.betas_len = 0;
+    t.p.search = TS_SEARCH_HOSTED;
     CHECK(trun(&r, &t, body) == TS_DECISION_UPSTREAM_UNSUPPORTED);
     CHECK(!ts_request_changed(&r.rq) && !r.rq.betas_changed);
+    trun_free(&r);
+
+    /* ... so the gateway searches, without any beta */
+    t.p.search = TS_SEARCH_AUTO;
+    CHECK(trun(&r, &t, body) == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(ts_request_changed(&r.rq) && !r.rq.betas_changed);
     trun_free(&r);
 
     t.p.upstream_tool_reference = 1;

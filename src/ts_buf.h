@@ -1,0 +1,40 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * A growable byte buffer for text the engine writes: JSON it composes,
+ * SSE events it emits.  An allocation failure is sticky: every later
+ * append is refused and the caller checks once at the end.
+ */
+
+#ifndef TS_BUF_H
+#define TS_BUF_H
+
+#include <stddef.h>
+
+
+typedef struct {
+    char       *p;
+    size_t      len;
+    size_t      cap;
+    size_t      max;        /* 0: no limit */
+    int         failed;     /* no memory, or past max */
+} ts_buf_t;
+
+
+void ts_buf_init(ts_buf_t *b, size_t max);
+void ts_buf_free(ts_buf_t *b);
+void ts_buf_reset(ts_buf_t *b);
+
+int ts_buf_add(ts_buf_t *b, const void *p, size_t n);
+int ts_buf_str(ts_buf_t *b, const char *s);
+
+/* p..p+n as the inside of a JSON string: quotes, backslashes, controls */
+int ts_buf_escaped(ts_buf_t *b, const char *p, size_t n);
+
+/* a decimal number */
+int ts_buf_num(ts_buf_t *b, unsigned long long n);
+
+/* drops the first n bytes */
+void ts_buf_consume(ts_buf_t *b, size_t n);
+
+#endif /* TS_BUF_H */

@@ -1,0 +1,609 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts_gateway.h"
+#include "ts_history.h"
+
+
+static const char  ts_search_description[] =
+    "Searches the tools that are not loaded yet (the system prompt lists "
+    "their names) and loads the matches so that they can be called. Call "
+    "it before calling a tool that is not in your tool list. Query forms: "
+    "\\\"select:name1,name2\\\" loads tools by exact name; keywords such "
+    "as \\\"slack send message\\\" rank tools by name and description; a "
+    "keyword with a leading + is required (\\\"+github issue\\\"); a query "
+    "starting with mcp__ lists the tools with that prefix. Loaded tools "
+    "stay available for the rest of the conversation.";
+
+
+/* history rewriting state */
+typedef struct {
+    const ts_index_t   *ix;
+    const char         *tool;
+    ts_edits_t          edits;
+    ts_buf_t            out;
+    ts_names_t          found;
+    unsigned char      *answered;   /* per block: a result already used */
+    size_t              calls;
+} ts_normal_t;
+
+
+static int
+ts_is_gateway_call(const ts_index_t *ix, const ts_block_t *b,
+    const char *tool)
+{
+    return b->parent < 0
+           && ts_str_eq(ix->buf, &b->type, "server_tool_use")
+           && ts_str_eq(ix->buf, &b->name, tool);
+}
+
+
+static int
+ts_same_raw(const char *buf, const ts_val_t *a, const ts_val_t *b)
+{
+    return a->kind == TS_STRING && b->kind == TS_STRING && a->len == b->len
+           && memcmp(buf + a->off, buf + b->off, a->len) == 0;
+}
+
+
+/* the result block answering the call at block c, or -1 */
+static long
+ts_answer_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    size_t             i;
+
+    ix = nm->ix;
+
+    for (i = c + 1; i < m->block_end; i++) {
+        b = &ix->blocks[i];
+
+        if (b->parent < 0 && !nm->answered[i]
+            && ts_str_eq(ix->buf, &b->type, "tool_search_tool_result")
+            && ts_same_raw(ix->buf, &b->id, &ix->blocks[c].id))
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+static void
+ts_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
+{
+    ts_buf_add(b, buf + v->off, v->len);
+}
+
+
+/* the search call as the upstream knows it: a tool_use of the tool */
+static void
+ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c)
+{
+    ts_val_t  input;
+
+    ts_buf_str(b, "{\"type\":\"tool_use\",\"id\":");
+    ts_raw(b, ix->buf, &c->id);
+    ts_buf_str(b, ",\"name\":");
+    ts_raw(b, ix->buf, &c->name);
+    ts_buf_str(b, ",\"input\":");
+
+    if (ts_object_member(ix->buf, &c->elem, "input", &input) == TS_OK
+        && input.kind == TS_OBJECT)
+    {
+        ts_raw(b, ix->buf, &input);
+
+    } else {
+        ts_buf_str(b, "{}");
+    }
+
+    ts_buf_str(b, "}");
+}
+
+
+/* the tool_result of a call, from the references of its answer */
+static int
+ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
+{
+    const ts_index_t  *ix;
+    ts_val_t          *refs, name;
+    ts_names_t         names;
+    size_t             n, i;
+    int                rc;
+
+    ix = nm->ix;
+    refs = NULL;
+    n = 0;
+    ts_names_init(&names);
+
+    if (a >= 0 && ts_history_hosted_refs(ix, &ix->blocks[a], &refs, &n) != 0)
+    {
+        return -1;
+    }
+
+    for (i = 0; i < n; i++) {
+        name = ts_history_ref_name(ix, &refs[i]);
+
+        if (name.kind == TS_STRING
+            && (ts_names_add(&names, ix->buf, &name) != 0
+                || ts_names_add(&nm->found, ix->buf, &name) != 0))
+        {
+            break;
+        }
+    }
+
+    rc = (i < n) ? -1
+                 : ts_gateway_result(&nm->out, ix->buf + c->id.off, c->id.len,
+                                     names.items, names.n, a >= 0);
+
+    ts_names_free(&names);
+    free(refs);
+
+    return rc;
+}
+
+
+/* opens an assistant turn unless one is open */
+static void
+ts_open_turn(ts_normal_t *nm, int *open, int *first)
+{
+    if (!*open) {
+        ts_buf_str(&nm->out, nm->out.len ? ",{\"role\":\"assistant\","
+                                           "\"content\":["
+                                         : "{\"role\":\"assistant\","
+                                           "\"content\":[");
+        *open = 1;
+        *first = 1;
+    }
+
+    if (!*first) {
+        ts_buf_str(&nm->out, ",");
+    }
+
+    *first = 0;
+}
+
+
+/*
+ * One assistant message becomes a run of turns: the blocks up to each
+ * search call and the call itself, then a user turn with its result.
+ */
+static int
+ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    size_t             i;
+    long               a;
+    int                open, first;
+
+    ix = nm->ix;
+    ts_buf_reset(&nm->out);
+    open = 0;
+    first = 1;
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        b = &ix->blocks[i];
+
+        if (b->parent >= 0 || nm->answered[i]) {
+            continue;
+        }
+
+        ts_open_turn(nm, &open, &first);
+
+        if (!ts_is_gateway_call(ix, b, nm->tool)) {
+            ts_raw(&nm->out, ix->buf, &b->elem);
+            continue;
+        }
+
+        a = ts_answer_of(nm, m, i);
+        if (a >= 0) {
+            nm->answered[a] = 1;
+        }
+
+        nm->calls++;
+        ts_call_as_tool_use(&nm->out, ix, b);
+        ts_buf_str(&nm->out, "]},{\"role\":\"user\",\"content\":[");
+
+        if (ts_answer_as_result(nm, b, a) != 0) {
+            return -1;
+        }
+
+        ts_buf_str(&nm->out, "]}");
+        open = 0;
+    }
+
+    if (open) {
+        ts_buf_str(&nm->out, "]}");
+    }
+
+    if (nm->out.failed) {
+        return -1;
+    }
+
+    return ts_edit_replace(&nm->edits, m->elem.off, m->elem.len,
+                           nm->out.p, nm->out.len);
+}
+
+
+static int
+ts_has_gateway_call(const ts_normal_t *nm, const ts_message_t *m)
+{
+    size_t  i;
+
+    if (!ts_str_eq(nm->ix->buf, &m->role, "assistant")) {
+        return 0;
+    }
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        if (ts_is_gateway_call(nm->ix, &nm->ix->blocks[i], nm->tool)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* re-indexes the rewritten body and marks the tools the searches found */
+static int
+ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
+{
+    char    *body;
+    size_t   len, i;
+
+    len = ts_edits_size(&nm->edits, rq->ix.len);
+    body = malloc(len ? len : 1);
+
+    if (body == NULL
+        || ts_edits_render(&nm->edits, rq->ix.buf, rq->ix.len, body) != 0)
+    {
+        free(body);
+        return -1;
+    }
+
+    ts_names_sort(&nm->found);
+    ts_index_free(&rq->ix);
+
+    /* the original body stays the caller's: found names point into it */
+    if (ts_index_build(&rq->ix, body, len) != TS_OK) {
+        ts_index_free(&rq->ix);
+        free(body);
+        return -1;
+    }
+
+    rq->own = body;
+    rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
+    if (rq->loaded == NULL) {
+        return -1;
+    }
+
+    for (i = 0; i < rq->ix.ntools; i++) {
+        rq->loaded[i] = (unsigned char) ts_names_has_val(&nm->found,
+                                           rq->ix.buf, &rq->ix.tools[i].name);
+    }
+
+    return 0;
+}
+
+
+int
+ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
+{
+    ts_normal_t  nm;
+    size_t       i;
+    int          rc;
+
+    memset(&nm, 0, sizeof(ts_normal_t));
+    nm.ix = &rq->ix;
+    nm.tool = ts_policy_search_tool(p);
+    ts_edits_init(&nm.edits);
+    ts_buf_init(&nm.out, 0);
+    ts_names_init(&nm.found);
+
+    nm.answered = calloc(rq->ix.nblocks ? rq->ix.nblocks : 1, 1);
+    rc = nm.answered ? 0 : -1;
+
+    for (i = 0; rc == 0 && i < rq->ix.nmessages; i++) {
+        if (ts_has_gateway_call(&nm, &rq->ix.messages[i])) {
+            rc = ts_normalize_message(&nm, &rq->ix.messages[i]);
+        }
+    }
+
+    if (rc == 0 && nm.calls > 0) {
+        rq->history_searches = nm.calls;
+        rc = ts_normal_commit(&nm, rq);
+    }
+
+    free(nm.answered);
+    ts_names_free(&nm.found);
+    ts_buf_free(&nm.out);
+    ts_edits_free(&nm.edits);
+
+    return rc;
+}
+
+
+static void
+ts_name_list(ts_buf_t *b, const ts_name_t *names, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (i) {
+            ts_buf_str(b, ", ");
+        }
+
+        ts_buf_escaped(b, names[i].p, names[i].len);
+    }
+}
+
+
+int
+ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
+    const ts_name_t *names, size_t n, int ran)
+{
+    ts_buf_str(b, "{\"type\":\"tool_result\",\"tool_use_id\":");
+    ts_buf_add(b, id, id_len);
+    ts_buf_str(b, ",\"content\":\"");
+
+    if (!ran) {
+        ts_buf_str(b, "This search did not run. Search again.");
+
+    } else if (n == 0) {
+        ts_buf_str(b, "No tool matched. Try other keywords, or select: a "
+                      "name from the list in the system prompt.");
+
+    } else {
+        ts_buf_str(b, "Loaded: ");
+        ts_name_list(b, names, n);
+        ts_buf_str(b, ". Their definitions are in your tool list now; call "
+                      "them directly.");
+    }
+
+    ts_buf_str(b, "\"}");
+
+    return b->failed ? -1 : 0;
+}
+
+
+static void
+ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
+    const char *buf)
+{
+    ts_buf_str(b, "{\"name\":\"");
+    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, "\",\"description\":\"");
+    ts_buf_str(b, ts_search_description);
+    ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
+                  "{\"query\":{\"type\":\"string\",\"description\":"
+                  "\"select:name1,name2, or keywords\"},"
+                  "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"maximum\":");
+    ts_buf_num(b, ts_policy_max_results(p));
+    ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
+                  "\"required\":[\"query\"]}");
+
+    if (cache != NULL) {
+        ts_buf_str(b, ",\"cache_control\":");
+        ts_raw(b, buf, cache);
+    }
+
+    ts_buf_str(b, "}");
+}
+
+
+/*
+ * tools[] keeps the loaded tools, byte for byte, and ends with the
+ * search tool; a cache breakpoint of a left-out tool moves to it.
+ */
+static int
+ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *tools;
+    const ts_val_t     *moved;
+    size_t              i;
+    int                 kept_cache;
+
+    ix = &rq->ix;
+    moved = NULL;
+    kept_cache = 0;
+    ts_buf_reset(b);
+    ts_buf_str(b, "[");
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i]) {
+            if (ix->tools[i].cache_control.val.kind != TS_NONE) {
+                moved = &ix->tools[i].cache_control.val;
+            }
+
+            continue;
+        }
+
+        kept_cache |= ix->tools[i].cache_control.val.kind != TS_NONE;
+        ts_raw(b, ix->buf, &ix->tools[i].elem);
+        ts_buf_str(b, ",");
+    }
+
+    ts_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
+    ts_buf_str(b, "]");
+
+    if (b->failed) {
+        return -1;
+    }
+
+    tools = ts_index_top(ix, TS_TOP_TOOLS);
+
+    return ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, b->p,
+                           b->len);
+}
+
+
+/* the deferred names, sorted so that the text is the same every turn */
+static int
+ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    const ts_index_t  *ix;
+    ts_names_t         names;
+    size_t             i, shown;
+
+    ix = &rq->ix;
+    ts_names_init(&names);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i] && ts_names_add(&names, ix->buf,
+                                         &ix->tools[i].name) != 0)
+        {
+            ts_names_free(&names);
+            return -1;
+        }
+    }
+
+    ts_names_sort(&names);
+    ts_buf_reset(b);
+    ts_buf_str(b, "Tools not loaded yet (call ");
+    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, " with select:<name> or keywords to load one before "
+                  "calling it): ");
+
+    for (shown = 0; shown < names.n; shown++) {
+        if (b->len + names.items[shown].len > TS_GATEWAY_ANNOUNCE_MAX) {
+            break;
+        }
+
+        ts_name_list(b, &names.items[shown], 1);
+
+        if (shown + 1 < names.n) {
+            ts_buf_str(b, ", ");
+        }
+    }
+
+    if (shown < names.n) {
+        ts_buf_str(b, "and ");
+        ts_buf_num(b, names.n - shown);
+        ts_buf_str(b, " more");
+    }
+
+    ts_buf_str(b, ".");
+    ts_names_free(&names);
+
+    return b->failed ? -1 : 0;
+}
+
+
+/* the announcement goes after the system prompt the client wrote */
+static int
+ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
+    ts_buf_t *b)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *sys;
+    ts_val_t           *items;
+    size_t              n;
+    int                 rc;
+
+    if (ts_announcement(rq, p, text) != 0) {
+        return -1;
+    }
+
+    ix = &rq->ix;
+    sys = ts_index_top(ix, TS_TOP_SYSTEM);
+    ts_buf_reset(b);
+
+    if (sys == NULL || sys->val.kind == TS_NULL) {
+        ts_buf_str(b, "\"system\":\"");
+        ts_buf_add(b, text->p, text->len);
+        ts_buf_str(b, "\",");
+
+        return b->failed ? -1
+               : ts_edit_replace(&rq->edits, ix->members[0].off, 0, b->p,
+                                 b->len);
+    }
+
+    if (sys->val.kind == TS_STRING) {
+        ts_buf_str(b, "\\n\\n");
+        ts_buf_add(b, text->p, text->len);
+
+        return b->failed ? -1
+               : ts_edit_replace(&rq->edits, sys->val.off + sys->val.len - 1,
+                                 0, b->p, b->len);
+    }
+
+    if (sys->val.kind != TS_ARRAY
+        || ts_container_items(ix->buf, &sys->val, &items, &n) != TS_OK)
+    {
+        return 0;
+    }
+
+    ts_buf_str(b, "{\"type\":\"text\",\"text\":\"");
+    ts_buf_add(b, text->p, text->len);
+    ts_buf_str(b, "\"}");
+
+    rc = b->failed ? -1
+         : ts_edit_insert_item(&rq->edits, &sys->val, items, n, n, b->p,
+                               b->len);
+    free(items);
+
+    return rc;
+}
+
+
+/* the turns of this request's earlier searches go after its messages */
+static int
+ts_gateway_tail(ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *msgs;
+    ts_val_t           *items;
+    size_t              i;
+    int                 rc;
+
+    ix = &rq->ix;
+    msgs = ts_index_top(ix, TS_TOP_MESSAGES);
+
+    if (in->tail_len == 0 || msgs == NULL) {
+        return 0;
+    }
+
+    items = malloc((ix->nmessages ? ix->nmessages : 1) * sizeof(ts_val_t));
+    if (items == NULL) {
+        return -1;
+    }
+
+    for (i = 0; i < ix->nmessages; i++) {
+        items[i] = ix->messages[i].elem;
+    }
+
+    rc = ts_edit_insert_item(&rq->edits, &msgs->val, items, ix->nmessages,
+                             ix->nmessages, in->tail, in->tail_len);
+    free(items);
+
+    return rc;
+}
+
+
+int
+ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
+{
+    ts_buf_t  a, b;
+    int       rc;
+
+    ts_buf_init(&a, 0);
+    ts_buf_init(&b, 0);
+
+    rc = (ts_gateway_tools(rq, in->policy, &a) == 0
+          && ts_gateway_system(rq, in->policy, &a, &b) == 0
+          && ts_gateway_tail(rq, in) == 0) ? 0 : -1;
+
+    ts_buf_free(&a);
+    ts_buf_free(&b);
+
+    return rc;
+}

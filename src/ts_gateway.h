@@ -1,0 +1,41 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Gateway-executed search, request side: the upstream sees the loaded
+ * tools and the gateway's own search tool, the deferred names in the
+ * system prompt, and the searches of earlier turns as ordinary tool_use
+ * and tool_result turns.
+ */
+
+#ifndef TS_GATEWAY_H
+#define TS_GATEWAY_H
+
+#include "ts_buf.h"
+#include "ts_names.h"
+#include "ts_request.h"
+
+
+/* bytes of deferred names the system prompt lists; the rest are counted */
+#define TS_GATEWAY_ANNOUNCE_MAX  16384
+
+
+/*
+ * Turns the gateway's server_tool_use / tool_search_tool_result pairs
+ * in history into tool_use / tool_result turns and marks the tools they
+ * found as loaded.  When there are any, rq->ix then indexes a new body
+ * owned by rq.
+ */
+int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
+
+/* the edits of a DEFERRED_GATEWAY decision */
+int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
+
+/*
+ * The tool_result block answering a search call: the names found, none
+ * (n == 0), or a search that never ran (ran == 0).  id is the raw JSON
+ * string of the call's id.
+ */
+int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
+    const ts_name_t *names, size_t n, int ran);
+
+#endif /* TS_GATEWAY_H */

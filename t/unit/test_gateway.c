@@ -1,0 +1,221 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Gateway-executed search, request side: what the upstream receives for
+ * a deferred request, and how earlier searches in history are rebuilt.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "tpol.h"
+#include "ts_gateway.h"
+
+
+#define GW_TOOLS                                                            \
+    "'tools':[" TOOL("Read") ",{'name':'mcp__z__last','input_schema':{},"   \
+    "'cache_control':{'type':'ephemeral'}}," TOOL("mcp__a__first") ","      \
+    TOOL("Edit") "]"
+
+
+static void
+tgw_init(tpol_t *t)
+{
+    tpol_init(t);
+    t->p.search = TS_SEARCH_GATEWAY;
+}
+
+
+static const char *
+system_text(const trun_t *r)
+{
+    cJSON  *sys, *last;
+
+    sys = cJSON_GetObjectItem(r->json, "system");
+
+    if (cJSON_IsString(sys)) {
+        return sys->valuestring;
+    }
+
+    last = cJSON_GetArrayItem(sys, cJSON_GetArraySize(sys) - 1);
+
+    return cJSON_GetStringValue(cJSON_GetObjectItem(last, "text"));
+}
+
+
+static void
+test_gateway_request(void)
+{
+    tpol_t       t;
+    trun_t       r;
+    cJSON       *tools, *st;
+    const char  *text;
+
+    tgw_init(&t);
+
+    CHECK(trun(&r, &t, HEAD HI "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+
+    /* loaded tools byte for byte, deferred ones gone, search tool last */
+    tools = cJSON_GetObjectItem(r.json, "tools");
+    CHECK(cJSON_GetArraySize(tools) == 3);
+    CHECK(tool_named(&r, "mcp__z__last") == NULL);
+    CHECK(tool_named(&r, "mcp__a__first") == NULL);
+    CHECK(has_text(r.out, r.len, "\"tools\":[{\"name\":\"Read\","
+                   "\"description\":\"D Read\",\"input_schema\":"
+                   "{\"type\":\"object\"}},{\"name\":\"Edit\""));
+
+    st = cJSON_GetArrayItem(tools, 2);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "name")),
+                 "tool_search") == 0);
+    CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
+              cJSON_GetObjectItem(st, "input_schema"), "properties"),
+              "max_results"), "maximum")->valueint
+          == TS_MAX_RESULTS_DEFAULT);
+
+    /* the left-out tool's cache breakpoint moves to the search tool */
+    CHECK(cJSON_GetObjectItem(st, "cache_control") != NULL);
+
+    /* the deferred names, sorted, in a system prompt of its own */
+    text = system_text(&r);
+    CHECK(text != NULL && strstr(text, "call tool_search with select:")
+          && strstr(text, "): mcp__a__first, mcp__z__last."));
+
+    CHECK(r.rq.tools_deferred == 2 && !r.rq.betas_changed);
+    trun_free(&r);
+
+    /* a named search tool; the client's system string is extended */
+    t.p.search_tool = "find_tools";
+    CHECK(trun(&r, &t, HEAD "'system':'Be brief.'," HI "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(tool_named(&r, "find_tools") != NULL);
+    text = system_text(&r);
+    CHECK(text && strncmp(text, "Be brief.\n\nTools not loaded yet (call "
+                          "find_tools ", 38) == 0);
+    trun_free(&r);
+
+    /* system blocks get one more text block, the others stay */
+    CHECK(trun(&r, &t, HEAD "'system':[{'type':'text','text':'S',"
+               "'cache_control':{'type':'ephemeral'}}]," HI "," GW_TOOLS
+               "}") == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(has_text(r.out, r.len, "\"system\":[{\"type\":\"text\",\"text\":"
+                   "\"S\",\"cache_control\":{\"type\":\"ephemeral\"}},"
+                   "{\"type\":\"text\",\"text\":\"Tools not loaded yet"));
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+/* an assistant turn of an earlier request, as the gateway answered it */
+#define GW_HISTORY(result)                                                  \
+    "'messages':[{'role':'user','content':'post it'},"                     \
+    "{'role':'assistant','content':[{'type':'text','text':'Looking.'},"    \
+    "{'type':'server_tool_use','id':'toolu_1','name':'tool_search',"       \
+    "'input':{'query':'mcp__z','max_results':2}}," result                  \
+    "{'type':'tool_use','id':'toolu_2','name':'mcp__z__last',"             \
+    "'input':{'n':12345678901234567890}}]},"                               \
+    "{'role':'user','content':[{'type':'tool_result',"                     \
+    "'tool_use_id':'toolu_2','content':'ok'}]}]"
+
+#define GW_RESULT                                                           \
+    "{'type':'tool_search_tool_result','tool_use_id':'toolu_1','content':" \
+    "{'type':'tool_search_tool_search_result','tool_references':"         \
+    "[{'type':'tool_reference','tool_name':'mcp__z__last'}]}},"
+
+
+static void
+test_gateway_history(void)
+{
+    tpol_t  t;
+    trun_t  r;
+    cJSON  *msgs;
+
+    tgw_init(&t);
+
+    CHECK(trun(&r, &t, HEAD GW_HISTORY(GW_RESULT) "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+
+    /* the search became a tool_use and a tool_result turn */
+    msgs = cJSON_GetObjectItem(r.json, "messages");
+    CHECK(cJSON_GetArraySize(msgs) == 5);
+    CHECK(has_text(r.out, r.len, "{\"role\":\"assistant\",\"content\":["
+                   "{\"type\":\"text\",\"text\":\"Looking.\"},"
+                   "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":"
+                   "\"tool_search\",\"input\":{\"query\":\"mcp__z\","
+                   "\"max_results\":2}}]},{\"role\":\"user\",\"content\":["
+                   "{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\","
+                   "\"content\":\"Loaded: mcp__z__last. "));
+
+    /* the rest of the turn follows, its numbers untouched */
+    CHECK(has_text(r.out, r.len, "]},{\"role\":\"assistant\",\"content\":["
+                   "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":"
+                   "\"mcp__z__last\",\"input\":{\"n\":12345678901234567890}}"
+                   "]},{\"role\":\"user\""));
+    CHECK(!has_text(r.out, r.len, "server_tool_use")
+          && !has_text(r.out, r.len, "tool_search_tool_result"));
+
+    /* the tool it found is loaded, the other stays deferred */
+    CHECK(tool_named(&r, "mcp__z__last") != NULL);
+    CHECK(tool_named(&r, "mcp__a__first") == NULL);
+    CHECK(r.rq.history_searches == 1 && r.rq.discovered == 1);
+    trun_free(&r);
+
+    /* a call without its result is answered "did not run" */
+    CHECK(trun(&r, &t, HEAD GW_HISTORY("") "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(has_text(r.out, r.len, "\"tool_use_id\":\"toolu_1\",\"content\":"
+                   "\"This search did not run. Search again.\"}"));
+    trun_free(&r);
+
+    /* any decision: the upstream never sees the gateway's blocks */
+    t.p.defer_mode = TS_DEFER_OFF;
+    CHECK(trun(&r, &t, HEAD GW_HISTORY(GW_RESULT) "," GW_TOOLS "}")
+          == TS_DECISION_STANDARD_MODE);
+    CHECK(ts_request_changed(&r.rq));
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "messages")) == 5);
+    CHECK(!has_text(r.out, r.len, "server_tool_use"));
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+static void
+test_gateway_loop_input(void)
+{
+    static const char    tail[] = "{\"role\":\"assistant\",\"content\":[]}";
+    static unsigned char loaded[4] = { 0, 0, 1, 0 };
+    tpol_t               t;
+    trun_t               r;
+    cJSON               *msgs;
+
+    tgw_init(&t);
+    t.in.loaded = loaded;
+    t.in.tail = tail;
+    t.in.tail_len = sizeof(tail) - 1;
+
+    CHECK(trun(&r, &t, HEAD HI "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+
+    msgs = cJSON_GetObjectItem(r.json, "messages");
+    CHECK(cJSON_GetArraySize(msgs) == 2);
+    CHECK(has_text(r.out, r.len, "\"content\":\"hi\"},{\"role\":"
+                   "\"assistant\",\"content\":[]}]"));
+    CHECK(tool_named(&r, "mcp__a__first") != NULL);
+    CHECK(tool_named(&r, "mcp__z__last") == NULL);
+    CHECK(r.rq.tools_deferred == 1);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+const tst_case_t  tst_gateway_tests[] = {
+    { "gateway_request", test_gateway_request },
+    { "gateway_history", test_gateway_history },
+    { "gateway_loop_input", test_gateway_loop_input },
+    { NULL, NULL }
+};

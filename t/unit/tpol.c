@@ -1,0 +1,131 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "tpol.h"
+
+
+/* the directives' defaults; upstream anthropic */
+void
+tpol_init(tpol_t *t)
+{
+    char  err[256];
+
+    memset(t, 0, sizeof(tpol_t));
+    CHECK(ts_match_add_all(&t->search_tools, ts_default_client_search_tools,
+                           err, sizeof(err)) == 0);
+    CHECK(ts_match_add_all(&t->unsupported, ts_default_unsupported_models,
+                           err, sizeof(err)) == 0);
+
+    t->p.defer_mode = TS_DEFER_ON;
+    t->p.always_load = &t->always_load;
+    t->p.defer_tools = &t->defer_tools;
+    t->p.client_search_tools = &t->search_tools;
+    t->p.unsupported_models = &t->unsupported;
+    t->p.windows = &t->windows;
+    t->p.window_tokens = t->tokens;
+
+    t->p.turn_boundary = 1;
+
+    t->in.policy = &t->p;
+    t->in.upstream = TS_UPSTREAM_ANTHROPIC;
+    t->in.defer_mode = -1;
+    t->in.betas = "";
+}
+
+
+void
+tpol_add(ts_match_list_t *l, const char *pattern)
+{
+    char  err[256];
+
+    CHECK(ts_match_add(l, pattern, strlen(pattern), err, sizeof(err)) == 0);
+}
+
+
+void
+tpol_window(tpol_t *t, const char *re, unsigned long tokens)
+{
+    t->tokens[t->windows.n] = tokens;
+    tpol_add(&t->windows, re);
+}
+
+
+void
+tpol_free(tpol_t *t)
+{
+    ts_match_free(&t->always_load);
+    ts_match_free(&t->defer_tools);
+    ts_match_free(&t->search_tools);
+    ts_match_free(&t->unsupported);
+    ts_match_free(&t->windows);
+}
+
+
+ts_decision_t
+trun(trun_t *r, tpol_t *t, const char *body)
+{
+    size_t  len;
+
+    memset(r, 0, sizeof(trun_t));
+    r->body = tst_quote(body, &len);
+    r->d = ts_request_process(&r->rq, &t->in, r->body, len);
+    r->len = ts_request_size(&r->rq);
+    r->out = tst_alloc(r->len + 1);
+
+    if (CHECK(ts_request_render(&r->rq, r->out) == 0)) {
+        r->json = tst_json(r->out, r->len);
+        CHECK(r->json != NULL);
+    }
+
+    return r->d;
+}
+
+
+void
+trun_free(trun_t *r)
+{
+    ts_request_free(&r->rq);
+    cJSON_Delete(r->json);
+    free(r->out);
+    free(r->body);
+}
+
+
+cJSON *
+tool_named(const trun_t *r, const char *name)
+{
+    cJSON  *t;
+
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(r->json, "tools")) {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")),
+                   name) == 0)
+        {
+            return t;
+        }
+    }
+
+    return NULL;
+}
+
+
+int
+deferred(const trun_t *r, const char *name)
+{
+    cJSON  *t;
+
+    t = tool_named(r, name);
+
+    return t != NULL && cJSON_IsTrue(cJSON_GetObjectItem(t, "defer_loading"));
+}
+
+
+int
+has_text(const char *hay, size_t len, const char *needle)
+{
+    return tst_memmem(hay, len, needle, strlen(needle)) != NULL;
+}

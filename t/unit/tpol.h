@@ -1,0 +1,55 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Policy test helpers: a policy with the directives' defaults, and one
+ * request run through the engine with its output parsed by cJSON.
+ */
+
+#ifndef TPOL_H
+#define TPOL_H
+
+#include <cjson/cJSON.h>
+
+#include "ts_policy.h"
+#include "ts_request.h"
+
+
+typedef struct {
+    ts_match_list_t  always_load;
+    ts_match_list_t  defer_tools;
+    ts_match_list_t  search_tools;
+    ts_match_list_t  unsupported;
+    ts_match_list_t  windows;
+    unsigned long    tokens[8];
+    ts_policy_t      p;
+    ts_input_t       in;
+} tpol_t;
+
+
+typedef struct {
+    ts_request_t     rq;
+    ts_decision_t    d;
+    char            *out;
+    size_t           len;
+    cJSON           *json;
+    char            *body;
+} trun_t;
+
+
+void tpol_init(tpol_t *t);
+void tpol_add(ts_match_list_t *l, const char *pattern);
+void tpol_window(tpol_t *t, const char *re, unsigned long tokens);
+void tpol_free(tpol_t *t);
+ts_decision_t trun(trun_t *r, tpol_t *t, const char *body);
+void trun_free(trun_t *r);
+cJSON *tool_named(const trun_t *r, const char *name);
+int deferred(const trun_t *r, const char *name);
+int has_text(const char *hay, size_t len, const char *needle);
+
+
+#define TOOL(n)  "{'name':'" n "','description':'D " n "'," \
+                 "'input_schema':{'type':'object'}}"
+#define HEAD     "{'model':'claude-sonnet-4-5','max_tokens':9,"
+#define HI       "'messages':[{'role':'user','content':'hi'}]"
+
+#endif /* TPOL_H */
