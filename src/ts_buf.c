@@ -33,8 +33,8 @@ ts_buf_reset(ts_buf_t *b)
 }
 
 
-static int
-ts_buf_reserve(ts_buf_t *b, size_t n)
+int
+ts_buf_space(ts_buf_t *b, size_t n)
 {
     size_t   cap;
     char    *p;
@@ -74,7 +74,7 @@ ts_buf_reserve(ts_buf_t *b, size_t n)
 int
 ts_buf_add(ts_buf_t *b, const void *p, size_t n)
 {
-    if (ts_buf_reserve(b, n) != 0) {
+    if (ts_buf_space(b, n) != 0) {
         return -1;
     }
 

@@ -25,6 +25,9 @@ void ts_buf_init(ts_buf_t *b, size_t max);
 void ts_buf_free(ts_buf_t *b);
 void ts_buf_reset(ts_buf_t *b);
 
+/* room for n more bytes at p + len */
+int ts_buf_space(ts_buf_t *b, size_t n);
+
 int ts_buf_add(ts_buf_t *b, const void *p, size_t n);
 int ts_buf_str(ts_buf_t *b, const char *s);
 

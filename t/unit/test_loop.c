@@ -1,0 +1,271 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Gateway-executed search, response side: answers fed to the loop as an
+ * upstream would send them, checked on what the client gets and on the
+ * next call's body.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "tpol.h"
+#include "ts_loop.h"
+
+
+#define LOOP_BODY                                                           \
+    HEAD "'stream':true," HI ",'tools':[" TOOL("Read") ","                  \
+    TOOL("mcp__z__last") "," TOOL("mcp__a__first") "]}"
+
+#define EV(name, json)  "event: " name "\ndata: " json "\n\n"
+
+#define START(in)                                                           \
+    EV("message_start", "{\"type\":\"message_start\",\"message\":"         \
+       "{\"id\":\"m1\",\"type\":\"message\",\"role\":\"assistant\","       \
+       "\"content\":[],\"usage\":{\"input_tokens\":" in ","                \
+       "\"output_tokens\":1}}}")
+
+#define TEXT(i, s)                                                          \
+    EV("content_block_start", "{\"type\":\"content_block_start\","         \
+       "\"index\":" i ",\"content_block\":{\"type\":\"text\","             \
+       "\"text\":\"\"}}")                                                   \
+    EV("content_block_delta", "{\"type\":\"content_block_delta\","         \
+       "\"index\":" i ",\"delta\":{\"type\":\"text_delta\",\"text\":\""    \
+       s "\"}}")                                                            \
+    EV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":" \
+       i "}")
+
+#define CALL(i, id, name, input)                                            \
+    EV("content_block_start", "{\"type\":\"content_block_start\","         \
+       "\"index\":" i ",\"content_block\":{\"type\":\"tool_use\","         \
+       "\"id\":\"" id "\",\"name\":\"" name "\",\"input\":{}}}")            \
+    EV("content_block_delta", "{\"type\":\"content_block_delta\","         \
+       "\"index\":" i ",\"delta\":{\"type\":\"input_json_delta\","         \
+       "\"partial_json\":\"" input "\"}}")                                  \
+    EV("content_block_stop", "{\"type\":\"content_block_stop\",\"index\":" \
+       i "}")
+
+#define END(reason, out)                                                    \
+    EV("message_delta", "{\"type\":\"message_delta\",\"delta\":"           \
+       "{\"stop_reason\":\"" reason "\",\"stop_sequence\":null},"          \
+       "\"usage\":{\"output_tokens\":" out "}}")                            \
+    EV("message_stop", "{\"type\":\"message_stop\"}")
+
+#define SELECT_FIRST  "{\\\"query\\\":\\\"select:mcp__a__first\\\"}"
+
+
+typedef struct {
+    tpol_t       t;
+    char        *body;
+    size_t       len;
+    ts_loop_t   *lp;
+    ts_buf_t     req;
+    ts_buf_t     out;
+} tloop_t;
+
+
+static void
+tloop_init(tloop_t *l, const char *body)
+{
+    memset(l, 0, sizeof(tloop_t));
+    tpol_init(&l->t);
+    l->t.p.search = TS_SEARCH_GATEWAY;
+    l->body = tst_quote(body, &l->len);
+    l->lp = ts_loop_create(&l->t.in, l->body, l->len);
+    ts_buf_init(&l->req, 0);
+    ts_buf_init(&l->out, 0);
+    CHECK(l->lp != NULL);
+}
+
+
+/* one call: its body, then the answer fed in pieces of 7 bytes */
+static ts_loop_next_t
+tloop_call(tloop_t *l, const char *answer, int sse)
+{
+    size_t  n, i;
+
+    CHECK(ts_loop_request(l->lp, &l->req) == 0);
+    ts_loop_start(l->lp, sse);
+
+    n = strlen(answer);
+
+    for (i = 0; i < n; i += 7) {
+        CHECK(ts_loop_feed(l->lp, answer + i, n - i < 7 ? n - i : 7,
+                           &l->out) == 0);
+    }
+
+    return ts_loop_end(l->lp, &l->out);
+}
+
+
+static int
+out_has(const tloop_t *l, const char *s)
+{
+    return has_text(l->out.p, l->out.len, s);
+}
+
+
+static int
+req_has(const tloop_t *l, const char *s)
+{
+    return has_text(l->req.p, l->req.len, s);
+}
+
+
+static void
+tloop_free(tloop_t *l)
+{
+    ts_loop_free(l->lp);
+    ts_buf_free(&l->req);
+    ts_buf_free(&l->out);
+    free(l->body);
+    tpol_free(&l->t);
+}
+
+
+static void
+test_loop_sse_search_then_answer(void)
+{
+    tloop_t  l;
+
+    tloop_init(&l, LOOP_BODY);
+
+    CHECK(tloop_call(&l, START("100") TEXT("0", "Looking.")
+                     CALL("1", "toolu_s", "tool_search", SELECT_FIRST)
+                     END("tool_use", "20"), 1) == TS_LOOP_AGAIN);
+    CHECK(!req_has(&l, "mcp__a__first\",\"description"));
+
+    /* the text streamed; the call shows as the hosted search's blocks */
+    CHECK(out_has(&l, "\"index\":0,\"delta\":{\"type\":\"text_delta\""));
+    CHECK(!out_has(&l, "\"tool_use\""));
+    CHECK(out_has(&l, "\"index\":1,\"content_block\":{\"type\":"
+                  "\"server_tool_use\",\"id\":\"toolu_s\",\"name\":"
+                  "\"tool_search\",\"input\":{}}"));
+    CHECK(out_has(&l, "\"index\":2,\"content_block\":{\"type\":"
+                  "\"tool_search_tool_result\",\"tool_use_id\":\"toolu_s\","
+                  "\"content\":{\"type\":\"tool_search_tool_search_result\","
+                  "\"tool_references\":[{\"type\":\"tool_reference\","
+                  "\"tool_name\":\"mcp__a__first\"}]}}"));
+    CHECK(!out_has(&l, "message_delta") && !out_has(&l, "message_stop"));
+
+    /* call 2 carries the found tool and the exchange */
+    l.out.len = 0;
+    CHECK(tloop_call(&l, START("300") TEXT("0", "Done.")
+                     END("end_turn", "5"), 1) == TS_LOOP_DONE);
+    CHECK(req_has(&l, "{\"name\":\"mcp__a__first\",\"description\""));
+    CHECK(!req_has(&l, "{\"name\":\"mcp__z__last\""));
+    CHECK(req_has(&l, "{\"role\":\"assistant\",\"content\":[{\"type\":"
+                  "\"text\",\"text\":\"Looking.\"},{\"type\":\"tool_use\","
+                  "\"id\":\"toolu_s\",\"name\":\"tool_search\",\"input\":"
+                  "{\"query\":\"select:mcp__a__first\"}}]},{\"role\":"
+                  "\"user\",\"content\":[{\"type\":\"tool_result\","
+                  "\"tool_use_id\":\"toolu_s\",\"content\":\"Loaded: "
+                  "mcp__a__first."));
+
+    /* one message: no second start, later blocks renumbered, sums */
+    CHECK(!out_has(&l, "message_start"));
+    CHECK(out_has(&l, "{\"type\":\"content_block_start\",\"index\":3,"));
+    CHECK(out_has(&l, "\"stop_reason\":\"end_turn\""));
+    CHECK(out_has(&l, "\"input_tokens\":400"));
+    CHECK(out_has(&l, "\"output_tokens\":25"));
+    CHECK(out_has(&l, "\"tool_search_requests\":1"));
+    CHECK(out_has(&l, "event: message_stop"));
+
+    CHECK(ts_loop_calls(l.lp) == 2 && ts_loop_searches(l.lp) == 1
+          && ts_loop_loaded(l.lp) == 1 && !ts_loop_paused(l.lp));
+    tloop_free(&l);
+}
+
+
+static void
+test_loop_json(void)
+{
+    tloop_t  l;
+    cJSON   *json;
+
+    tloop_init(&l, LOOP_BODY);
+
+    CHECK(tloop_call(&l, "{\"id\":\"m1\",\"type\":\"message\",\"content\":"
+                     "[{\"type\":\"tool_use\",\"id\":\"toolu_s\",\"name\":"
+                     "\"tool_search\",\"input\":{\"query\":\"first\"}}],"
+                     "\"stop_reason\":\"tool_use\",\"usage\":"
+                     "{\"input_tokens\":10,\"output_tokens\":2}}", 0)
+          == TS_LOOP_AGAIN);
+    CHECK(l.out.len == 0);
+
+    CHECK(tloop_call(&l, "{\"id\":\"m2\",\"type\":\"message\",\"content\":"
+                     "[{\"type\":\"text\",\"text\":\"ok\"}],\"stop_reason\":"
+                     "\"end_turn\",\"n\":12345678901234567890,\"usage\":"
+                     "{\"input_tokens\":30,\"output_tokens\":3}}", 0)
+          == TS_LOOP_DONE);
+
+    CHECK(out_has(&l, "{\"id\":\"m2\",\"type\":\"message\",\"content\":["
+                  "{\"type\":\"server_tool_use\",\"id\":\"toolu_s\","
+                  "\"name\":\"tool_search\",\"input\":{\"query\":"
+                  "\"first\"}},{\"type\":\"tool_search_tool_result\","));
+    CHECK(out_has(&l, "\"tool_name\":\"mcp__a__first\"}]}},{\"type\":"
+                  "\"text\",\"text\":\"ok\"}],\"stop_reason\":\"end_turn\","
+                  "\"n\":12345678901234567890,"));
+    CHECK(out_has(&l, "\"input_tokens\":40,\"output_tokens\":5"));
+    json = tst_json(l.out.p, l.out.len);
+    CHECK(json != NULL);
+    cJSON_Delete(json);
+    tloop_free(&l);
+}
+
+
+static void
+test_loop_bounds(void)
+{
+    tloop_t  l;
+
+    /* the budget: the last search runs, then the turn pauses */
+    tloop_init(&l, LOOP_BODY);
+    l.t.p.max_searches = 1;
+    CHECK(tloop_call(&l, START("1") CALL("0", "toolu_s", "tool_search",
+                                         "{\\\"query\\\":\\\"zzz\\\"}")
+                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+    CHECK(out_has(&l, "\"tool_references\":[]"));
+    CHECK(out_has(&l, "\"stop_reason\":\"pause_turn\""));
+    CHECK(ts_loop_paused(l.lp) && ts_loop_misses(l.lp) == 1);
+    tloop_free(&l);
+
+    /* a client tool in the same answer: it goes to the client */
+    tloop_init(&l, LOOP_BODY);
+    CHECK(tloop_call(&l, START("1") CALL("0", "toolu_r", "Read", "{}")
+                     CALL("1", "toolu_s", "tool_search", SELECT_FIRST)
+                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+    CHECK(out_has(&l, "\"index\":0,\"content_block\":{\"type\":\"tool_use\","
+                  "\"id\":\"toolu_r\""));
+    CHECK(out_has(&l, "\"index\":1,\"content_block\":{\"type\":"
+                  "\"server_tool_use\""));
+    CHECK(out_has(&l, "\"stop_reason\":\"tool_use\""));
+    CHECK(!ts_loop_paused(l.lp));
+    tloop_free(&l);
+
+    /* a call of a deferred tool never loaded: an implicit select: */
+    tloop_init(&l, LOOP_BODY);
+    CHECK(tloop_call(&l, START("1") CALL("0", "toolu_z", "mcp__z__last",
+                                         "{\\\"a\\\":1}")
+                     END("tool_use", "2"), 1) == TS_LOOP_AGAIN);
+    CHECK(out_has(&l, "\"partial_json\":\"{\\\"query\\\":\\\"select:"
+                  "mcp__z__last\\\"}\""));
+    CHECK(!out_has(&l, "\"type\":\"tool_use\""));
+    CHECK(tloop_call(&l, START("1") CALL("0", "toolu_y", "mcp__z__last",
+                                         "{\\\"a\\\":1}")
+                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+    CHECK(req_has(&l, "{\"name\":\"mcp__z__last\""));
+    CHECK(out_has(&l, "\"index\":2,\"content_block\":{\"type\":\"tool_use\","
+                  "\"id\":\"toolu_y\""));
+    tloop_free(&l);
+}
+
+
+const tst_case_t  tst_loop_tests[] = {
+    { "loop_sse_search_then_answer", test_loop_sse_search_then_answer },
+    { "loop_json", test_loop_json },
+    { "loop_bounds", test_loop_bounds },
+    { NULL, NULL }
+};
