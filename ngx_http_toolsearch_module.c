@@ -11,7 +11,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "ts_request.h"
+#include "ngx_http_toolsearch_module.h"
 #include "ts_search.h"
 
 
@@ -19,55 +19,6 @@
 
 /* each search is one subrequest; nginx allows 50 per request */
 #define NGX_HTTP_TOOLSEARCH_MAX_SEARCHES  20
-
-
-typedef struct {
-    ngx_flag_t          enable;
-    size_t              max_body_size;
-    ngx_int_t           defer_mode;
-    ngx_uint_t          defer_percent;
-    ngx_flag_t          client_mode;
-    ngx_uint_t          upstream;
-    ngx_flag_t          upstream_tool_reference;
-    ngx_flag_t          disable_betas;
-    ngx_flag_t          turn_boundary;
-    ngx_uint_t          hosted_search;
-    ngx_uint_t          search;
-    ngx_str_t           tool_name;
-    ngx_uint_t          max_searches;
-    ngx_uint_t          max_results;
-    ngx_uint_t          scoring;
-    ts_match_list_t    *hint_names;
-    ngx_array_t        *hint_phrases;       /* of char * */
-    ts_match_list_t    *always_load;
-    ts_match_list_t    *defer_tools;
-    ts_match_list_t    *client_search_tools;
-    ts_match_list_t    *unsupported_models;
-    ts_match_list_t    *first_party_hosts;
-    ts_match_list_t    *windows;
-    ngx_array_t        *window_tokens;      /* of unsigned long */
-    ts_policy_t         policy;
-} ngx_http_toolsearch_loc_conf_t;
-
-
-typedef struct {
-    ngx_int_t       status;
-    ts_decision_t   decision;
-    int             mode;
-    unsigned        percent;
-    int             upstream;
-    size_t          bytes_in;
-    size_t          bytes_out;
-    size_t          tools_total;
-    size_t          tools_deferred;
-    size_t          defer_chars;
-    size_t          threshold_chars;
-    size_t          refs_converted;
-    size_t          refs_stale;
-    size_t          siblings_moved;
-    size_t          boundaries_added;
-    size_t          discovered;
-} ngx_http_toolsearch_ctx_t;
 
 
 static ngx_int_t ngx_http_toolsearch_handler(ngx_http_request_t *r);

@@ -1,0 +1,93 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * What the glue's files share: the location configuration, the request
+ * context, and the gateway search loop's entry points.
+ */
+
+#ifndef NGX_HTTP_TOOLSEARCH_MODULE_H
+#define NGX_HTTP_TOOLSEARCH_MODULE_H
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ts_loop.h"
+#include "ts_request.h"
+
+
+typedef struct {
+    ngx_flag_t          enable;
+    size_t              max_body_size;
+    ngx_int_t           defer_mode;
+    ngx_uint_t          defer_percent;
+    ngx_flag_t          client_mode;
+    ngx_uint_t          upstream;
+    ngx_flag_t          upstream_tool_reference;
+    ngx_flag_t          disable_betas;
+    ngx_flag_t          turn_boundary;
+    ngx_uint_t          hosted_search;
+    ngx_uint_t          search;
+    ngx_str_t           tool_name;
+    ngx_uint_t          max_searches;
+    ngx_uint_t          max_results;
+    ngx_uint_t          scoring;
+    ts_match_list_t    *hint_names;
+    ngx_array_t        *hint_phrases;       /* of char * */
+    ts_match_list_t    *always_load;
+    ts_match_list_t    *defer_tools;
+    ts_match_list_t    *client_search_tools;
+    ts_match_list_t    *unsupported_models;
+    ts_match_list_t    *first_party_hosts;
+    ts_match_list_t    *windows;
+    ngx_array_t        *window_tokens;      /* of unsigned long */
+    ts_policy_t         policy;
+} ngx_http_toolsearch_loc_conf_t;
+
+
+typedef struct {
+    ngx_int_t       status;
+    ts_decision_t   decision;
+    int             mode;
+    unsigned        percent;
+    int             upstream;
+    size_t          bytes_in;
+    size_t          bytes_out;
+    size_t          tools_total;
+    size_t          tools_deferred;
+    size_t          defer_chars;
+    size_t          threshold_chars;
+    size_t          refs_converted;
+    size_t          refs_stale;
+    size_t          siblings_moved;
+    size_t          boundaries_added;
+    size_t          discovered;
+
+    /* gateway-executed search */
+    ts_loop_t      *loop;
+    ts_buf_t        call;           /* the body of the current call */
+    ts_buf_t        out;            /* bytes for the client */
+    ngx_http_request_t  *sr;        /* the current call */
+    ngx_int_t       sr_rc;
+    size_t          searches;
+    size_t          loaded;
+    unsigned        done:1;         /* the current call ended */
+    unsigned        answering:1;    /* the current call's answer began */
+    unsigned        sse:1;
+    unsigned        streaming:1;    /* the client's header is sent */
+    unsigned        passthrough:1;  /* the answer goes to the client as is */
+    unsigned        failed:1;       /* a later call failed */
+} ngx_http_toolsearch_ctx_t;
+
+
+extern ngx_module_t  ngx_http_toolsearch_module;
+
+
+/* starts the calls of a DEFERRED_GATEWAY request */
+void ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx);
+
+/* the response filters that follow the calls */
+ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
+
+#endif /* NGX_HTTP_TOOLSEARCH_MODULE_H */
