@@ -126,12 +126,14 @@ int
 ts_stopword(const char *w, size_t len)
 {
     static const char *const  words[] = {
-        "a", "about", "all", "an", "and", "any", "are", "as", "at", "be",
-        "by", "can", "could", "do", "does", "for", "from", "how", "i",
-        "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
-        "our", "please", "some", "that", "the", "their", "them", "then",
-        "there", "these", "this", "those", "to", "tool", "tools", "up",
-        "us", "use", "using", "want", "we", "what", "when", "where",
+        "a", "about", "all", "also", "am", "an", "and", "any", "are", "as",
+        "at", "be", "been", "being", "but", "by", "can", "could", "did",
+        "do", "does", "done", "each", "every", "for", "from", "had", "has",
+        "have", "how", "i", "if", "in", "into", "is", "it", "its", "just",
+        "let", "me", "my", "need", "of", "on", "or", "our", "please",
+        "should", "so", "some", "that", "the", "their", "them", "then",
+        "there", "these", "this", "those", "to", "tool", "tools", "up", "us",
+        "use", "using", "want", "was", "we", "were", "what", "when", "where",
         "which", "who", "will", "with", "would", "you", "your", NULL
     };
 
@@ -154,30 +156,51 @@ ts_ends(const char *w, size_t len, const char *suffix)
 #define TS_STEM_MIN  4
 
 
+/* the length of w without a plural suffix */
+static size_t
+ts_unplural(const char *w, size_t len)
+{
+    static const char *const  keep[] = { "ss", "us", "is", NULL };
+
+    if (ts_ends(w, len, "ies")) {
+        return len - 3;
+    }
+
+    if (ts_ends(w, len, "sses") || ts_ends(w, len, "ches")
+        || ts_ends(w, len, "shes") || ts_ends(w, len, "xes"))
+    {
+        return len - 2;
+    }
+
+    if (ts_ends(w, len, "s") && len >= 2 && !ts_in_list(keep, w + len - 2, 2))
+    {
+        return len - 1;
+    }
+
+    return len;
+}
+
+
+/*
+ * The plural goes first, so that "meetings" and "meeting" share "meet";
+ * a final "e" goes last, so that "create" finds "creation" and "creating"
+ */
 size_t
 ts_stem(const char *w, size_t len)
 {
-    static const char *const  keep[] = { "ss", "us", "is", NULL };
-    size_t                    n;
+    size_t  n;
 
-    n = len;
+    n = ts_unplural(w, len);
 
-    if (ts_ends(w, len, "ies") || ts_ends(w, len, "ing")) {
-        n = len - 3;
+    if (ts_ends(w, n, "ing")) {
+        n -= 3;
 
-    } else if (ts_ends(w, len, "sses") || ts_ends(w, len, "ches")
-               || ts_ends(w, len, "shes") || ts_ends(w, len, "xes"))
-    {
-        n = len - 2;
+    } else if (ts_ends(w, n, "ed")) {
+        n = n - 2 >= TS_STEM_MIN ? n - 2 : n - 1;
+    }
 
-    } else if (ts_ends(w, len, "ed")) {
-        n = len - 2 >= TS_STEM_MIN ? len - 2 : len - 1;
-
-    } else if (ts_ends(w, len, "s")
-               && !ts_in_list(keep, w + (len >= 2 ? len - 2 : 0),
-                              len >= 2 ? 2 : 0))
-    {
-        n = len - 1;
+    if (ts_ends(w, n, "e") && n - 1 >= TS_STEM_MIN) {
+        n--;
     }
 
     return n >= TS_STEM_MIN ? n : len;
@@ -193,7 +216,7 @@ static const char *const  ts_thesaurus[] = {
     "create add new make insert generate",
     "delete remove erase drop destroy discard",
     "list enumerate browse",
-    "get fetch retrieve read view obtain load",
+    "get fetch retrieve read view obtain load show display",
     "update edit modify change alter patch",
     "search find look lookup locate query discover",
     "send post message notify publish",
@@ -213,7 +236,7 @@ static const char *const  ts_thesaurus[] = {
     "bug issue ticket defect problem",
     "pr pull merge",
     "repository repo project codebase",
-    "comment remark feedback",
+    "comment remark feedback note",
     "user member person people account",
     "channel room chat conversation",
     "database db sql table",
@@ -232,7 +255,7 @@ static const char *const  ts_thesaurus[] = {
     "route directions navigation",
     "calendar schedule event meeting",
     "email mail inbox",
-    "image picture photo",
+    "image picture photo png jpg jpeg gif svg",
     "size resize dimension viewport",
     "select choose pick option dropdown",
     "hover mouse",
@@ -245,6 +268,19 @@ static const char *const  ts_thesaurus[] = {
     "star favorite bookmark",
     "fork copy",
     "diff difference compare",
+    "switch activate focus select",
+    "emulate simulate throttle mock",
+    "schema structure field column property attribute",
+    "migration migrate alter",
+    "row record entry item",
+    "task todo story item",
+    "label tag category",
+    "height elevation altitude",
+    "accessibility a11y",
+    "research investigate investigation study",
+    "url link href",
+    "port forward tunnel proxy",
+    "calculate compute sum total",
     NULL
 };
 

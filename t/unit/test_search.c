@@ -452,7 +452,9 @@ test_fallback(void)
 static void
 test_stems(void)
 {
-    CHECK(ts_stem("issues", 6) == 5);
+    CHECK(ts_stem("issues", 6) == 4);
+    CHECK(ts_stem("meetings", 8) == 4);
+    CHECK(ts_stem("create", 6) == 5);
     CHECK(ts_stem("entries", 7) == 4);
     CHECK(ts_stem("branches", 8) == 6);
     CHECK(ts_stem("created", 7) == 5);
