@@ -15,30 +15,89 @@
 #include "ts_lexicon.h"
 
 
+/* the byte a folded comparison sees: ASCII letters lowercase */
+static int
+ts_same_byte(char a, char b, int fold)
+{
+    return a == b || (fold && ts_ascii_lower(a) == b);
+}
+
+
+static int
+ts_same_bytes(const char *a, const char *b, size_t m, int fold)
+{
+    size_t  i;
+
+    if (!fold) {
+        return memcmp(a, b, m) == 0;
+    }
+
+    for (i = 0; i < m; i++) {
+        if (!ts_same_byte(a[i], b[i], 1)) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+static const char *
+ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
+    int fold)
+{
+    size_t  i;
+
+    if (!fold) {
+        return memmem(hay, n, needle, m);
+    }
+
+    for (i = 0; m <= n && i <= n - m; i++) {
+        if (ts_same_bytes(hay + i, needle, m, 1)) {
+            return hay + i;
+        }
+    }
+
+    return NULL;
+}
+
+
 #ifdef TS_HAVE_SSE2
+
+/* OR-ing 0x20 lowercases a letter and leaves a digit as it is */
+static __m128i
+ts_fold_mask(char c, int fold)
+{
+    return _mm_set1_epi8(fold && c >= 'a' && c <= 'z' ? 0x20 : 0);
+}
+
 
 /*
  * Terms are short and searched over the whole catalogue text once per
  * query: compare the first and the last byte of the needle at 16
- * positions at a time, and memcmp only where both agree.
+ * positions at a time, and compare the rest only where both agree.
  */
-const char *
-ts_find(const char *hay, size_t n, const char *needle, size_t m)
+static const char *
+ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
+    int fold)
 {
-    __m128i   first, last, a, b;
+    __m128i   first, last, ff, lf, a, b;
     unsigned  mask, bit;
     size_t    i;
 
     if (m < 2 || n < m + 16) {
-        return memmem(hay, n, needle, m);
+        return ts_find_bytes(hay, n, needle, m, fold);
     }
 
     first = _mm_set1_epi8(needle[0]);
     last = _mm_set1_epi8(needle[m - 1]);
+    ff = ts_fold_mask(needle[0], fold);
+    lf = ts_fold_mask(needle[m - 1], fold);
 
     for (i = 0; i + m - 1 + 16 <= n; i += 16) {
-        a = _mm_loadu_si128((const __m128i *) (hay + i));
-        b = _mm_loadu_si128((const __m128i *) (hay + i + m - 1));
+        a = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i)), ff);
+        b = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i + m - 1)),
+                         lf);
         mask = (unsigned) _mm_movemask_epi8(
                    _mm_and_si128(_mm_cmpeq_epi8(a, first),
                                  _mm_cmpeq_epi8(b, last)));
@@ -46,7 +105,7 @@ ts_find(const char *hay, size_t n, const char *needle, size_t m)
         while (mask) {
             bit = (unsigned) __builtin_ctz(mask);
 
-            if (memcmp(hay + i + bit + 1, needle + 1, m - 2) == 0) {
+            if (ts_same_bytes(hay + i + bit, needle, m, fold)) {
                 return hay + i + bit;
             }
 
@@ -54,18 +113,33 @@ ts_find(const char *hay, size_t n, const char *needle, size_t m)
         }
     }
 
-    return memmem(hay + i, n - i, needle, m);
+    return ts_find_bytes(hay + i, n - i, needle, m, fold);
 }
 
 #else
 
-const char *
-ts_find(const char *hay, size_t n, const char *needle, size_t m)
+static const char *
+ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
+    int fold)
 {
-    return memmem(hay, n, needle, m);
+    return ts_find_bytes(hay, n, needle, m, fold);
 }
 
 #endif
+
+
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
+{
+    return ts_find_fold(hay, n, needle, m, 0);
+}
+
+
+const char *
+ts_find_icase(const char *hay, size_t n, const char *needle, size_t m)
+{
+    return ts_find_fold(hay, n, needle, m, 1);
+}
 
 
 static int

@@ -399,44 +399,35 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
 }
 
 
-/* where a region of the catalogue begins for an entry */
-static uint32_t
-ts_text_start(const ts_entry_t *e)
-{
-    return e->full.off;
-}
-
-
-static uint32_t
-ts_schema_start(const ts_entry_t *e)
-{
-    return e->schema.off;
-}
-
-
-/* the schemas, for the hybrid scorer's BM25 part only */
+/* the hybrid scorer's BM25 part only */
 static void
 ts_mark_schema(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
     size_t at, ts_mark_t *m)
 {
     m->tf_schema += ts_tf(rk, rk->c->schemas, t, e->schema, at,
-                   ts_hybrid_weights[TS_F_SCHEMA],
-                   ts_norm(e->schema_words, rk->c->avg_schema));
+                          ts_hybrid_weights[TS_F_SCHEMA],
+                          ts_norm(e->schema_words, rk->c->avg_schema));
 }
 
 
-typedef uint32_t (*ts_start_pt)(const ts_entry_t *e);
-typedef void (*ts_mark_pt)(const ts_rank_t *rk, const ts_entry_t *e,
-    const ts_term_t *t, size_t at, ts_mark_t *m);
+static ts_mark_t *
+ts_touch(ts_rank_t *rk, uint32_t idx)
+{
+    if (!rk->marks[idx].seen) {
+        rk->marks[idx].seen = 1;
+        rk->touched[rk->ntouched++] = idx;
+    }
+
+    return &rk->marks[idx];
+}
 
 
 /*
- * One pass over a region finds a term in every tool: hits come in text
+ * One pass over the text finds a term in every tool: hits come in text
  * order, and so do the tools they belong to.
  */
 static void
-ts_scan_region(ts_rank_t *rk, const ts_term_t *t, const char *text,
-    size_t len, ts_start_pt start, ts_mark_pt mark)
+ts_scan_text(ts_rank_t *rk, const ts_term_t *t)
 {
     const ts_catalog_t  *c;
     const char          *p, *end;
@@ -444,28 +435,50 @@ ts_scan_region(ts_rank_t *rk, const ts_term_t *t, const char *text,
     size_t               k, at;
 
     c = rk->c;
-    end = text + len;
+    end = c->text + c->text_len;
     k = 0;
 
-    for (p = text;
+    for (p = c->text;
          p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
          p++)
     {
-        at = (size_t) (p - text);
+        at = (size_t) (p - c->text);
 
-        while (k + 1 < c->npooled && start(&c->tools[c->pool[k + 1]]) <= at)
+        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
         {
             k++;
         }
 
         idx = c->pool[k];
+        ts_mark(rk, &c->tools[idx], t, at, ts_touch(rk, idx));
+    }
+}
 
-        if (!rk->marks[idx].seen) {
-            rk->marks[idx].seen = 1;
-            rk->touched[rk->ntouched++] = idx;
+
+/* the schemas, where the request body has them, one tool at a time */
+static void
+ts_scan_schemas(ts_rank_t *rk, const ts_term_t *t)
+{
+    const ts_catalog_t  *c;
+    const ts_entry_t    *e;
+    const char          *p, *end;
+    size_t               k;
+
+    c = rk->c;
+
+    for (k = 0; k < c->npooled; k++) {
+        e = &c->tools[c->pool[k]];
+        p = c->schemas + e->schema.off;
+        end = p + e->schema.len;
+
+        for ( /* void */ ;
+             p < end
+             && (p = ts_find_icase(p, (size_t) (end - p), t->p, t->scan));
+             p++)
+        {
+            ts_mark_schema(rk, e, t, (size_t) (p - c->schemas),
+                           ts_touch(rk, c->pool[k]));
         }
-
-        mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
     }
 }
 
@@ -474,13 +487,11 @@ static void
 ts_scan(ts_rank_t *rk, const ts_term_t *t)
 {
     rk->ntouched = 0;
-    ts_scan_region(rk, t, rk->c->text, rk->c->text_len, ts_text_start,
-                   ts_mark);
+    ts_scan_text(rk, t);
 
     /* schemas are long: the query's own words only */
-    if (t->own && !rk->q->whole && rk->c->schemas_len > 0) {
-        ts_scan_region(rk, t, rk->c->schemas, rk->c->schemas_len,
-                       ts_schema_start, ts_mark_schema);
+    if (t->own && !rk->q->whole && rk->c->schemas != NULL) {
+        ts_scan_schemas(rk, t);
     }
 }
 
