@@ -97,13 +97,14 @@ def section(tables, quality):
              "`make bench-search` (bench/search_bench.py). Machine: %s."
              % machine(), "",
              "Per request: catalogue preparation (decode, lowercase, name "
-             "parts) plus one query over %d tools; median of %d runs of %d "
+             "parts; input schemas are read in place) plus one query over %d tools; median of %d runs of %d "
              "rounds. The baseline is `memcpy` of the same request body, "
              "measured in the same rounds. Goal: a 4-term query in at most "
              "200 µs. *cold*: glibc's default allocator, which maps fresh "
-             "pages for blocks this large, so every request pays page faults; "
-             "*warm*: the same with a raised mmap threshold, as in a worker "
-             "whose heap is already grown. *hybrid, lent*: the hybrid scorer "
+             "pages for blocks above its mmap threshold (the catalogue is one "
+             "block, so this costs once, not per field); *warm*: the same "
+             "with a raised mmap threshold, as in a worker whose heap is "
+             "already grown. *hybrid, lent*: the hybrid scorer "
              "with the catalogue in memory the caller lends and reuses "
              "(`ts_catalog_build_in`), as a worker's buffer would be."
              % (TOOLS, RUNS, ROUNDS), ""]
