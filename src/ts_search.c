@@ -21,7 +21,7 @@
 #define TS_BM25_K1           1.2
 #define TS_BM25_B            0.75
 
-/* hybrid weights, checked on docs/search.md's evaluation */
+/* hybrid weights, tuned on the dev half of docs/search.md's evaluation */
 #define TS_W_SYNONYM         0.5
 #define TS_W_SEED            0.9
 #define TS_W_SERVER          0.5
