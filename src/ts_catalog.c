@@ -171,17 +171,17 @@ ts_put_desc(ts_builder_t *b, ts_entry_t *e, const char *buf,
 }
 
 
-/* property names and their descriptions: "origin", "latitude" */
+/*
+ * The input schema is read where it is, in the request body, ignoring
+ * case: it is the bulk of a catalogue and only BM25 reads it.  Its
+ * length, for BM25's normalisation, is counted in bytes.
+ */
 static void
-ts_put_schema(ts_catalog_t *c, ts_entry_t *e, const char *buf,
-    const ts_val_t *v)
+ts_put_schema(ts_entry_t *e, const ts_val_t *v)
 {
-    e->schema.off = (uint32_t) c->schemas_len;
+    e->schema.off = (uint32_t) v->off;
     e->schema.len = (uint32_t) v->len;
-    memcpy(c->schemas + c->schemas_len, buf + v->off, v->len);
-    e->schema_words = ts_lower_count(c->schemas + c->schemas_len, v->len);
-    c->schemas_len += v->len;
-    c->schemas[c->schemas_len++] = '\0';
+    e->schema_words = (uint32_t) v->len;
 }
 
 
@@ -231,7 +231,7 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
         ts_put_desc(b, e, ix->buf, &t->description);
 
         if (schemas) {
-            ts_put_schema(c, e, ix->buf, &t->input_schema);
+            ts_put_schema(e, &t->input_schema);
         }
     }
 
@@ -285,20 +285,55 @@ ts_hint_of(const ts_index_t *ix, const ts_tool_t *t, const ts_hints_t *h)
 }
 
 
+/* what one block holds, each part aligned for its type */
+typedef struct {
+    size_t  text, names, parts, tools, pool, total;
+} ts_layout_t;
+
+
+static size_t
+ts_align(size_t n)
+{
+    return (n + 7) & ~(size_t) 7;
+}
+
+
+static void
+ts_layout(ts_layout_t *l, size_t text, size_t names, size_t parts, size_t n)
+{
+    l->tools = 0;
+    l->parts = ts_align(n * sizeof(ts_entry_t));
+    l->pool = l->parts + ts_align(parts * sizeof(ts_span_t));
+    l->text = l->pool + ts_align(n * sizeof(uint32_t));
+    l->names = l->text + ts_align(text);
+    l->total = l->names + ts_align(names) + 8;
+}
+
+
 int
 ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
     const unsigned char *pool, const ts_hints_t *hints, int schemas)
 {
+    return ts_catalog_build_in(c, ix, pool, hints, schemas, NULL, 0);
+}
+
+
+int
+ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
+    const unsigned char *pool, const ts_hints_t *hints, int schemas,
+    void *mem, size_t size)
+{
     ts_builder_t   b;
+    ts_layout_t    l;
     const char   **phrase;
-    size_t         i, n, names_cap, parts_cap, schemas_cap;
+    char          *block;
+    size_t         i, n, names_cap, parts_cap;
 
     memset(c, 0, sizeof(ts_catalog_t));
     b.c = c;
     b.text_cap = 0;
     names_cap = 0;
     parts_cap = 0;
-    schemas_cap = 0;
     n = ix->ntools;
 
     phrase = calloc(n ? n : 1, sizeof(char *));
@@ -308,44 +343,45 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
 
     /*
      * decoding never lengthens a string: raw sizes bound the text (full
-     * and words take at most twice a name, and 4 NULs close the fields)
+     * and words take at most twice a name, and 4 NULs close the fields);
+     * a name of len bytes has at most len / 2 + 1 parts
      */
     for (i = 0; i < n; i++) {
         names_cap += ix->tools[i].name.len;
-        parts_cap += ix->tools[i].name.len;
 
         if (pool == NULL || pool[i]) {
             phrase[i] = ts_hint_of(ix, &ix->tools[i], hints);
+            parts_cap += ix->tools[i].name.len / 2 + 1;
             b.text_cap += 3 * ix->tools[i].name.len + 4
                           + ix->tools[i].description.len
                           + (phrase[i] ? strlen(phrase[i]) : 0);
-            schemas_cap += schemas ? ix->tools[i].input_schema.len + 1 : 0;
         }
     }
 
     /* spans are 32-bit: far above any body the gateway reads */
-    if (b.text_cap > UINT32_MAX || schemas_cap > UINT32_MAX
-        || names_cap > UINT32_MAX)
+    if (b.text_cap > UINT32_MAX || names_cap > UINT32_MAX
+        || (schemas && ix->len > UINT32_MAX))
     {
         free(phrase);
         return -1;
     }
 
-    c->text = malloc(b.text_cap ? b.text_cap : 1);
-    c->names = malloc(names_cap ? names_cap : 1);
-    c->schemas = malloc(schemas_cap ? schemas_cap : 1);
-    c->parts = malloc((parts_cap ? parts_cap : 1) * sizeof(ts_span_t));
-    c->tools = malloc((n ? n : 1) * sizeof(ts_entry_t));
-    c->pool = malloc((n ? n : 1) * sizeof(uint32_t));
+    ts_layout(&l, b.text_cap, names_cap, parts_cap, n);
+    c->need = l.total;
+    block = mem != NULL && size >= l.total ? mem : malloc(l.total);
 
-    if (c->text == NULL || c->names == NULL || c->schemas == NULL
-        || c->parts == NULL
-        || c->tools == NULL || c->pool == NULL)
-    {
+    if (block == NULL) {
         free(phrase);
-        ts_catalog_free(c);
         return -1;
     }
+
+    c->block = block == mem ? NULL : block;
+    c->tools = (ts_entry_t *) (void *) (block + l.tools);
+    c->parts = (ts_span_t *) (void *) (block + l.parts);
+    c->pool = (uint32_t *) (void *) (block + l.pool);
+    c->text = block + l.text;
+    c->names = block + l.names;
+    c->schemas = schemas ? ix->buf : NULL;
 
     for (i = 0; i < n; i++) {
         if (ix->tools[i].name.kind == TS_STRING) {
@@ -364,11 +400,6 @@ ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
 void
 ts_catalog_free(ts_catalog_t *c)
 {
-    free(c->text);
-    free(c->names);
-    free(c->schemas);
-    free(c->parts);
-    free(c->tools);
-    free(c->pool);
+    free(c->block);
     memset(c, 0, sizeof(ts_catalog_t));
 }

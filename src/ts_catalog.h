@@ -35,13 +35,13 @@ typedef struct {
     ts_span_t   words;      /* name parts, lowercase, space-separated */
     ts_span_t   hint;       /* the configured hint, lowercase */
     ts_span_t   desc;       /* description, lowercase */
-    ts_span_t   schema;     /* input_schema as written, lowercase, in
-                               schemas: only BM25 reads it */
+    ts_span_t   schema;     /* input_schema as written, in schemas (the
+                               request body): only BM25 reads it */
     uint32_t    part_first; /* into parts[] */
     uint32_t    nparts;
     uint32_t    desc_words;
     uint32_t    hint_words;
-    uint32_t    schema_words;
+    uint32_t    schema_words;   /* its bytes */
     unsigned    mcp:1;
     unsigned    pooled:1;   /* deferred: keyword search looks here */
 } ts_entry_t;
@@ -55,10 +55,12 @@ typedef struct {
 
 
 typedef struct {
+    char           *block;      /* the memory below, when not lent */
+    size_t          need;       /* its size, to lend next time */
     char           *text;       /* the pool's searchable text */
     size_t          text_len;
-    char           *schemas;    /* the pool's input schemas */
-    size_t          schemas_len;
+    const char     *schemas;    /* the request body, or NULL: the hybrid
+                                   scorer reads input schemas in place */
     char           *names;      /* every tool's name */
     size_t          names_len;
     uint32_t       *pool;       /* entries of the pool, in text order */
@@ -70,7 +72,7 @@ typedef struct {
     double          avg_words;  /* over the pool: name parts, */
     double          avg_desc;   /* description words */
     double          avg_hint;   /* hint words */
-    double          avg_schema; /* and schema words */
+    double          avg_schema; /* and schema bytes */
 } ts_catalog_t;
 
 
@@ -83,6 +85,17 @@ typedef struct {
  */
 int ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
     const unsigned char *pool, const ts_hints_t *hints, int schemas);
+
+/*
+ * The same in memory the caller lends (mem, size bytes, 8-byte aligned),
+ * such as a buffer a worker reuses for every request, so that a request
+ * touches no fresh pages.  When it is too small (or NULL) the catalogue
+ * takes one block from the heap; either way c->need tells the size to
+ * lend next time.  The catalogue and the index must outlive searches.
+ */
+int ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
+    const unsigned char *pool, const ts_hints_t *hints, int schemas,
+    void *mem, size_t size);
 
 void ts_catalog_free(ts_catalog_t *c);
 

@@ -15,30 +15,89 @@
 #include "ts_lexicon.h"
 
 
+/* the byte a folded comparison sees: ASCII letters lowercase */
+static int
+ts_same_byte(char a, char b, int fold)
+{
+    return a == b || (fold && ts_ascii_lower(a) == b);
+}
+
+
+static int
+ts_same_bytes(const char *a, const char *b, size_t m, int fold)
+{
+    size_t  i;
+
+    if (!fold) {
+        return memcmp(a, b, m) == 0;
+    }
+
+    for (i = 0; i < m; i++) {
+        if (!ts_same_byte(a[i], b[i], 1)) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+static const char *
+ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
+    int fold)
+{
+    size_t  i;
+
+    if (!fold) {
+        return memmem(hay, n, needle, m);
+    }
+
+    for (i = 0; m <= n && i <= n - m; i++) {
+        if (ts_same_bytes(hay + i, needle, m, 1)) {
+            return hay + i;
+        }
+    }
+
+    return NULL;
+}
+
+
 #ifdef TS_HAVE_SSE2
+
+/* OR-ing 0x20 lowercases a letter and leaves a digit as it is */
+static __m128i
+ts_fold_mask(char c, int fold)
+{
+    return _mm_set1_epi8(fold && c >= 'a' && c <= 'z' ? 0x20 : 0);
+}
+
 
 /*
  * Terms are short and searched over the whole catalogue text once per
  * query: compare the first and the last byte of the needle at 16
- * positions at a time, and memcmp only where both agree.
+ * positions at a time, and compare the rest only where both agree.
  */
-const char *
-ts_find(const char *hay, size_t n, const char *needle, size_t m)
+static const char *
+ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
+    int fold)
 {
-    __m128i   first, last, a, b;
+    __m128i   first, last, ff, lf, a, b;
     unsigned  mask, bit;
     size_t    i;
 
     if (m < 2 || n < m + 16) {
-        return memmem(hay, n, needle, m);
+        return ts_find_bytes(hay, n, needle, m, fold);
     }
 
     first = _mm_set1_epi8(needle[0]);
     last = _mm_set1_epi8(needle[m - 1]);
+    ff = ts_fold_mask(needle[0], fold);
+    lf = ts_fold_mask(needle[m - 1], fold);
 
     for (i = 0; i + m - 1 + 16 <= n; i += 16) {
-        a = _mm_loadu_si128((const __m128i *) (hay + i));
-        b = _mm_loadu_si128((const __m128i *) (hay + i + m - 1));
+        a = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i)), ff);
+        b = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i + m - 1)),
+                         lf);
         mask = (unsigned) _mm_movemask_epi8(
                    _mm_and_si128(_mm_cmpeq_epi8(a, first),
                                  _mm_cmpeq_epi8(b, last)));
@@ -46,7 +105,7 @@ ts_find(const char *hay, size_t n, const char *needle, size_t m)
         while (mask) {
             bit = (unsigned) __builtin_ctz(mask);
 
-            if (memcmp(hay + i + bit + 1, needle + 1, m - 2) == 0) {
+            if (ts_same_bytes(hay + i + bit, needle, m, fold)) {
                 return hay + i + bit;
             }
 
@@ -54,18 +113,33 @@ ts_find(const char *hay, size_t n, const char *needle, size_t m)
         }
     }
 
-    return memmem(hay + i, n - i, needle, m);
+    return ts_find_bytes(hay + i, n - i, needle, m, fold);
 }
 
 #else
 
-const char *
-ts_find(const char *hay, size_t n, const char *needle, size_t m)
+static const char *
+ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
+    int fold)
 {
-    return memmem(hay, n, needle, m);
+    return ts_find_bytes(hay, n, needle, m, fold);
 }
 
 #endif
+
+
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
+{
+    return ts_find_fold(hay, n, needle, m, 0);
+}
+
+
+const char *
+ts_find_icase(const char *hay, size_t n, const char *needle, size_t m)
+{
+    return ts_find_fold(hay, n, needle, m, 1);
+}
 
 
 static int
@@ -126,12 +200,14 @@ int
 ts_stopword(const char *w, size_t len)
 {
     static const char *const  words[] = {
-        "a", "about", "all", "an", "and", "any", "are", "as", "at", "be",
-        "by", "can", "could", "do", "does", "for", "from", "how", "i",
-        "in", "into", "is", "it", "its", "me", "my", "of", "on", "or",
-        "our", "please", "some", "that", "the", "their", "them", "then",
-        "there", "these", "this", "those", "to", "tool", "tools", "up",
-        "us", "use", "using", "want", "we", "what", "when", "where",
+        "a", "about", "all", "also", "am", "an", "and", "any", "are", "as",
+        "at", "be", "been", "being", "but", "by", "can", "could", "did",
+        "do", "does", "done", "each", "every", "for", "from", "had", "has",
+        "have", "how", "i", "if", "in", "into", "is", "it", "its", "just",
+        "let", "me", "my", "need", "of", "on", "or", "our", "please",
+        "should", "so", "some", "that", "the", "their", "them", "then",
+        "there", "these", "this", "those", "to", "tool", "tools", "up", "us",
+        "use", "using", "want", "was", "we", "were", "what", "when", "where",
         "which", "who", "will", "with", "would", "you", "your", NULL
     };
 
@@ -154,30 +230,51 @@ ts_ends(const char *w, size_t len, const char *suffix)
 #define TS_STEM_MIN  4
 
 
+/* the length of w without a plural suffix */
+static size_t
+ts_unplural(const char *w, size_t len)
+{
+    static const char *const  keep[] = { "ss", "us", "is", NULL };
+
+    if (ts_ends(w, len, "ies")) {
+        return len - 3;
+    }
+
+    if (ts_ends(w, len, "sses") || ts_ends(w, len, "ches")
+        || ts_ends(w, len, "shes") || ts_ends(w, len, "xes"))
+    {
+        return len - 2;
+    }
+
+    if (ts_ends(w, len, "s") && len >= 2 && !ts_in_list(keep, w + len - 2, 2))
+    {
+        return len - 1;
+    }
+
+    return len;
+}
+
+
+/*
+ * The plural goes first, so that "meetings" and "meeting" share "meet";
+ * a final "e" goes last, so that "create" finds "creation" and "creating"
+ */
 size_t
 ts_stem(const char *w, size_t len)
 {
-    static const char *const  keep[] = { "ss", "us", "is", NULL };
-    size_t                    n;
+    size_t  n;
 
-    n = len;
+    n = ts_unplural(w, len);
 
-    if (ts_ends(w, len, "ies") || ts_ends(w, len, "ing")) {
-        n = len - 3;
+    if (ts_ends(w, n, "ing")) {
+        n -= 3;
 
-    } else if (ts_ends(w, len, "sses") || ts_ends(w, len, "ches")
-               || ts_ends(w, len, "shes") || ts_ends(w, len, "xes"))
-    {
-        n = len - 2;
+    } else if (ts_ends(w, n, "ed")) {
+        n = n - 2 >= TS_STEM_MIN ? n - 2 : n - 1;
+    }
 
-    } else if (ts_ends(w, len, "ed")) {
-        n = len - 2 >= TS_STEM_MIN ? len - 2 : len - 1;
-
-    } else if (ts_ends(w, len, "s")
-               && !ts_in_list(keep, w + (len >= 2 ? len - 2 : 0),
-                              len >= 2 ? 2 : 0))
-    {
-        n = len - 1;
+    if (ts_ends(w, n, "e") && n - 1 >= TS_STEM_MIN) {
+        n--;
     }
 
     return n >= TS_STEM_MIN ? n : len;
@@ -193,7 +290,7 @@ static const char *const  ts_thesaurus[] = {
     "create add new make insert generate",
     "delete remove erase drop destroy discard",
     "list enumerate browse",
-    "get fetch retrieve read view obtain load",
+    "get fetch retrieve read view obtain load show display",
     "update edit modify change alter patch",
     "search find look lookup locate query discover",
     "send post message notify publish",
@@ -213,7 +310,7 @@ static const char *const  ts_thesaurus[] = {
     "bug issue ticket defect problem",
     "pr pull merge",
     "repository repo project codebase",
-    "comment remark feedback",
+    "comment remark feedback note",
     "user member person people account",
     "channel room chat conversation",
     "database db sql table",
@@ -232,7 +329,7 @@ static const char *const  ts_thesaurus[] = {
     "route directions navigation",
     "calendar schedule event meeting",
     "email mail inbox",
-    "image picture photo",
+    "image picture photo png jpg jpeg gif svg",
     "size resize dimension viewport",
     "select choose pick option dropdown",
     "hover mouse",
@@ -245,6 +342,19 @@ static const char *const  ts_thesaurus[] = {
     "star favorite bookmark",
     "fork copy",
     "diff difference compare",
+    "switch activate focus select",
+    "emulate simulate throttle mock",
+    "schema structure field column property attribute",
+    "migration migrate alter",
+    "row record entry item",
+    "task todo story item",
+    "label tag category",
+    "height elevation altitude",
+    "accessibility a11y",
+    "research investigate investigation study",
+    "url link href",
+    "port forward tunnel proxy",
+    "calculate compute sum total",
     NULL
 };
 

@@ -38,6 +38,10 @@ ts_ascii_lower(char c)
 /* the first occurrence of needle in hay, or NULL (memmem) */
 const char *ts_find(const char *hay, size_t n, const char *needle, size_t m);
 
+/* the same ignoring the case of hay's ASCII letters; needle is lowercase */
+const char *ts_find_icase(const char *hay, size_t n, const char *needle,
+    size_t m);
+
 /* 1 when text[at, at + tlen) lies between \b boundaries ('_' a word byte) */
 int ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen);
 

@@ -21,9 +21,11 @@
 #define TS_BM25_K1           1.2
 #define TS_BM25_B            0.75
 
-/* hybrid weights, checked on docs/search.md's evaluation */
+/* hybrid weights, tuned on the dev half of docs/search.md's evaluation */
 #define TS_W_SYNONYM         0.5
-#define TS_W_SEED            0.6
+#define TS_W_SEED            0.9
+#define TS_W_SERVER          0.5
+#define TS_W_COVER           0.25
 
 
 /* BM25F field weights: hybrid, and the plain baseline */
@@ -59,6 +61,9 @@ typedef struct {
 /* what one term's scan found in one tool */
 typedef struct {
     double       tf;        /* BM25F: weighted, length-normalised */
+    double       tf_schema; /* the same in the schema, whose words have
+                               a document frequency of their own */
+    uint64_t     named;     /* the words of the name it starts */
     uint8_t      seen;
     uint8_t      part;      /* 2: a part is the word, 1: contains it */
     uint8_t      full;      /* the name contains the word */
@@ -73,6 +78,7 @@ typedef struct {
     const ts_query_t    *q;
     double              *seed;
     double              *bm;
+    uint64_t            *named;     /* the name's words the query found */
     uint8_t             *req;
     ts_mark_t           *marks;
     uint32_t            *touched;
@@ -323,6 +329,20 @@ ts_tf(const ts_rank_t *rk, const char *text, const ts_term_t *t, ts_span_t f,
 }
 
 
+/* the bit of the alphanumeric word of s that starts at s[at] */
+static uint64_t
+ts_word_bit(const char *s, size_t at)
+{
+    size_t  i, k;
+
+    for (i = 1, k = 0; i <= at; i++) {
+        k += ts_word_start(s, i) && ts_ascii_alnum((unsigned char) s[i]);
+    }
+
+    return k < 64 ? (uint64_t) 1 << k : 0;
+}
+
+
 /* what a hit at text[at] means for its tool, field by field */
 static void
 ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
@@ -354,6 +374,11 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
 
         m->tf += ts_tf(rk, c->text, t, e->words, at, w[TS_F_NAME],
                        ts_norm(e->nparts, c->avg_words));
+
+        if (ts_word_start(text, at)) {
+            m->named |= ts_word_bit(text + e->words.off, at - e->words.off);
+        }
+
         return;
     }
 
@@ -374,44 +399,35 @@ ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
 }
 
 
-/* where a region of the catalogue begins for an entry */
-static uint32_t
-ts_text_start(const ts_entry_t *e)
-{
-    return e->full.off;
-}
-
-
-static uint32_t
-ts_schema_start(const ts_entry_t *e)
-{
-    return e->schema.off;
-}
-
-
-/* the schemas, for the hybrid scorer's BM25 part only */
+/* the hybrid scorer's BM25 part only */
 static void
 ts_mark_schema(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
     size_t at, ts_mark_t *m)
 {
-    m->tf += ts_tf(rk, rk->c->schemas, t, e->schema, at,
-                   ts_hybrid_weights[TS_F_SCHEMA],
-                   ts_norm(e->schema_words, rk->c->avg_schema));
+    m->tf_schema += ts_tf(rk, rk->c->schemas, t, e->schema, at,
+                          ts_hybrid_weights[TS_F_SCHEMA],
+                          ts_norm(e->schema_words, rk->c->avg_schema));
 }
 
 
-typedef uint32_t (*ts_start_pt)(const ts_entry_t *e);
-typedef void (*ts_mark_pt)(const ts_rank_t *rk, const ts_entry_t *e,
-    const ts_term_t *t, size_t at, ts_mark_t *m);
+static ts_mark_t *
+ts_touch(ts_rank_t *rk, uint32_t idx)
+{
+    if (!rk->marks[idx].seen) {
+        rk->marks[idx].seen = 1;
+        rk->touched[rk->ntouched++] = idx;
+    }
+
+    return &rk->marks[idx];
+}
 
 
 /*
- * One pass over a region finds a term in every tool: hits come in text
+ * One pass over the text finds a term in every tool: hits come in text
  * order, and so do the tools they belong to.
  */
 static void
-ts_scan_region(ts_rank_t *rk, const ts_term_t *t, const char *text,
-    size_t len, ts_start_pt start, ts_mark_pt mark)
+ts_scan_text(ts_rank_t *rk, const ts_term_t *t)
 {
     const ts_catalog_t  *c;
     const char          *p, *end;
@@ -419,28 +435,50 @@ ts_scan_region(ts_rank_t *rk, const ts_term_t *t, const char *text,
     size_t               k, at;
 
     c = rk->c;
-    end = text + len;
+    end = c->text + c->text_len;
     k = 0;
 
-    for (p = text;
+    for (p = c->text;
          p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
          p++)
     {
-        at = (size_t) (p - text);
+        at = (size_t) (p - c->text);
 
-        while (k + 1 < c->npooled && start(&c->tools[c->pool[k + 1]]) <= at)
+        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
         {
             k++;
         }
 
         idx = c->pool[k];
+        ts_mark(rk, &c->tools[idx], t, at, ts_touch(rk, idx));
+    }
+}
 
-        if (!rk->marks[idx].seen) {
-            rk->marks[idx].seen = 1;
-            rk->touched[rk->ntouched++] = idx;
+
+/* the schemas, where the request body has them, one tool at a time */
+static void
+ts_scan_schemas(ts_rank_t *rk, const ts_term_t *t)
+{
+    const ts_catalog_t  *c;
+    const ts_entry_t    *e;
+    const char          *p, *end;
+    size_t               k;
+
+    c = rk->c;
+
+    for (k = 0; k < c->npooled; k++) {
+        e = &c->tools[c->pool[k]];
+        p = c->schemas + e->schema.off;
+        end = p + e->schema.len;
+
+        for ( /* void */ ;
+             p < end
+             && (p = ts_find_icase(p, (size_t) (end - p), t->p, t->scan));
+             p++)
+        {
+            ts_mark_schema(rk, e, t, (size_t) (p - c->schemas),
+                           ts_touch(rk, c->pool[k]));
         }
-
-        mark(rk, &c->tools[idx], t, at, &rk->marks[idx]);
     }
 }
 
@@ -449,13 +487,11 @@ static void
 ts_scan(ts_rank_t *rk, const ts_term_t *t)
 {
     rk->ntouched = 0;
-    ts_scan_region(rk, t, rk->c->text, rk->c->text_len, ts_text_start,
-                   ts_mark);
+    ts_scan_text(rk, t);
 
     /* schemas are long: the query's own words only */
-    if (t->own && !rk->q->whole && rk->c->schemas_len > 0) {
-        ts_scan_region(rk, t, rk->c->schemas, rk->c->schemas_len,
-                       ts_schema_start, ts_mark_schema);
+    if (t->own && !rk->q->whole && rk->c->schemas != NULL) {
+        ts_scan_schemas(rk, t);
     }
 }
 
@@ -522,26 +558,46 @@ ts_seed_points(ts_rank_t *rk, const ts_term_t *t)
 }
 
 
+static double
+ts_idf(size_t n, size_t df)
+{
+    return log(1 + ((double) n - (double) df + 0.5) / ((double) df + 0.5));
+}
+
+
+static double
+ts_saturate(double tf)
+{
+    return tf * (TS_BM25_K1 + 1) / (tf + TS_BM25_K1);
+}
+
+
+/*
+ * A word every schema has ("type", "string") says nothing about a tool
+ * even when few descriptions have it: the schema field is weighted by
+ * its own document frequency.
+ */
 static void
 ts_bm25_points(ts_rank_t *rk, const ts_term_t *t)
 {
-    double    idf, tf;
-    size_t    i, df;
+    const ts_mark_t  *m;
+    double            idf, idf_schema;
+    size_t            i, df, df_schema;
 
-    for (i = 0, df = 0; i < rk->ntouched; i++) {
-        df += rk->marks[rk->touched[i]].tf > 0;
+    for (i = 0, df = 0, df_schema = 0; i < rk->ntouched; i++) {
+        m = &rk->marks[rk->touched[i]];
+        df += m->tf > 0;
+        df_schema += m->tf_schema > 0;
     }
 
-    idf = log(1 + ((double) rk->c->npooled - (double) df + 0.5)
-                  / ((double) df + 0.5));
+    idf = ts_idf(rk->c->npooled, df);
+    idf_schema = ts_idf(rk->c->npooled, df_schema);
 
     for (i = 0; i < rk->ntouched; i++) {
-        tf = rk->marks[rk->touched[i]].tf;
-
-        if (tf > 0) {
-            rk->bm[rk->touched[i]] += t->weight * idf * tf * (TS_BM25_K1 + 1)
-                                      / (tf + TS_BM25_K1);
-        }
+        m = &rk->marks[rk->touched[i]];
+        rk->bm[rk->touched[i]] += t->weight
+                                  * (idf * ts_saturate(m->tf)
+                                     + idf_schema * ts_saturate(m->tf_schema));
     }
 }
 
@@ -558,11 +614,13 @@ ts_rank_init(ts_rank_t *rk, const ts_catalog_t *c, const ts_query_t *q)
     n = c->ntools ? c->ntools : 1;
 
     rk->seed = calloc(2 * n, sizeof(double));
+    rk->named = calloc(n, sizeof(uint64_t));
     rk->req = calloc(n, 1);
     rk->marks = calloc(n, sizeof(ts_mark_t));
     rk->touched = malloc(n * sizeof(uint32_t));
 
-    if (rk->seed == NULL || rk->req == NULL || rk->marks == NULL
+    if (rk->seed == NULL || rk->named == NULL || rk->req == NULL
+        || rk->marks == NULL
         || rk->touched == NULL)
     {
         return -1;
@@ -578,6 +636,7 @@ static void
 ts_rank_free(ts_rank_t *rk)
 {
     free(rk->seed);
+    free(rk->named);
     free(rk->req);
     free(rk->marks);
     free(rk->touched);
@@ -604,6 +663,7 @@ ts_rank(ts_rank_t *rk)
         }
 
         for (k = 0; k < rk->ntouched; k++) {
+            rk->named[rk->touched[k]] |= rk->marks[rk->touched[k]].named;
             memset(&rk->marks[rk->touched[k]], 0, sizeof(ts_mark_t));
         }
     }
@@ -640,6 +700,79 @@ ts_max_of(const double *v, size_t n)
 }
 
 
+/* a server name shortened no further than this is still its name */
+#define TS_SERVER_PREFIX_MIN  5
+
+
+/*
+ * 1 when a word of the query names the tool's MCP server: the server's
+ * name, its first dash-separated part ("azure" for "azure-devops"), or a
+ * prefix of that part of 5 letters or more ("mongo" for "mongodb").  A
+ * product named in a task is the strongest hint of where the tool lives.
+ */
+static int
+ts_server_named(const ts_catalog_t *c, const ts_query_t *q,
+    const ts_entry_t *e)
+{
+    const ts_term_t  *t;
+    const char       *full, *sep, *dash;
+    size_t            i, n, first;
+
+    if (!e->mcp) {
+        return 0;
+    }
+
+    full = ts_catalog_str(c, e->full);
+    sep = ts_find(full, e->full.len, "__", 2);
+    n = sep ? (size_t) (sep - full) : 0;
+    dash = memchr(full, '-', n);
+    first = dash ? (size_t) (dash - full) : n;
+
+    for (i = 0; i < q->nterms; i++) {
+        t = &q->terms[i];
+
+        if (t->own && (t->len == n || t->len == first
+                       || (t->len >= TS_SERVER_PREFIX_MIN && t->len < first))
+            && memcmp(t->p, full, t->len) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * The share of a tool's name the query covers, its MCP server left out:
+ * "find my emails" covers all of search_emails (through the thesaurus)
+ * and half of send_email or find_releases.
+ */
+static double
+ts_coverage(const ts_catalog_t *c, const ts_entry_t *e, uint64_t named)
+{
+    const char  *s;
+    size_t       i, k, words, server;
+
+    s = ts_catalog_str(c, e->words);
+    server = e->mcp && e->nparts > 1 ? c->parts[e->part_first].len : 0;
+
+    for (i = 0, k = 0, words = 0; i < e->words.len && k < 64; i++) {
+        if (ts_word_start(s, i) && ts_ascii_alnum((unsigned char) s[i])) {
+            named &= i < server ? ~((uint64_t) 1 << k) : ~(uint64_t) 0;
+            words += i >= server;
+            k++;
+        }
+    }
+
+    for (k = 0; named; k++) {
+        named &= named - 1;
+    }
+
+    return words ? (double) k / (double) words : 0;
+}
+
+
 /* the pool's scores for a keyword query; hits past max are dropped */
 static int
 ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
@@ -671,6 +804,11 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
         s = scoring == TS_SCORING_SEED ? rk.seed[i]
             : scoring == TS_SCORING_BM25 ? rk.bm[i]
             : (bmax > 0 ? rk.bm[i] / bmax : 0) + TS_W_SEED * rk.seed[i] / sm;
+
+        if (scoring == TS_SCORING_HYBRID && s > 0) {
+            s += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
+                 + TS_W_COVER * ts_coverage(c, &c->tools[i], rk.named[i]);
+        }
 
         if (s > 0) {
             r->hits[r->nhits].tool = (uint32_t) i;

@@ -452,7 +452,9 @@ test_fallback(void)
 static void
 test_stems(void)
 {
-    CHECK(ts_stem("issues", 6) == 5);
+    CHECK(ts_stem("issues", 6) == 4);
+    CHECK(ts_stem("meetings", 8) == 4);
+    CHECK(ts_stem("create", 6) == 5);
     CHECK(ts_stem("entries", 7) == 4);
     CHECK(ts_stem("branches", 8) == 6);
     CHECK(ts_stem("created", 7) == 5);
@@ -536,6 +538,47 @@ test_hybrid_natural(void)
 }
 
 
+/* lent memory: used when large enough, the heap otherwise */
+static void
+test_lent_memory(void)
+{
+    static const char  body[] = "{\"tools\":[{\"name\":\"mcp__a__read_file\","
+                                "\"input_schema\":{\"properties\":"
+                                "{\"Path\":{}}}}]}";
+    static double      mem[512];
+    ts_index_t         ix;
+    ts_catalog_t       c;
+    ts_result_t        r;
+
+    if (!CHECK(ts_index_build(&ix, body, sizeof(body) - 1) == TS_OK)) {
+        return;
+    }
+
+    if (CHECK(ts_catalog_build_in(&c, &ix, NULL, NULL, 1, mem, 8) == 0)) {
+        CHECK(c.block != NULL && c.need > 8 && c.need <= sizeof(mem));
+        ts_catalog_free(&c);
+    }
+
+    if (CHECK(ts_catalog_build_in(&c, &ix, NULL, NULL, 1, mem, sizeof(mem))
+              == 0))
+    {
+        CHECK(c.block == NULL && c.text >= (char *) mem);
+
+        /* the schema is read in place, ignoring case */
+        if (CHECK(ts_search_run(&c, "path", 4, TS_SCORING_HYBRID, 5, &r)
+                  == 0))
+        {
+            CHECK(r.nhits == 1 && r.hits[0].bm25 > 0);
+            ts_result_free(&r);
+        }
+
+        ts_catalog_free(&c);
+    }
+
+    ts_index_free(&ix);
+}
+
+
 const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
     { "search: name parts", test_name_parts },
@@ -549,5 +592,6 @@ const tst_case_t  tst_search_tests[] = {
     { "search: no-match fallback", test_fallback },
     { "search: stems", test_stems },
     { "search: hybrid on natural queries", test_hybrid_natural },
+    { "search: lent memory", test_lent_memory },
     { NULL, NULL }
 };
