@@ -20,6 +20,7 @@ CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_search.o
 ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
+GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
 .PHONY: all deps test-deps test unit integration run clean bench-search \
         search-eval
@@ -60,7 +61,7 @@ $(B)/nginx/objs/Makefile: config | deps
 	    || { cat ../configure.log; exit 1; }
 
 $(B)/ngx_http_toolsearch_module.so: $(B)/nginx/objs/Makefile \
-		ngx_http_toolsearch_module.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+		$(GLUE) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(MAKE) -s -C $(B)/nginx -f objs/Makefile modules
 	cp $(B)/nginx/objs/ngx_http_toolsearch_module.so $@
 
