@@ -12,6 +12,7 @@
 #include <ngx_http.h>
 
 #include "ts_request.h"
+#include "ngx_http_toolsearch_conf.h"
 #include "ngx_http_toolsearch_status.h"
 
 
@@ -136,7 +137,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_max_body_size"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_size_slot,
+      ngx_http_toolsearch_conf_size,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, max_body_size),
       NULL },
@@ -199,7 +200,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_upstream"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
+      ngx_http_toolsearch_conf_enum,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, upstream),
       &ngx_http_toolsearch_upstreams },
@@ -227,7 +228,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
+      ngx_http_toolsearch_conf_enum,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, hosted_search),
       &ngx_http_toolsearch_hosted },
