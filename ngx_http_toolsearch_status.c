@@ -20,9 +20,12 @@
 #define NGX_HTTP_TOOLSEARCH_PROMETHEUS_TYPE                                   \
     "text/plain; version=0.0.4; charset=utf-8"
 
-/* the longest line a counter prints, its name and label excluded */
-#define NGX_HTTP_TOOLSEARCH_LINE_LEN  (sizeof("toolsearch__total{=\"\"} \n") \
-                                       + NGX_ATOMIC_T_LEN)
+/*
+ * The longest line of the output but for its help text and label value:
+ * the fixed text, a metric name or label name (both under 32 bytes) and
+ * a value.
+ */
+#define NGX_HTTP_TOOLSEARCH_LINE_LEN  (128 + NGX_ATOMIC_T_LEN)
 
 
 typedef struct {
@@ -46,6 +49,14 @@ typedef struct {
 
 
 typedef struct {
+    ngx_str_t           name;
+    ngx_uint_t          counter;    /* the first of TS_DECISION_N */
+    const char         *label;
+    const char         *help;
+} ngx_http_toolsearch_family_t;
+
+
+typedef struct {
     u_char            *(*begin)(u_char *p, ngx_str_t *zone);
     u_char            *(*family)(u_char *p, ngx_str_t *name,
                                  const char *help, const char *label);
@@ -58,11 +69,15 @@ typedef struct {
 } ngx_http_toolsearch_format_t;
 
 
+static ngx_int_t ngx_http_toolsearch_zone_name(ngx_str_t *name);
 static ngx_int_t ngx_http_toolsearch_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
 static ngx_int_t ngx_http_toolsearch_status_handler(ngx_http_request_t *r);
 static ngx_uint_t ngx_http_toolsearch_wants_prometheus(ngx_http_request_t *r);
-static size_t ngx_http_toolsearch_status_size(void);
+static size_t ngx_http_toolsearch_status_size(ngx_str_t *zone);
+static u_char *ngx_http_toolsearch_status_family(u_char *p,
+    ngx_http_toolsearch_format_t *f, ngx_http_toolsearch_family_t *fm,
+    ngx_atomic_t *c);
 static u_char *ngx_http_toolsearch_status_render(u_char *p,
     ngx_http_toolsearch_format_t *f, ngx_str_t *zone, ngx_atomic_t *c);
 
@@ -145,9 +160,17 @@ static ngx_http_toolsearch_metric_t  ngx_http_toolsearch_metrics[] = {
 };
 
 
-static ngx_str_t  ngx_http_toolsearch_requests = ngx_string("requests");
-static ngx_str_t  ngx_http_toolsearch_passthroughs =
-    ngx_string("passthroughs");
+/* the counters per decision: label is the label of the decision word */
+static ngx_http_toolsearch_family_t  ngx_http_toolsearch_families[] = {
+
+    { ngx_string("requests"), NGX_HTTP_TOOLSEARCH_STAT_DECISION, "decision",
+      "Requests the module decided on, by decision." },
+
+    { ngx_string("passthroughs"), NGX_HTTP_TOOLSEARCH_STAT_UNCHANGED, "reason",
+      "Requests forwarded exactly as received, by decision." },
+
+    { ngx_null_string, 0, NULL, NULL }
+};
 
 
 static ngx_http_toolsearch_format_t  ngx_http_toolsearch_json = {
@@ -340,6 +363,28 @@ ngx_http_toolsearch_init_main_conf(ngx_conf_t *cf, void *conf)
 }
 
 
+/* the status page prints the name in JSON as it is: nothing to escape */
+static ngx_int_t
+ngx_http_toolsearch_zone_name(ngx_str_t *name)
+{
+    u_char  *p, *last;
+
+    if (name->len == 0) {
+        return NGX_ERROR;
+    }
+
+    last = name->data + name->len;
+
+    for (p = name->data; p < last; p++) {
+        if (!(isalnum(*p) || *p == '_' || *p == '-' || *p == '.')) {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_OK;
+}
+
+
 /* toolsearch_zone <name> <size> */
 char *
 ngx_http_toolsearch_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -355,8 +400,10 @@ ngx_http_toolsearch_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     value = cf->args->elts;
 
-    if (value[1].len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "empty zone name");
+    if (ngx_http_toolsearch_zone_name(&value[1]) != NGX_OK) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid zone name \"%V\", it must be letters, "
+                           "digits, \"_\", \"-\" and \".\"", &value[1]);
         return NGX_CONF_ERROR;
     }
 
@@ -495,7 +542,7 @@ ngx_http_toolsearch_status_handler(ngx_http_request_t *r)
     f = ngx_http_toolsearch_wants_prometheus(r)
         ? &ngx_http_toolsearch_prometheus : &ngx_http_toolsearch_json;
 
-    size = ngx_http_toolsearch_status_size() + zone->len;
+    size = ngx_http_toolsearch_status_size(zone);
 
     b = ngx_create_temp_buf(r->pool, size);
     if (b == NULL) {
@@ -533,15 +580,21 @@ ngx_http_toolsearch_status_handler(ngx_http_request_t *r)
 static ngx_uint_t
 ngx_http_toolsearch_wants_prometheus(ngx_http_request_t *r)
 {
+    ngx_str_t         format;
+#if (NGX_HTTP_GZIP || NGX_HTTP_HEADERS)
     u_char           *end;
-    ngx_str_t         format, *accept;
+    ngx_str_t        *accept;
     ngx_table_elt_t  *h;
+#endif
 
     if (ngx_http_arg(r, (u_char *) "format", 6, &format) == NGX_OK) {
         return format.len == 10
                && ngx_strncmp(format.data, "prometheus", 10) == 0;
     }
 
+#if (NGX_HTTP_GZIP || NGX_HTTP_HEADERS)
+
+    /* nginx keeps the Accept header only in builds with these modules */
     h = r->headers_in.accept;
     if (h == NULL) {
         return 0;
@@ -556,28 +609,42 @@ ngx_http_toolsearch_wants_prometheus(ngx_http_request_t *r)
                                (u_char *) "application/openmetrics-text",
                                sizeof("application/openmetrics-text") - 2)
               != NULL;
+#else
+
+    return 0;
+
+#endif
 }
 
 
-/* an upper bound of either format's output, the zone's name excluded */
+/*
+ * An upper bound of either format's output: Prometheus text is the longer
+ * one, a line being its fixed part plus the help text or label value it
+ * holds.
+ */
 static size_t
-ngx_http_toolsearch_status_size(void)
+ngx_http_toolsearch_status_size(ngx_str_t *zone)
 {
     size_t                         size;
     ngx_uint_t                     d;
+    ngx_http_toolsearch_family_t  *fm;
     ngx_http_toolsearch_metric_t  *m;
 
-    /* the zone line, braces, and the two families per decision */
-    size = sizeof("{\"zone\":\"\",\n}\n") + 2 * 256;
+    /* the zone and the JSON braces */
+    size = zone->len + NGX_HTTP_TOOLSEARCH_LINE_LEN;
 
-    for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
-        size += 2 * m->name.len + ngx_strlen(m->help) + 64
-                + NGX_HTTP_TOOLSEARCH_LINE_LEN;
+    for (fm = ngx_http_toolsearch_families; fm->name.len; fm++) {
+        size += 2 * NGX_HTTP_TOOLSEARCH_LINE_LEN + ngx_strlen(fm->help);
+
+        for (d = 0; d < TS_DECISION_N; d++) {
+            size += NGX_HTTP_TOOLSEARCH_LINE_LEN
+                    + ngx_strlen(ts_decision_name(d));
+        }
     }
 
-    for (d = 0; d < TS_DECISION_N; d++) {
-        size += 2 * (ngx_strlen(ts_decision_name(d))
-                     + sizeof("passthroughs") + NGX_HTTP_TOOLSEARCH_LINE_LEN);
+    /* HELP, TYPE and the value */
+    for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
+        size += 3 * NGX_HTTP_TOOLSEARCH_LINE_LEN + ngx_strlen(m->help);
     }
 
     return size;
@@ -586,19 +653,18 @@ ngx_http_toolsearch_status_size(void)
 
 static u_char *
 ngx_http_toolsearch_status_family(u_char *p, ngx_http_toolsearch_format_t *f,
-    ngx_str_t *name, const char *help, const char *label, ngx_atomic_t *c)
+    ngx_http_toolsearch_family_t *fm, ngx_atomic_t *c)
 {
-    ngx_uint_t   d, first;
+    ngx_uint_t   d;
     const char  *word;
 
-    p = f->family(p, name, help, label);
-    first = 1;
+    p = f->family(p, &fm->name, fm->help, fm->label);
 
     /* "none" is never counted: such a request is never decided */
     for (d = TS_DECISION_NONE + 1; d < TS_DECISION_N; d++) {
         word = ts_decision_name(d);
-        p = f->value(p, name, label, word, c[d], first);
-        first = 0;
+        p = f->value(p, &fm->name, fm->label, word, c[fm->counter + d],
+                     d == TS_DECISION_NONE + 1);
     }
 
     return ngx_cpymem(p, f->family_end.data, f->family_end.len);
@@ -610,18 +676,14 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
     ngx_str_t *zone, ngx_atomic_t *c)
 {
     ngx_atomic_uint_t              n;
+    ngx_http_toolsearch_family_t  *fm;
     ngx_http_toolsearch_metric_t  *m;
 
     p = f->begin(p, zone);
 
-    p = ngx_http_toolsearch_status_family(p, f, &ngx_http_toolsearch_requests,
-            "Requests the module decided on, by decision.", "decision",
-            &c[NGX_HTTP_TOOLSEARCH_STAT_DECISION]);
-
-    p = ngx_http_toolsearch_status_family(p, f,
-            &ngx_http_toolsearch_passthroughs,
-            "Requests forwarded exactly as received, by decision.",
-            "reason", &c[NGX_HTTP_TOOLSEARCH_STAT_UNCHANGED]);
+    for (fm = ngx_http_toolsearch_families; fm->name.len; fm++) {
+        p = ngx_http_toolsearch_status_family(p, f, fm, c);
+    }
 
     for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
         n = c[m->counter];
@@ -642,7 +704,7 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
 static u_char *
 ngx_http_toolsearch_json_begin(u_char *p, ngx_str_t *zone)
 {
-    /* zone names are nginx arguments: no quote or control bytes escape */
+    /* ngx_http_toolsearch_zone_name() let no byte through to escape */
     return ngx_sprintf(p, "{\"zone\":\"%V\"", zone);
 }
 

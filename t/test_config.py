@@ -41,6 +41,8 @@ CASES = [
      'invalid size "12q", it must be a positive number of bytes with an '
      'optional "k" or "m" suffix'),
     ("", "toolsearch_max_body_size 0;", 'invalid size "0"'),
+    ("toolsearch_zone 'a\"b' 64k;", "",
+     'invalid zone name "a"b", it must be letters, digits, "_", "-" and "."'),
     ("toolsearch_zone ts 12q;", "", 'invalid zone size "12q"'),
     ("toolsearch_zone ts 4k;", "",
      'zone "ts" is too small: "4k", it must be at least 32k'),
