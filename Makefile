@@ -3,6 +3,7 @@
 #   make          the dynamic module, the engine CLI and its unit tests
 #   make test     unit tests, then the integration suite (real nginx)
 #   make run      the gateway demo against the bundled emulator
+#   make deb      the Debian package libnginx-mod-http-toolsearch
 #
 # Debian bookworm: missing packages are installed when run as root.
 
@@ -12,6 +13,8 @@ PYTHON    ?= /usr/bin/python3
 NGINX_SRC ?= /usr/share/nginx/src
 
 B         := build
+VERSION   := 0.1.0
+DEB_REV   := 1
 TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
 LIBS      := -lcjson -lpcre2-8 -lm
 
@@ -20,9 +23,10 @@ CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_search.o
 ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
+GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
 .PHONY: all deps test-deps test unit integration run clean bench-search \
-        search-eval
+        search-eval deb
 
 all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
 
@@ -60,7 +64,7 @@ $(B)/nginx/objs/Makefile: config | deps
 	    || { cat ../configure.log; exit 1; }
 
 $(B)/ngx_http_toolsearch_module.so: $(B)/nginx/objs/Makefile \
-		ngx_http_toolsearch_module.c $(ENGINE_SRCS) $(ENGINE_HDRS)
+		$(GLUE) $(ENGINE_SRCS) $(ENGINE_HDRS)
 	$(MAKE) -s -C $(B)/nginx -f objs/Makefile modules
 	cp $(B)/nginx/objs/ngx_http_toolsearch_module.so $@
 
@@ -76,6 +80,9 @@ test: all test-deps
 
 run: all test-deps
 	$(PYTHON) t/demo.py
+
+deb: $(B)/ngx_http_toolsearch_module.so
+	@sh scripts/deb.sh $< $(VERSION)-$(DEB_REV) $(B)/deb
 
 search-eval: $(B)/toolsearch
 	$(PYTHON) bench/search_eval.py

@@ -12,6 +12,8 @@
 #include <ngx_http.h>
 
 #include "ngx_http_toolsearch_module.h"
+#include "ngx_http_toolsearch_conf.h"
+#include "ngx_http_toolsearch_status.h"
 #include "ts_search.h"
 
 
@@ -34,6 +36,8 @@ static u_char *ngx_http_toolsearch_body_bytes(ngx_http_request_t *r,
     size_t len);
 static ngx_int_t ngx_http_toolsearch_apply(ngx_http_request_t *r,
     ts_request_t *rq, size_t len);
+static void ngx_http_toolsearch_report(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx);
 static ngx_int_t ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
@@ -122,7 +126,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_max_body_size"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_size_slot,
+      ngx_http_toolsearch_conf_size,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, max_body_size),
       NULL },
@@ -185,7 +189,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_upstream"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
+      ngx_http_toolsearch_conf_enum,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, upstream),
       &ngx_http_toolsearch_upstreams },
@@ -213,14 +217,14 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
+      ngx_http_toolsearch_conf_enum,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, hosted_search),
       &ngx_http_toolsearch_hosted },
 
     { ngx_string("toolsearch_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
+      ngx_http_toolsearch_conf_enum,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, search),
       &ngx_http_toolsearch_searches },
@@ -248,7 +252,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_search_scoring"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_enum_slot,
+      ngx_http_toolsearch_conf_enum,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, scoring),
       &ngx_http_toolsearch_scorings },
@@ -260,6 +264,20 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       0,
       NULL },
 
+    { ngx_string("toolsearch_zone"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE2,
+      ngx_http_toolsearch_zone,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("toolsearch_status"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      ngx_http_toolsearch_status,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, enable),
+      NULL },
+
       ngx_null_command
 };
 
@@ -268,8 +286,8 @@ static ngx_http_module_t  ngx_http_toolsearch_module_ctx = {
     ngx_http_toolsearch_add_variables,     /* preconfiguration */
     ngx_http_toolsearch_init,              /* postconfiguration */
 
-    NULL,                                  /* create main configuration */
-    NULL,                                  /* init main configuration */
+    ngx_http_toolsearch_create_main_conf,  /* create main configuration */
+    ngx_http_toolsearch_init_main_conf,    /* init main configuration */
 
     NULL,                                  /* create server configuration */
     NULL,                                  /* merge server configuration */
@@ -404,6 +422,7 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
     if (d != TS_DECISION_NONE) {
         ctx->decision = d;
         ctx->status = NGX_DECLINED;
+        ngx_http_toolsearch_report(r, ctx);
         return NGX_DECLINED;
     }
 
@@ -527,6 +546,7 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
     ngx_http_toolsearch_process(r, ctx);
+    ngx_http_toolsearch_report(r, ctx);
 
     ctx->status = NGX_DECLINED;
     r->preserve_body = 1;
@@ -588,11 +608,16 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->boundaries_added = rq.boundaries_added;
     ctx->discovered = rq.discovered;
 
+    if (ctx->decision >= TS_DECISION_STANDARD_MODE) {
+        ctx->hosted_searches = ngx_http_toolsearch_hosted_searches(&rq.ix);
+    }
+
     if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
         ctx->decision = TS_DECISION_ERROR;
 
     } else {
         ctx->bytes_out = ts_request_size(&rq);
+        ctx->changed = ts_request_changed(&rq) || rq.betas_changed;
     }
 
     ts_request_free(&rq);
@@ -1072,6 +1097,31 @@ ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
     }
 
     return NGX_OK;
+}
+
+
+/* the status zone's counters and the info log line */
+static void
+ngx_http_toolsearch_report(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    ngx_http_toolsearch_report_t  rep;
+
+    rep.decision = ctx->decision;
+    rep.changed = ctx->changed;
+    rep.bytes_in = ctx->bytes_in;
+    rep.bytes_out = ctx->bytes_out;
+    rep.tools_total = ctx->tools_total;
+    rep.tools_deferred = ctx->tools_deferred;
+    rep.defer_chars = ctx->defer_chars;
+    rep.hosted_searches = ctx->hosted_searches;
+    rep.refs_converted = ctx->refs_converted;
+    rep.refs_stale = ctx->refs_stale;
+    rep.siblings_moved = ctx->siblings_moved;
+    rep.boundaries_added = ctx->boundaries_added;
+    rep.discovered = ctx->discovered;
+
+    ngx_http_toolsearch_stat_request(r, &rep);
 }
 
 

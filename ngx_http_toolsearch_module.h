@@ -62,6 +62,8 @@ typedef struct {
     size_t          siblings_moved;
     size_t          boundaries_added;
     size_t          discovered;
+    size_t          hosted_searches;
+    ngx_uint_t      changed;
 
     /* gateway-executed search */
     ts_loop_t      *loop;

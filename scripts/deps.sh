@@ -1,14 +1,15 @@
 #!/bin/sh
 # Makes sure the Debian packages a make target needs are installed.
 #   scripts/deps.sh build    compiler, nginx, nginx-dev, cJSON, PCRE2
-#   scripts/deps.sh test     the above plus python3-pytest and curl
+#   scripts/deps.sh test     the above plus python3-pytest, curl and
+#                            ca-certificates (the examples' trusted CAs)
 # As root, missing packages are installed with apt-get; otherwise the exact
 # command to run is printed and the script fails.
 
 set -e
 
 build="gcc make nginx nginx-dev libcjson-dev libpcre2-dev"
-test="$build python3 python3-pytest curl"
+test="$build python3 python3-pytest curl ca-certificates"
 
 case "${1:-build}" in
     build) wanted=$build ;;

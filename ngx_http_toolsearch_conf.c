@@ -1,0 +1,86 @@
+
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Directive setters with precise messages: "nginx -t" is where an
+ * operator learns what a directive takes.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+
+#include "ngx_http_toolsearch_conf.h"
+
+
+char *
+ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    u_char           *p, *last;
+    ngx_uint_t        i, *np;
+    ngx_str_t        *value;
+    ngx_conf_enum_t  *e;
+    u_char            errstr[NGX_MAX_CONF_ERRSTR];
+
+    np = (ngx_uint_t *) ((char *) conf + cmd->offset);
+
+    if (*np != NGX_CONF_UNSET_UINT) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    e = cmd->post;
+
+    for (i = 0; e[i].name.len != 0; i++) {
+        if (e[i].name.len == value[1].len
+            && ngx_strcmp(e[i].name.data, value[1].data) == 0)
+        {
+            *np = e[i].value;
+            return NGX_CONF_OK;
+        }
+    }
+
+    last = errstr + NGX_MAX_CONF_ERRSTR;
+    p = ngx_slprintf(errstr, last, "invalid value \"%V\", it must be ",
+                     &value[1]);
+
+    for (i = 0; e[i].name.len != 0; i++) {
+        p = ngx_slprintf(p, last, "%s\"%V\"",
+                         i == 0 ? "" : (e[i + 1].name.len ? ", " : " or "),
+                         &e[i].name);
+    }
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%*s", p - errstr, errstr);
+
+    return NGX_CONF_ERROR;
+}
+
+
+char *
+ngx_http_toolsearch_conf_size(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    size_t     *sp;
+    ssize_t     size;
+    ngx_str_t  *value;
+
+    sp = (size_t *) ((char *) conf + cmd->offset);
+
+    if (*sp != NGX_CONF_UNSET_SIZE) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    size = ngx_parse_size(&value[1]);
+
+    if (size == NGX_ERROR || size == 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid size \"%V\", it must be a positive "
+                           "number of bytes with an optional \"k\" or "
+                           "\"m\" suffix", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    *sp = (size_t) size;
+
+    return NGX_CONF_OK;
+}

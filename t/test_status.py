@@ -1,0 +1,327 @@
+"""Status and metrics through a real Nginx: the toolsearch_zone counters
+move by exactly what the requests did, the Prometheus text parses, the
+zone keeps its values over a reload, and every decided request leaves one
+info line in the error log."""
+
+import json
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from conftest import load_fixture, post_json, request
+from gateway import VALGRIND
+
+ZONE = "toolsearch_zone ts 64k;"
+
+LOG = ("log_format st '$toolsearch_decision tools=$toolsearch_tools_total "
+       "deferred=$toolsearch_tools_deferred "
+       "chars=$toolsearch_defer_chars "
+       "converted=$toolsearch_refs_converted "
+       "stale=$toolsearch_refs_stale moved=$toolsearch_siblings_moved "
+       "boundaries=$toolsearch_boundaries_added';")
+
+# the kill switch converts tool-search history to text on its own route
+SERVER = """
+    toolsearch on;
+    toolsearch_upstream anthropic;
+    toolsearch_client_mode on;
+    access_log st.log st;
+    location = /status { toolsearch_status; }
+    location /kill/ {
+        toolsearch_disable_betas on;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Accept-Encoding "";
+        proxy_pass http://emulator/;
+    }
+"""
+
+PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+SCALARS = ["tools_seen", "tools_deferred", "tool_bytes_removed",
+           "tokens_saved", "hosted_searches", "gateway_searches",
+           "search_misses", "loop_iterations", "pause_turns", "refs_stale",
+           "refs_converted", "siblings_moved", "boundaries_added",
+           "internal_errors"]
+
+DECISIONS = ["passthrough", "passthrough_malformed", "passthrough_too_deep",
+             "passthrough_duplicate_key", "passthrough_wrong_type",
+             "passthrough_limit", "passthrough_error",
+             "passthrough_too_large", "passthrough_not_json",
+             "passthrough_encoded", "passthrough_method", "standard_mode",
+             "kill_switch", "model_unsupported", "upstream_unsupported",
+             "nothing_to_defer", "below_threshold", "client_managed",
+             "deferred_hosted", "deferred_gateway"]
+
+
+def status_gateway(gateway, http=""):
+    return gateway(http=ZONE + LOG + http, server=SERVER)
+
+
+def status(gw, path="/status", headers=()):
+    r = request(gw, "GET", path, headers=headers)
+    assert r.status == 200, r.body
+    return r
+
+
+def counters(gw):
+    r = status(gw)
+    assert r.header("Content-Type") == "application/json"
+    return json.loads(r.body)
+
+
+def delta(before, after):
+    """after - before, per counter, for the maps and the scalars."""
+    out = {}
+    for k, v in after.items():
+        if isinstance(v, dict):
+            out[k] = {d: n - before[k][d] for d, n in v.items()}
+        elif isinstance(v, int):
+            out[k] = v - before[k]
+    return out
+
+
+def nonzero(m):
+    return {k: v for k, v in m.items() if v}
+
+
+def access_lines(gw):
+    with open(os.path.join(gw.prefix, "st.log")) as f:
+        return [line.split() for line in f.read().splitlines()
+                if not line.startswith("-")]
+
+
+def hosted_search_body():
+    """A conversation whose last assistant turn ran two hosted searches."""
+    result = {"type": "tool_search_tool_search_result", "tool_references": [
+        {"type": "tool_reference", "tool_name": "mcp__db__query"}]}
+    tools = [{"name": "Read", "input_schema": {"type": "object"}},
+             {"name": "mcp__db__query", "input_schema": {"type": "object"}}]
+    return json.dumps({
+        "model": "claude-sonnet-4-5", "max_tokens": 64, "tools": tools,
+        "messages": [
+            {"role": "user", "content": "find the db tool"},
+            {"role": "assistant", "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_%d" % i,
+                 "name": "tool_search_tool_bm25",
+                 "input": {"query": "database"}}
+                for i in (1, 2)] + [
+                {"type": "tool_search_tool_result",
+                 "tool_use_id": "srvtoolu_%d" % i, "content": result}
+                for i in (1, 2)] + [
+                {"type": "text", "text": "found it"}]},
+            {"role": "user", "content": "thanks"}]}).encode()
+
+
+def test_counters_move_by_exact_deltas(emulator, gateway):
+    gw = status_gateway(gateway)
+    before = counters(gw)
+    assert before["zone"] == "ts"
+    assert set(before["requests"]) == set(DECISIONS)
+    assert set(before["passthroughs"]) == set(DECISIONS)
+
+    fx = load_fixture("ts-unset/002.json")
+    assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+    standard = fx.headers + [("X-Toolsearch-Mode", "off")]
+    assert request(gw, "POST", fx.url, fx.body, standard).status == 200
+    assert request(gw, "GET", "/v1/models").decision == "passthrough_method"
+    assert post_json(gw, b'{"model":').status == 400
+    history = load_fixture("ts-true/004.json")
+    r = request(gw, "POST", "/kill" + history.url, history.body,
+                history.headers)
+    assert r.status == 200 and r.decision == "kill_switch"
+    r = post_json(gw, hosted_search_body(), headers=[
+        ("Content-Type", "application/json"),
+        ("anthropic-beta", "advanced-tool-use-2025-11-20")])
+    assert r.status == 200, emulator.last().error
+
+    d = delta(before, counters(gw))
+    assert nonzero(d["requests"]) == {
+        "deferred_hosted": 2, "standard_mode": 1, "passthrough_method": 1,
+        "passthrough_malformed": 1, "kill_switch": 1}
+    # the standard-mode request carried no tool-search field to convert
+    assert nonzero(d["passthroughs"]) == {
+        "standard_mode": 1, "passthrough_method": 1,
+        "passthrough_malformed": 1}
+
+    # every other counter is the sum of what the requests reported
+    logged = access_lines(gw)
+    assert len(logged) == 6
+
+    def total(field, only=None):
+        return sum(int(dict(kv.split("=") for kv in line[1:])[field])
+                   for line in logged if only in (None, line[0]))
+
+    assert d["tools_seen"] == total("tools")
+    assert d["tools_deferred"] == total("deferred", "deferred_hosted")
+    assert d["tool_bytes_removed"] == total("chars", "deferred_hosted")
+    assert d["refs_converted"] == total("converted") > 0
+    assert d["refs_stale"] == total("stale")
+    assert d["siblings_moved"] == total("moved")
+    assert d["boundaries_added"] == total("boundaries")
+    assert d["tools_deferred"] == 122 + 1
+    assert d["tokens_saved"] == d["tool_bytes_removed"] * 2 // 5
+    assert d["hosted_searches"] == 2
+    for name in ("gateway_searches", "search_misses", "loop_iterations",
+                 "pause_turns", "internal_errors"):
+        assert d[name] == 0, name
+
+
+def test_status_page_is_not_counted_and_takes_only_get(emulator, gateway):
+    gw = status_gateway(gateway)
+    before = counters(gw)
+    r = status(gw)
+    assert r.decision is None
+    assert request(gw, "POST", "/status", body=b"{}").status == 405
+    head = request(gw, "HEAD", "/status")
+    assert head.status == 200 and head.body == b""
+    assert delta(before, counters(gw))["requests"] == {
+        d: 0 for d in DECISIONS}
+
+
+METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
+                    r'(?:\{([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)"\})?'
+                    r' (\d+)$')
+
+
+def parse_prometheus(text):
+    """Checks the text exposition format 0.0.4 as the counters use it and
+    returns {(name, label value or None): value}."""
+    assert text.endswith("\n")
+    helped, typed, samples = set(), {}, {}
+    for line in text[:-1].split("\n"):
+        if line.startswith("# HELP "):
+            name, _, help_ = line[7:].partition(" ")
+            assert METRIC_NAME.match(name) and help_, line
+            assert name not in helped, "second HELP: " + line
+            helped.add(name)
+        elif line.startswith("# TYPE "):
+            name, _, kind = line[7:].partition(" ")
+            assert kind == "counter", line
+            assert name not in typed and name not in {
+                n for n, _ in samples}, "TYPE after samples: " + line
+            typed[name] = kind
+        else:
+            m = SAMPLE.match(line)
+            assert m, "not a sample line: %r" % line
+            name, label, value, n = m.groups()
+            assert name in typed, "sample without TYPE: " + line
+            assert name.endswith("_total")
+            key = (name, value if label else None)
+            assert key not in samples, "duplicate series: " + line
+            samples[key] = int(n)
+    assert helped == set(typed)
+    return samples
+
+
+@pytest.mark.parametrize("path,accept", [
+    ("/status?format=prometheus", None),
+    ("/status", "text/plain"),
+    ("/status", "application/openmetrics-text;version=1.0.0,"
+                "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+])
+def test_prometheus_text_parses_and_matches_json(emulator, gateway, path,
+                                                 accept):
+    gw = status_gateway(gateway)
+    fx = load_fixture("ts-unset/002.json")
+    assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+    assert request(gw, "GET", "/v1/models").status == 404
+
+    headers = [("Accept", accept)] if accept else []
+    r = status(gw, path, headers)
+    assert r.header("Content-Type") == PROMETHEUS_TYPE
+    samples = parse_prometheus(r.body.decode())
+
+    js = counters(gw)
+    expected = {}
+    for family, label in (("requests", "decision"),
+                          ("passthroughs", "reason")):
+        for word, n in js[family].items():
+            expected[("toolsearch_%s_total" % family, word)] = n
+    for name in SCALARS:
+        expected[("toolsearch_%s_total" % name, None)] = js[name]
+    assert samples == expected
+    assert samples[("toolsearch_requests_total", "deferred_hosted")] == 1
+    assert samples[("toolsearch_tokens_saved_total", None)] == 75316 * 2 // 5
+
+
+@pytest.mark.parametrize("path,accept", [
+    ("/status", "application/json"),
+    ("/status", None),
+    ("/status?format=json", "text/plain"),
+])
+def test_json_by_default_and_on_request(emulator, gateway, path, accept):
+    gw = status_gateway(gateway)
+    r = status(gw, path, [("Accept", accept)] if accept else [])
+    assert r.header("Content-Type") == "application/json"
+    body = json.loads(r.body)
+    assert set(body) == {"zone", "requests", "passthroughs"} | set(SCALARS)
+
+
+def wait_for(predicate, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(VALGRIND, reason="under valgrind nginx runs without a "
+                    "master process, and only a master reloads cleanly")
+def test_zone_survives_reload(emulator, gateway):
+    gw = status_gateway(gateway)
+    fx = load_fixture("ts-unset/002.json")
+    for _ in range(2):
+        assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+    before = counters(gw)
+    assert before["requests"]["deferred_hosted"] == 2
+
+    # a visible change tells when the new configuration answers
+    with open(gw.conf) as f:
+        conf = f.read()
+    with open(gw.conf, "w") as f:
+        f.write(conf.replace("location = /status {",
+                             "location = /status { add_header X-Gen 2;"))
+    gw.proc.send_signal(signal.SIGHUP)
+    assert wait_for(lambda: status(gw).header("X-Gen") == "2"), \
+        gw.error_log()
+
+    assert counters(gw) == before
+    assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+    after = counters(gw)
+    assert after["requests"]["deferred_hosted"] == 3
+    assert after["tools_seen"] == 3 * 149
+
+
+def test_one_info_line_per_decided_request(emulator, gateway):
+    gw = status_gateway(gateway)
+    fx = load_fixture("ts-unset/002.json")
+    assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+    assert request(gw, "GET", "/v1/models").status == 404
+    status(gw)
+    lines = [line for line in gw.error_log().splitlines()
+             if "toolsearch: decision=" in line]
+    assert len(lines) == 2
+    assert all("[info]" in line for line in lines)
+    assert ("toolsearch: decision=deferred_hosted changed=1 in=%d "
+            "out=" % len(fx.body)) in lines[0]
+    assert " tools=149 deferred=122 chars=75316 " in lines[0]
+    assert "decision=passthrough_method changed=0 in=0 out=0" in lines[1]
+    # counts only: no prompt text, tool schema or header value
+    log = gw.error_log()
+    for secret in [b"x-api-key", b"Authorization", b'"content"',
+                   b"input_schema", b"mcp__"]:
+        assert secret.decode() not in log
+
+
+def test_without_zone_nothing_is_counted_and_nginx_runs(emulator, gateway):
+    gw = gateway(server="toolsearch on;")
+    fx = load_fixture("ts-unset/002.json")
+    r = request(gw, "POST", fx.url, fx.body, fx.headers)
+    assert r.status == 200
+    assert "toolsearch: decision=" in gw.error_log()
