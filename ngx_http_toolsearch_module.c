@@ -36,6 +36,9 @@ static u_char *ngx_http_toolsearch_body_bytes(ngx_http_request_t *r,
     size_t len);
 static ngx_int_t ngx_http_toolsearch_apply(ngx_http_request_t *r,
     ts_request_t *rq, size_t len);
+static ngx_int_t ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
+    u_char *body, size_t len);
 static void ngx_http_toolsearch_report(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
 static ngx_int_t ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
@@ -374,6 +377,16 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
       offsetof(ngx_http_toolsearch_ctx_t, discovered),
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
+    { ngx_string("toolsearch_searches"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, searches),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_loaded"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, loaded),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
     { ngx_string("toolsearch_mode"), NULL,
       ngx_http_toolsearch_mode_variable, 0,
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
@@ -548,6 +561,12 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     ngx_http_toolsearch_process(r, ctx);
     ngx_http_toolsearch_report(r, ctx);
 
+    if (ctx->loop) {
+        ctx->status = NGX_DONE;
+        ngx_http_toolsearch_loop_begin(r, ctx);
+        return;
+    }
+
     ctx->status = NGX_DECLINED;
     r->preserve_body = 1;
 
@@ -612,8 +631,16 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
         ctx->hosted_searches = ngx_http_toolsearch_hosted_searches(&rq.ix);
     }
 
-    if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
+    if (ctx->decision == TS_DECISION_DEFERRED_GATEWAY
+        && ngx_http_toolsearch_loop_create(r, ctx, &rq, &in, body, len)
+           != NGX_OK)
+    {
         ctx->decision = TS_DECISION_ERROR;
+
+    } else if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
+        ctx->decision = TS_DECISION_ERROR;
+        ts_loop_free(ctx->loop);
+        ctx->loop = NULL;
 
     } else {
         ctx->bytes_out = ts_request_size(&rq);
@@ -625,6 +652,23 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                    "toolsearch: %s, %uz bytes out",
                    ts_decision_name(ctx->decision), ctx->bytes_out);
+}
+
+
+/* the gateway answers the model's searches: the loop follows the calls */
+static ngx_int_t
+ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
+    u_char *body, size_t len)
+{
+    const ts_member_t  *stream;
+
+    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
+    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
+
+    ctx->loop = ts_loop_create(in, (char *) body, len);
+
+    return ctx->loop ? NGX_OK : NGX_ERROR;
 }
 
 
@@ -1701,6 +1745,10 @@ ngx_http_toolsearch_init(ngx_conf_t *cf)
     }
 
     *h = ngx_http_toolsearch_handler;
+
+    if (ngx_http_toolsearch_loop_init(cf) != NGX_OK) {
+        return NGX_ERROR;
+    }
 
     ngx_http_toolsearch_proxy_module = NULL;
 

@@ -476,6 +476,8 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             raise ApiError("max_tokens: Field required")
         Validator(self.emu.profile, rec.headers, body).run()
         reply = self.emu.reply_for(body)
+        if isinstance(reply, ApiError):
+            raise reply
         rec.status = 200
         message = self.message(body, reply, len(rec.body))
         if body.get("stream") is True:

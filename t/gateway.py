@@ -22,7 +22,8 @@ SUPPRESSIONS = os.path.join(ROOT, "t", "valgrind.supp")
 
 LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'decision=$toolsearch_decision in=$toolsearch_bytes_in '
-              'out=$toolsearch_bytes_out tools=$toolsearch_tools_total\';')
+              'out=$toolsearch_bytes_out tools=$toolsearch_tools_total '
+              'searches=$toolsearch_searches loaded=$toolsearch_loaded\';')
 
 CONF = """
 load_module {module};

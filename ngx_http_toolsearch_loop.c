@@ -1,0 +1,477 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Gateway-executed search in Nginx: each upstream call is a subrequest
+ * to the request's own location, whose proxy_pass runs it; the response
+ * filters feed its answer to the engine's loop (src/ts_loop.c) and send
+ * the client what the loop gives.  Calls start only from the main
+ * request's write handler, once the previous one has ended.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_toolsearch_module.h"
+#include "ngx_http_toolsearch_status.h"
+
+
+static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx);
+static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
+
+
+static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
+static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
+
+
+static void
+ngx_http_toolsearch_loop_cleanup(void *data)
+{
+    ngx_http_toolsearch_ctx_t  *ctx = data;
+
+    ts_loop_free(ctx->loop);
+    ts_buf_free(&ctx->call);
+    ts_buf_free(&ctx->out);
+    ctx->loop = NULL;
+}
+
+
+/* the upstream must answer uncompressed: the filters read its events */
+static void
+ngx_http_toolsearch_drop_accept_encoding(ngx_http_request_t *r)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    for (part = &r->headers_in.headers.part; part; part = part->next) {
+        h = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+            if (h[i].key.len == sizeof("Accept-Encoding") - 1
+                && ngx_strncasecmp(h[i].key.data,
+                                   (u_char *) "Accept-Encoding",
+                                   sizeof("Accept-Encoding") - 1) == 0)
+            {
+                /* a header with an empty value is not sent by proxy */
+                h[i].value.len = 0;
+            }
+        }
+    }
+}
+
+
+void
+ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        ts_loop_free(ctx->loop);
+        ctx->loop = NULL;
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+
+    cln->handler = ngx_http_toolsearch_loop_cleanup;
+    cln->data = ctx;
+
+    ts_buf_init(&ctx->call, 0);
+    ts_buf_init(&ctx->out, 0);
+
+    ngx_http_toolsearch_drop_accept_encoding(r);
+
+    r->write_event_handler = ngx_http_toolsearch_loop_handler;
+
+    if (ngx_http_toolsearch_call(r, ctx) != NGX_OK) {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+    }
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_call_done(ngx_http_request_t *sr, void *data,
+    ngx_int_t rc)
+{
+    ngx_http_toolsearch_ctx_t  *ctx = data;
+
+    /* an unreachable upstream ends the call twice: its error, its page */
+    if (ctx->sr == sr && !ctx->done) {
+        ctx->done = 1;
+        ctx->sr_rc = rc;
+    }
+
+    return rc;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_call(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    ngx_buf_t                    *b;
+    ngx_chain_t                  *cl;
+    ngx_http_request_t           *sr;
+    ngx_http_request_body_t      *rb;
+    ngx_http_post_subrequest_t   *ps;
+
+    if (ts_loop_request(ctx->loop, &ctx->call) != 0) {
+        return NGX_ERROR;
+    }
+
+    ps = ngx_palloc(r->pool, sizeof(ngx_http_post_subrequest_t));
+    rb = ngx_pcalloc(r->pool, sizeof(ngx_http_request_body_t));
+    b = ngx_calloc_buf(r->pool);
+    cl = ngx_alloc_chain_link(r->pool);
+
+    if (ps == NULL || rb == NULL || b == NULL || cl == NULL) {
+        return NGX_ERROR;
+    }
+
+    ps->handler = ngx_http_toolsearch_call_done;
+    ps->data = ctx;
+
+    if (ngx_http_subrequest(r, &r->uri, &r->args, &sr, ps, 0) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    /* pos == start: a proxy_next_upstream retry rewinds to start */
+    b->start = (u_char *) ctx->call.p;
+    b->pos = b->start;
+    b->last = b->start + ctx->call.len;
+    b->end = b->last;
+    b->memory = 1;
+    b->last_buf = 1;
+
+    cl->buf = b;
+    cl->next = NULL;
+    rb->bufs = cl;
+    rb->buf = b;
+
+    sr->request_body = rb;
+    sr->method = NGX_HTTP_POST;
+    ngx_str_set(&sr->method_name, "POST");
+    sr->headers_in.content_length_n = ctx->call.len;
+    sr->headers_in.content_length = NULL;
+    sr->headers_in.chunked = 0;
+
+    ngx_http_set_ctx(sr, ctx, ngx_http_toolsearch_module);
+
+    ctx->sr = sr;
+    ctx->done = 0;
+    ctx->answering = 0;
+
+    return NGX_OK;
+}
+
+
+/* the call's status, type and own headers become the client's */
+static ngx_int_t
+ngx_http_toolsearch_copy_headers(ngx_http_request_t *r,
+    ngx_http_request_t *sr)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h, *ho;
+
+    r->headers_out.status = sr->headers_out.status;
+    r->headers_out.status_line = sr->headers_out.status_line;
+    r->headers_out.content_type = sr->headers_out.content_type;
+    r->headers_out.content_type_len = sr->headers_out.content_type_len;
+    r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.content_length_n = sr->headers_out.content_length_n;
+
+    for (part = &sr->headers_out.headers.part; part; part = part->next) {
+        h = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+            if (h[i].hash == 0) {
+                continue;
+            }
+
+            ho = ngx_list_push(&r->headers_out.headers);
+            if (ho == NULL) {
+                return NGX_ERROR;
+            }
+
+            *ho = h[i];
+        }
+    }
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_is_sse(ngx_http_request_t *sr)
+{
+    ngx_str_t  *t;
+
+    t = &sr->headers_out.content_type;
+
+    return t->len >= sizeof("text/event-stream") - 1
+           && ngx_strncasecmp(t->data, (u_char *) "text/event-stream",
+                              sizeof("text/event-stream") - 1) == 0;
+}
+
+
+/*
+ * The first call's error goes to the client as the upstream gave it;
+ * a later one too while nothing was sent, else the stream ends with an
+ * error event.
+ */
+static ngx_int_t
+ngx_http_toolsearch_header_filter(ngx_http_request_t *r)
+{
+    ngx_http_request_t         *pr;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (r == r->main || ctx == NULL || ctx->sr != r) {
+        return ngx_http_next_header_filter(r);
+    }
+
+    pr = r->main;
+    r->header_sent = 1;
+    r->filter_need_in_memory = 1;
+    ctx->answering = 1;
+
+    if (r->headers_out.status != NGX_HTTP_OK
+        || ngx_http_toolsearch_is_sse(r) != ctx->sse)
+    {
+        if (ctx->streaming) {
+            ctx->failed = 1;
+            return NGX_OK;
+        }
+
+        ctx->passthrough = 1;
+
+        if (ngx_http_toolsearch_copy_headers(pr, r) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        return ngx_http_send_header(pr);
+    }
+
+    ts_loop_start(ctx->loop, ctx->sse);
+
+    if (!ctx->sse || ctx->streaming) {
+        return NGX_OK;
+    }
+
+    /* events go out as they come: the client's header goes now */
+    ctx->streaming = 1;
+
+    if (ngx_http_toolsearch_copy_headers(pr, r) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_clear_content_length(pr);
+    ngx_http_clear_accept_ranges(pr);
+
+    return ngx_http_send_header(pr);
+}
+
+
+/* the loop's bytes, flushed: the write filter must not hold them */
+static ngx_int_t
+ngx_http_toolsearch_send(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
+{
+    ngx_buf_t    *b;
+    ngx_chain_t   out;
+
+    if (ctx->out.failed) {
+        return NGX_ERROR;
+    }
+
+    if (ctx->out.len == 0 && !last) {
+        return NGX_OK;
+    }
+
+    b = ngx_create_temp_buf(r->pool, ctx->out.len ? ctx->out.len : 1);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->last = ngx_cpymem(b->pos, ctx->out.p, ctx->out.len);
+    b->flush = 1;
+    b->last_buf = (r == r->main) && last;
+    b->last_in_chain = 1;
+    ts_buf_reset(&ctx->out);
+
+    if (b->pos == b->last) {
+        b->temporary = 0;
+    }
+
+    out.buf = b;
+    out.next = NULL;
+
+    return r == r->main ? ngx_http_output_filter(r, &out)
+                        : ngx_http_next_body_filter(r, &out);
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    ngx_chain_t                *cl;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (r == r->main || ctx == NULL || ctx->sr != r) {
+        return ngx_http_next_body_filter(r, in);
+    }
+
+    if (ctx->passthrough) {
+        return ngx_http_next_body_filter(r, in);
+    }
+
+    for (cl = in; cl; cl = cl->next) {
+        if (!ctx->failed
+            && ts_loop_feed(ctx->loop, (char *) cl->buf->pos,
+                            cl->buf->last - cl->buf->pos, &ctx->out) != 0)
+        {
+            ctx->failed = 1;
+        }
+
+        cl->buf->pos = cl->buf->last;
+    }
+
+    if (ctx->failed || !ctx->sse) {
+        ts_buf_reset(&ctx->out);
+        return NGX_OK;
+    }
+
+    return ngx_http_toolsearch_send(r, ctx, 0);
+}
+
+
+static void
+ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    ctx->searches = ts_loop_searches(ctx->loop);
+    ctx->loaded = ts_loop_loaded(ctx->loop);
+
+    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_GATEWAY_SEARCHES,
+                                 ctx->searches);
+    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_SEARCH_MISSES,
+                                 ts_loop_misses(ctx->loop));
+    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_LOOP_ITERATIONS,
+                                 ts_loop_calls(ctx->loop));
+    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_PAUSE_TURNS,
+                                 ts_loop_paused(ctx->loop));
+}
+
+
+/* a whole JSON message goes out once the loop is done */
+static ngx_int_t
+ngx_http_toolsearch_send_json(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    if (ngx_http_toolsearch_copy_headers(r, ctx->sr) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    r->headers_out.content_length_n = ctx->out.len;
+    ngx_http_clear_accept_ranges(r);
+
+    rc = ngx_http_send_header(r);
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    return ngx_http_toolsearch_send(r, ctx, 1);
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_next(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    if (ctx->failed) {
+        ts_loop_fail(ctx->loop, "the upstream failed during a tool search",
+                     &ctx->out);
+        return ngx_http_toolsearch_send(r, ctx, 1);
+    }
+
+    if (ts_loop_end(ctx->loop, &ctx->out) == TS_LOOP_AGAIN
+        && !r->connection->error)
+    {
+        if (ctx->sse && ngx_http_toolsearch_send(r, ctx, 0) == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        if (ngx_http_toolsearch_call(r, ctx) != NGX_OK) {
+            ts_loop_fail(ctx->loop, "the gateway could not continue",
+                         &ctx->out);
+            ctx->failed = 1;
+        } else {
+            return NGX_AGAIN;
+        }
+    }
+
+    ngx_http_toolsearch_loop_stats(r, ctx);
+
+    if (!ctx->sse && !ctx->failed) {
+        return ngx_http_toolsearch_send_json(r, ctx);
+    }
+
+    return ngx_http_toolsearch_send(r, ctx, 1);
+}
+
+
+/* runs after each call has ended (ngx_http_finalize_request posts it) */
+static void
+ngx_http_toolsearch_loop_handler(ngx_http_request_t *r)
+{
+    ngx_int_t                   rc;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (ctx == NULL || !ctx->done) {
+        return;
+    }
+
+    ctx->done = 0;
+
+    if (!ctx->answering) {
+        ngx_http_finalize_request(r, NGX_HTTP_BAD_GATEWAY);
+        return;
+    }
+
+    if (ctx->passthrough) {
+        ngx_http_finalize_request(r, ngx_http_send_special(r,
+                                                           NGX_HTTP_LAST));
+        return;
+    }
+
+    rc = ngx_http_toolsearch_next(r, ctx);
+
+    if (rc != NGX_AGAIN) {
+        ngx_http_finalize_request(r, rc);
+    }
+}
+
+
+ngx_int_t
+ngx_http_toolsearch_loop_init(ngx_conf_t *cf)
+{
+    ngx_http_next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = ngx_http_toolsearch_header_filter;
+
+    ngx_http_next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = ngx_http_toolsearch_body_filter;
+
+    return NGX_OK;
+}
