@@ -399,6 +399,10 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
     if (ctx->failed) {
+        if (!ctx->streaming) {
+            return NGX_HTTP_BAD_GATEWAY;
+        }
+
         ts_loop_fail(ctx->loop, "the upstream failed during a tool search",
                      &ctx->out);
         return ngx_http_toolsearch_send(r, ctx, 1);
@@ -411,18 +415,20 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
             return NGX_ERROR;
         }
 
-        if (ngx_http_toolsearch_call(r, ctx) != NGX_OK) {
-            ts_loop_fail(ctx->loop, "the gateway could not continue",
-                         &ctx->out);
-            ctx->failed = 1;
-        } else {
+        if (ngx_http_toolsearch_call(r, ctx) == NGX_OK) {
             return NGX_AGAIN;
         }
+
+        if (!ctx->streaming) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ts_loop_fail(ctx->loop, "the gateway could not continue", &ctx->out);
     }
 
     ngx_http_toolsearch_loop_stats(r, ctx);
 
-    if (!ctx->sse && !ctx->failed) {
+    if (!ctx->sse) {
         return ngx_http_toolsearch_send_json(r, ctx);
     }
 

@@ -256,3 +256,25 @@ def test_hosted_profile_keeps_hosted_search(emulator, gateway):
     r = send(gw, fx, body)
     assert r.decision == "deferred_hosted"
     assert b"tool_search_tool_bm25" in emulator.last().body
+
+
+def test_status_counts_the_loop(emulator, gateway):
+    emulator.profile = "proxy"
+    emulator.script = searcher("memory create entities")
+    gw = gateway(http="toolsearch_zone ts 64k;",
+                 server=SEARCH % "location = /status { toolsearch_status; }")
+
+    def counters():
+        return json.loads(request(gw, "GET", "/status").body)
+
+    before = counters()
+    fx, body = body_of(True)
+    assert send(gw, fx, body).status == 200
+    after = counters()
+    moved = {k: after[k] - before[k] for k in
+             ("gateway_searches", "search_misses", "loop_iterations",
+              "pause_turns")}
+    assert moved == {"gateway_searches": 1, "search_misses": 0,
+                     "loop_iterations": 2, "pause_turns": 0}
+    assert after["requests"]["deferred_gateway"] - \
+        before["requests"]["deferred_gateway"] == 1
