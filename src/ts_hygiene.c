@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ts_buf.h"
 #include "ts_history.h"
 #include "ts_hygiene.h"
 
@@ -12,54 +13,11 @@
 #define TS_TEXT_BLOCK  "{\"type\":\"text\",\"text\":\""
 
 
-/* a text block built from literal parts and raw JSON string contents */
-typedef struct {
-    char    *p;
-    size_t   len;
-    size_t   cap;
-    int      failed;
-} ts_text_t;
-
-
-static void
-ts_text_add(ts_text_t *t, const char *s, size_t n)
-{
-    char    *p;
-    size_t   cap;
-
-    if (t->failed) {
-        return;
-    }
-
-    if (t->len + n > t->cap) {
-        cap = (t->len + n) * 2 + 64;
-        p = realloc(t->p, cap);
-        if (p == NULL) {
-            t->failed = 1;
-            return;
-        }
-
-        t->p = p;
-        t->cap = cap;
-    }
-
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-}
-
-
-static void
-ts_text_lit(ts_text_t *t, const char *s)
-{
-    ts_text_add(t, s, strlen(s));
-}
-
-
 /* the inside of a JSON string value: already escaped, copied as is */
 static void
-ts_text_str(ts_text_t *t, const char *buf, const ts_val_t *v)
+ts_text_str(ts_buf_t *t, const char *buf, const ts_val_t *v)
 {
-    ts_text_add(t, buf + v->off + 1, v->len - 2);
+    ts_buf_add(t, buf + v->off + 1, v->len - 2);
 }
 
 
@@ -68,23 +26,23 @@ ts_text_str(ts_text_t *t, const char *buf, const ts_val_t *v)
  * breakpoint, and puts the block in place of the original.
  */
 static int
-ts_text_put(ts_text_t *t, ts_request_t *rq, const ts_val_t *elem)
+ts_text_put(ts_buf_t *t, ts_request_t *rq, const ts_val_t *elem)
 {
     const char  *buf;
     ts_val_t     cache;
     int          rc;
 
     buf = rq->ix.buf;
-    ts_text_lit(t, "\"");
+    ts_buf_str(t, "\"");
 
     if (ts_object_member(buf, elem, "cache_control", &cache) == TS_OK
         && cache.kind != TS_NONE)
     {
-        ts_text_lit(t, ",\"cache_control\":");
-        ts_text_add(t, buf + cache.off, cache.len);
+        ts_buf_str(t, ",\"cache_control\":");
+        ts_buf_add(t, buf + cache.off, cache.len);
     }
 
-    ts_text_lit(t, "}");
+    ts_buf_str(t, "}");
 
     rc = t->failed ? -1 : ts_edit_replace(&rq->edits, elem->off, elem->len,
                                           t->p, t->len);
@@ -192,7 +150,7 @@ ts_toolset_build(ts_toolset_t *ts, const ts_request_t *rq)
  * becomes text naming its tool, or saying the tool is gone.
  */
 static int
-ts_text_reference(ts_request_t *rq, ts_text_t *t, const ts_block_t *b,
+ts_text_reference(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
     const ts_toolset_t *ts)
 {
     const ts_index_t  *ix;
@@ -202,18 +160,18 @@ ts_text_reference(ts_request_t *rq, ts_text_t *t, const ts_block_t *b,
     if (b->name.kind == TS_STRING
         && ts_names_has_val(&ts->all, ix->buf, &b->name))
     {
-        ts_text_lit(t, TS_TEXT_BLOCK "Tool loaded: ");
+        ts_buf_str(t, TS_TEXT_BLOCK "Tool loaded: ");
         ts_text_str(t, ix->buf, &b->name);
         rq->refs_converted++;
 
     } else if (b->name.kind == TS_STRING) {
-        ts_text_lit(t, TS_TEXT_BLOCK "Tool ");
+        ts_buf_str(t, TS_TEXT_BLOCK "Tool ");
         ts_text_str(t, ix->buf, &b->name);
-        ts_text_lit(t, " is no longer available.");
+        ts_buf_str(t, " is no longer available.");
         rq->refs_stale++;
 
     } else {
-        ts_text_lit(t, TS_TEXT_BLOCK "Tool reference removed.");
+        ts_buf_str(t, TS_TEXT_BLOCK "Tool reference removed.");
         rq->refs_stale++;
     }
 
@@ -223,23 +181,23 @@ ts_text_reference(ts_request_t *rq, ts_text_t *t, const ts_block_t *b,
 
 /* a hosted search call: the query it ran */
 static int
-ts_strip_search_call(ts_request_t *rq, ts_text_t *t, const ts_block_t *b)
+ts_strip_search_call(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b)
 {
     const char  *buf;
     ts_val_t     input, query;
 
     buf = rq->ix.buf;
-    ts_text_lit(t, TS_TEXT_BLOCK "Tool search");
+    ts_buf_str(t, TS_TEXT_BLOCK "Tool search");
 
     if (ts_object_member(buf, &b->elem, "input", &input) == TS_OK
         && ts_object_member(buf, &input, "query", &query) == TS_OK
         && query.kind == TS_STRING)
     {
-        ts_text_lit(t, ": ");
+        ts_buf_str(t, ": ");
         ts_text_str(t, buf, &query);
     }
 
-    ts_text_lit(t, ".");
+    ts_buf_str(t, ".");
 
     return ts_text_put(t, rq, &b->elem);
 }
@@ -247,7 +205,7 @@ ts_strip_search_call(ts_request_t *rq, ts_text_t *t, const ts_block_t *b)
 
 /* a hosted search result: the names it found */
 static int
-ts_strip_search_result(ts_request_t *rq, ts_text_t *t, const ts_block_t *b)
+ts_strip_search_result(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b)
 {
     const ts_index_t  *ix;
     ts_val_t          *refs, name;
@@ -259,13 +217,13 @@ ts_strip_search_result(ts_request_t *rq, ts_text_t *t, const ts_block_t *b)
         return -1;
     }
 
-    ts_text_lit(t, TS_TEXT_BLOCK "Tools found: ");
+    ts_buf_str(t, TS_TEXT_BLOCK "Tools found: ");
 
     for (i = 0, named = 0; i < n; i++) {
         name = ts_history_ref_name(ix, &refs[i]);
 
         if (name.kind == TS_STRING) {
-            ts_text_lit(t, named++ ? ", " : "");
+            ts_buf_str(t, named++ ? ", " : "");
             ts_text_str(t, ix->buf, &name);
         }
     }
@@ -274,7 +232,7 @@ ts_strip_search_result(ts_request_t *rq, ts_text_t *t, const ts_block_t *b)
 
     if (named == 0) {
         t->len = 0;
-        ts_text_lit(t, TS_TEXT_BLOCK "Tool search found no tools.");
+        ts_buf_str(t, TS_TEXT_BLOCK "Tool search found no tools.");
     }
 
     rq->refs_converted += named;
@@ -291,7 +249,7 @@ ts_is_reference(const char *buf, const ts_block_t *b)
 
 
 static int
-ts_strip_block(ts_request_t *rq, ts_text_t *t, const ts_block_t *b,
+ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
     const ts_toolset_t *ts)
 {
     const char  *buf;
@@ -324,12 +282,12 @@ ts_strip_block(ts_request_t *rq, ts_text_t *t, const ts_block_t *b,
 int
 ts_hygiene_strip(ts_request_t *rq)
 {
-    ts_text_t     t;
+    ts_buf_t     t;
     ts_toolset_t  ts;
     size_t        i;
     int           rc;
 
-    memset(&t, 0, sizeof(ts_text_t));
+    ts_buf_init(&t, 0);
 
     rc = ts_toolset_build(&ts, rq) == 0 ? ts_strip_tools(rq) : -1;
 
@@ -338,7 +296,7 @@ ts_hygiene_strip(ts_request_t *rq)
     }
 
     ts_toolset_free(&ts);
-    free(t.p);
+    ts_buf_free(&t);
 
     return rc;
 }
@@ -424,12 +382,12 @@ ts_repair_references(ts_request_t *rq, const ts_toolset_t *ts,
 {
     const ts_index_t  *ix;
     const ts_block_t  *b;
-    ts_text_t          t;
+    ts_buf_t          t;
     size_t             i;
     int                rc;
 
     ix = &rq->ix;
-    memset(&t, 0, sizeof(ts_text_t));
+    ts_buf_init(&t, 0);
     rc = 0;
 
     for (i = 0; rc == 0 && i < ix->nblocks; i++) {
@@ -453,7 +411,7 @@ ts_repair_references(ts_request_t *rq, const ts_toolset_t *ts,
         }
     }
 
-    free(t.p);
+    ts_buf_free(&t);
 
     return rc;
 }
