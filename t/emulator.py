@@ -304,10 +304,14 @@ class Validator:
 
 
 class Reply:
-    """One scripted model turn: content blocks and a stop reason."""
+    """One scripted model turn: content blocks and a stop reason.
 
-    def __init__(self, blocks, stop_reason=None):
+    searches counts the hosted searches the turn ran (usage's
+    server_tool_use.tool_search_requests)."""
+
+    def __init__(self, blocks, stop_reason=None, searches=0):
         self.blocks = blocks
+        self.searches = searches
         self.stop_reason = stop_reason or (
             "tool_use" if any(b["type"] == "tool_use" for b in blocks)
             else "end_turn")
@@ -320,6 +324,140 @@ def text(s):
 def tool_use(name, tool_input, id_=None):
     return {"type": "tool_use", "id": id_ or "toolu_emu_%s" % name[-12:],
             "name": name, "input": tool_input}
+
+
+def blocks_of(messages, kind):
+    """Every content block of type `kind` in the messages."""
+    return [b for m in messages if isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == kind]
+
+
+def tool_results(messages):
+    """tool_use_id -> tool_result block of the history."""
+    return {b.get("tool_use_id"): b
+            for b in blocks_of(messages, "tool_result")}
+
+
+def referenced_names(messages):
+    """Tool names that tool_reference blocks of the history load: in a
+    client search's tool_result or in a hosted tool_search_tool_result."""
+    refs = [r for b in blocks_of(messages, "tool_result")
+            if isinstance(b.get("content"), list) for r in b["content"]]
+    refs += [r for b in blocks_of(messages, "tool_search_tool_result")
+             for r in (b.get("content") or {}).get("tool_references", [])]
+    return {r.get("tool_name") for r in refs
+            if isinstance(r, dict) and r.get("type") == "tool_reference"}
+
+
+def callable_tools(request):
+    """The tools a model can call: loaded ones, and deferred ones that a
+    tool_reference in the history has loaded."""
+    found = referenced_names(request.get("messages", []))
+    return {t["name"] for t in request.get("tools", [])
+            if isinstance(t, dict) and isinstance(t.get("name"), str) and
+            not SEARCH_TOOL_TYPE.match(str(t.get("type", ""))) and
+            (t.get("defer_loading") is not True or t["name"] in found)}
+
+
+def hosted_search_tool(request):
+    """(name, "regex" | "bm25") of the hosted search tool, or None."""
+    for t in request.get("tools", []):
+        m = SEARCH_TOOL_TYPE.match(str(t.get("type", "")))
+        if m:
+            return t.get("name"), m.group(1)
+    return None
+
+
+def words(s):
+    return re.findall(r"[a-z0-9]+", s.lower())
+
+
+def hosted_search(request, query, id_, max_results=5):
+    """What the API's hosted search answers: a server_tool_use block and
+    its tool_search_tool_result over the request's deferred tools, in the
+    shapes of the API reference.  Regex: Python re.search over name and
+    description (at most 200 characters); bm25: query words in the name
+    (weight 3) and the description."""
+    name, variant = hosted_search_tool(request)
+    use = {"type": "server_tool_use", "id": id_, "name": name,
+           "input": {"query": query}}
+    deferred = [t for t in request.get("tools", [])
+                if t.get("defer_loading") is True]
+
+    def error(code):
+        return [use, {"type": "tool_search_tool_result", "tool_use_id": id_,
+                      "content": {"type": "tool_search_tool_result_error",
+                                  "error_code": code}}]
+    scored = []
+    if variant == "regex":
+        if len(query) > 200:
+            return error("pattern_too_long")
+        try:
+            pattern = re.compile(query)
+        except re.error:
+            return error("invalid_pattern")
+        for i, t in enumerate(deferred):
+            if pattern.search(t["name"]) or \
+                    pattern.search(str(t.get("description", ""))):
+                scored.append((1, i, t["name"]))
+    else:
+        terms = set(words(query))
+        for i, t in enumerate(deferred):
+            score = 3 * len(terms & set(words(t["name"]))) + \
+                len(terms & set(words(str(t.get("description", "")))))
+            if score:
+                scored.append((score, i, t["name"]))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    refs = [{"type": "tool_reference", "tool_name": n}
+            for _, _, n in scored[:max_results]]
+    return [use, {"type": "tool_search_tool_result", "tool_use_id": id_,
+                  "content": {"type": "tool_search_tool_search_result",
+                              "tool_references": refs}}]
+
+
+CLIENT_SEARCH_TOOLS = ("ToolSearch", "tool_search")
+
+
+def seeker(target, target_input, query, final):
+    """A model with one job: call `target`, then answer `final`.
+
+    It calls the tool when it is loaded.  When it is deferred, it searches
+    with `query` the way the request allows: the hosted search tool (the
+    search runs here, as on Anthropic's servers, and the model calls the
+    tool it found in the same answer), or a client or gateway search tool
+    (ToolSearch, tool_search) whose result the next request carries.  It
+    gives up, saying so, when a search did not load the tool."""
+    def model(request):
+        messages = request.get("messages", [])
+        results = tool_results(messages)
+        if "toolu_emu_target" in results:
+            return Reply([text(final)])
+        can_call = callable_tools(request)
+        call = tool_use(target, target_input, "toolu_emu_target")
+        if target in can_call:
+            return Reply([text("Calling %s." % target), call])
+        if "toolu_emu_search" in results or any(
+                b.get("tool_use_id") == "srvtoolu_emu_search"
+                for b in blocks_of(messages, "tool_search_tool_result")):
+            return Reply([text("The search did not find %s." % target)])
+        deferred = {t.get("name") for t in request.get("tools", [])
+                    if t.get("defer_loading") is True}
+        if hosted_search_tool(request) and target in deferred:
+            blocks = hosted_search(request, query, "srvtoolu_emu_search")
+            refs = blocks[1]["content"].get("tool_references", [])
+            if any(r["tool_name"] == target for r in refs):
+                return Reply([text("Searching.")] + blocks + [call],
+                             searches=1)
+            return Reply([text("Searching.")] + blocks + [
+                text("The search did not find %s." % target)], searches=1)
+        for name in CLIENT_SEARCH_TOOLS:
+            if name in can_call:
+                return Reply([text("Searching."), tool_use(
+                    name, {"query": query, "max_results": 5},
+                    "toolu_emu_search")])
+        return Reply([text("I have no tool named %s." % target)])
+    return model
 
 
 def default_script(request):
@@ -340,6 +478,10 @@ class Emulator:
         self.profile = profile
         self.script = default_script
         self.event_delay = 0.0
+        # True: streaming requests get an empty 200 event stream (no
+        # message_start), as from a proxy that breaks SSE; clients fall
+        # back to non-streaming requests
+        self.empty_streams = False
         self.requests = []
         self.lock = threading.Lock()
         self.counter = 0
@@ -491,8 +633,7 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             "role": "assistant", "model": body["model"],
             "content": reply.blocks, "stop_reason": reply.stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": max(1, size // 4),
-                      "output_tokens": 10},
+            "usage": usage(size, reply),
         }
 
     def send_json(self, status, data):
@@ -516,7 +657,8 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
-        for event in sse_events(message):
+        events = [] if self.emu.empty_streams else sse_events(message)
+        for event in events:
             data = event.encode()
             if chunked:
                 data = b"%x\r\n%s\r\n" % (len(data), data)
@@ -526,6 +668,14 @@ class EmulatorHandler(BaseHTTPRequestHandler):
                 time.sleep(self.emu.event_delay)
         if chunked:
             self.wfile.write(b"0\r\n\r\n")
+
+
+def usage(size, reply):
+    """The emulator counts body bytes / 4 as input tokens."""
+    u = {"input_tokens": max(1, size // 4), "output_tokens": 10}
+    if getattr(reply, "searches", 0):
+        u["server_tool_use"] = {"tool_search_requests": reply.searches}
+    return u
 
 
 def sse(kind, data):
@@ -556,7 +706,8 @@ def block_events(index, block):
 
 def sse_events(message):
     start = dict(message, content=[], stop_reason=None)
-    start["usage"] = dict(message["usage"], output_tokens=1)
+    start["usage"] = {"input_tokens": message["usage"]["input_tokens"],
+                      "output_tokens": 1}
     yield sse("message_start", {"type": "message_start", "message": start})
     yield sse("ping", {"type": "ping"})
     for i, block in enumerate(message["content"]):
@@ -565,7 +716,8 @@ def sse_events(message):
         "type": "message_delta",
         "delta": {"stop_reason": message["stop_reason"],
                   "stop_sequence": None},
-        "usage": {"output_tokens": message["usage"]["output_tokens"]}})
+        "usage": {k: v for k, v in message["usage"].items()
+                  if k != "input_tokens"}})
     yield sse("message_stop", {"type": "message_stop"})
 
 

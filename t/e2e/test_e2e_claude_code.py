@@ -1,0 +1,182 @@
+"""The Claude Code CLI, unchanged, through the gateway.
+
+Each scenario runs `claude -p` with the memory, filesystem and everything
+MCP servers (npm, stdio) against a real nginx with the module in front of
+the emulator, whose scripted model must find and call
+mcp__memory__create_entities, then answer.  It asserts that Claude Code
+exits with the scripted answer, that the memory server stored the entity,
+that the emulator accepted every request and what the gateway decided; then
+it runs the same client with `toolsearch off` (the baseline) and records
+the tool-definition bytes of both for docs/clients.md."""
+
+import pytest
+
+from clients import (FINAL, QUERY, SERVERS, TARGET, measure, run_claude,
+                     session)
+
+BETA = "advanced-tool-use-2025-11-20"
+
+
+def scenario(id_, title, profile, decision, tool_search=None, model=None,
+             server="", env=None, empty_streams=False):
+    return pytest.param(dict(
+        id=id_, title=title, profile=profile, decision=decision,
+        tool_search=tool_search, model=model, server=server, env=env,
+        empty_streams=empty_streams), id=id_)
+
+
+SCENARIOS = [
+    scenario("unset-hosted", "ENABLE_TOOL_SEARCH unset, anthropic profile",
+             "anthropic", "deferred_hosted"),
+    scenario("unset-gateway", "ENABLE_TOOL_SEARCH unset, compatible upstream",
+             "compatible", "deferred_gateway"),
+    scenario("true-anthropic", "ENABLE_TOOL_SEARCH=true, anthropic profile",
+             "anthropic", "client_managed", tool_search="true"),
+    scenario("true-compatible",
+             "ENABLE_TOOL_SEARCH=true, compatible upstream (no tool_reference)",
+             "compatible", "client_managed", tool_search="true"),
+    scenario("false-hosted", "ENABLE_TOOL_SEARCH=false, anthropic profile",
+             "anthropic", "deferred_hosted", tool_search="false"),
+    scenario("false-mode-off",
+             "ENABLE_TOOL_SEARCH=false, X-Toolsearch-Mode: off",
+             "anthropic", "standard_mode", tool_search="false",
+             server="toolsearch_client_mode on;",
+             env={"ANTHROPIC_CUSTOM_HEADERS": "X-Toolsearch-Mode: off"}),
+    scenario("kill-switch", "kill switch (toolsearch_disable_betas on)",
+             "anthropic", "kill_switch",
+             server="toolsearch_disable_betas on;"),
+    scenario("sonnet-4-5", "claude-sonnet-4-5", "anthropic",
+             "deferred_hosted", model="claude-sonnet-4-5"),
+    scenario("opus", "--model opus", "anthropic", "deferred_hosted",
+             model="opus"),
+    scenario("haiku-4-5", "claude-haiku-4-5", "anthropic", "deferred_hosted",
+             model="claude-haiku-4-5"),
+    scenario("3-5-haiku", "claude-3-5-haiku (no tool_reference)",
+             "anthropic", "deferred_gateway",
+             model="claude-3-5-haiku-20241022"),
+    scenario("fallback-hosted",
+             "non-streaming fallback, anthropic profile", "anthropic",
+             "deferred_hosted", empty_streams=True),
+    scenario("fallback-gateway",
+             "non-streaming fallback, compatible upstream", "compatible",
+             "deferred_gateway", empty_streams=True),
+]
+
+
+def claude(sc, tmp_path):
+    return lambda url: run_claude(url, str(tmp_path), sc["tool_search"],
+                                  sc["model"], sc["env"])
+
+
+def assert_completed(run, posts):
+    assert run.rc == 0, run.describe()
+    assert run.output and run.output.get("result") == FINAL, run.describe()
+    assert run.stored_alice(), (run.memory, run.describe())
+    refused = [(r.status, r.error) for r in posts if r.status != 200]
+    assert not refused, refused
+    assert posts
+
+
+def bodies(posts):
+    return [r.json() for r in posts]
+
+
+def blocks(body, kind):
+    return [b for m in body["messages"] if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == kind]
+
+
+def check_hosted(posts, log):
+    """Hosted search: the emulator ran it as Anthropic's servers do and
+    Claude Code carried the blocks back; the target stayed deferred."""
+    last = bodies(posts)[-1]
+    use = blocks(last, "server_tool_use")
+    assert [u["name"] for u in use] == ["tool_search_tool_bm25"]
+    assert use[0]["input"] == {"query": QUERY}
+    result = blocks(last, "tool_search_tool_result")
+    refs = [r["tool_name"] for r in result[0]["content"]["tool_references"]]
+    assert TARGET in refs
+    tools = {t["name"]: t for t in last["tools"]}
+    assert tools[TARGET].get("defer_loading") is True
+    assert all(BETA in r.header("anthropic-beta") for r in posts)
+
+
+def check_gateway(posts, log):
+    """Gateway search: one search ran in the gateway, the upstream never
+    saw a tool-search field, and the found tool was loaded for it."""
+    assert sum(int(f["searches"]) for f in log) == 1
+    for r in posts:
+        assert b"tool_reference" not in r.body
+        assert b"server_tool_use" not in r.body
+        assert BETA not in (r.header("anthropic-beta") or "")
+    first = bodies(posts)[0]
+    names = [t["name"] for t in first["tools"]]
+    assert "tool_search" in names and TARGET not in names
+    assert TARGET in [t["name"] for t in bodies(posts)[-1]["tools"]]
+
+
+def check_untouched(posts, log):
+    """Forwarded byte for byte."""
+    assert all(f["in"] == f["out"] for f in log), log
+
+
+def check_converted(posts, log):
+    """Claude Code's own search on an upstream without tool_reference:
+    references became text, discovered tools were sent in full."""
+    for r in posts:
+        assert b"tool_reference" not in r.body
+        assert b'"defer_loading"' not in r.body
+        assert BETA not in (r.header("anthropic-beta") or "")
+    assert any(b"Tool loaded: " + TARGET.encode() in r.body for r in posts)
+
+
+def check_loaded(posts, log):
+    """Nothing deferred: every tool in full, no tool-search beta."""
+    for r in posts:
+        assert b'"defer_loading"' not in r.body
+        assert BETA not in (r.header("anthropic-beta") or "")
+
+
+CHECKS = {"deferred_hosted": check_hosted, "deferred_gateway": check_gateway,
+          "standard_mode": check_untouched, "kill_switch": check_loaded}
+
+
+@pytest.mark.parametrize("sc", SCENARIOS)
+def test_claude_code(sc, tmp_path, record):
+    server = SERVERS[sc["profile"]] + sc["server"]
+    run, posts, log = session(sc["profile"], claude(sc, tmp_path), server,
+                              sc["empty_streams"])
+    assert_completed(run, posts)
+    assert {f["decision"] for f in log} == {sc["decision"]}, log
+    if sc["decision"] == "client_managed":
+        if sc["profile"] == "anthropic":
+            check_untouched(posts, log)
+            # Claude Code's own round trip reached the upstream as it was
+            assert any(b'"tool_reference"' in r.body for r in posts)
+        else:
+            check_converted(posts, log)
+    else:
+        CHECKS[sc["decision"]](posts, log)
+    if sc["empty_streams"]:
+        # every turn was tried streaming, then answered without streaming
+        streams = [r.json().get("stream") is True for r in posts]
+        assert True in streams and False in streams
+        assert all(r.status == 200 for r in posts)
+
+    # the same client without the module
+    base, base_posts, _ = session(sc["profile"], claude(sc, tmp_path),
+                                  SERVERS["off"], sc["empty_streams"])
+    without = {"requests": [measure(r) for r in base_posts]}
+    if sc["tool_search"] == "true" and sc["profile"] == "compatible":
+        # the proxy refuses Claude Code's tool search: the session fails
+        assert base.rc != 0 or (base.output or {}).get("result") != FINAL
+        errors = [r.error for r in base_posts if r.status != 200]
+        assert errors, base.describe()
+        without.update(ok=False, error=errors[0])
+    else:
+        assert_completed(base, base_posts)
+        without["ok"] = True
+    record({"id": "claude-code/" + sc["id"], "client": "Claude Code",
+            "title": sc["title"], "decision": sc["decision"],
+            "with": {"ok": True, "requests": [measure(r) for r in posts]},
+            "without": without})
