@@ -2,6 +2,8 @@
 #
 #   make          the dynamic module, the engine CLI and its unit tests
 #   make test     unit tests, then the integration suite (real nginx)
+#   make e2e      real clients (Claude Code, the Anthropic SDK, MCP servers
+#                 from npm, installed into build/e2e) through the gateway
 #   make run      the gateway demo against the bundled emulator
 #   make deb      the Debian package libnginx-mod-http-toolsearch
 #
@@ -25,8 +27,8 @@ ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
 GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
-.PHONY: all deps test-deps test unit integration run clean bench-search \
-        search-eval deb
+.PHONY: all deps test-deps test unit integration e2e run clean \
+        bench-search search-eval deb
 
 all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
 
@@ -77,6 +79,13 @@ integration: all test-deps
 test: all test-deps
 	$(B)/test_engine
 	$(PYTHON) -m pytest -q t
+
+# the npm install is kept in build/e2e and redone when the lock changes;
+# the tests' measurements rewrite the tables of docs/clients.md
+e2e: all test-deps
+	@sh scripts/e2e-deps.sh $(B)/e2e
+	$(PYTHON) -m pytest -q t/e2e
+	$(PYTHON) t/e2e/report.py
 
 run: all test-deps
 	$(PYTHON) t/demo.py

@@ -9,12 +9,17 @@ that the emulator accepted every request and what the gateway decided; then
 it runs the same client with `toolsearch off` (the baseline) and records
 the tool-definition bytes of both for docs/clients.md."""
 
+import os
+
 import pytest
 
-from clients import (FINAL, QUERY, SERVERS, TARGET, measure, run_claude,
-                     session)
+from clients import (FINAL, QUERY, ROOT, SERVERS, TARGET, measure,
+                     run_claude, session)
 
 BETA = "advanced-tool-use-2025-11-20"
+# the built-in tools Claude Code defers itself, deferred by the gateway too
+BUILTINS = "include %s;" % os.path.join(ROOT, "docs", "examples",
+                                        "claude-code.conf")
 
 
 def scenario(id_, title, profile, decision, tool_search=None, model=None,
@@ -30,6 +35,12 @@ SCENARIOS = [
              "anthropic", "deferred_hosted"),
     scenario("unset-gateway", "ENABLE_TOOL_SEARCH unset, compatible upstream",
              "compatible", "deferred_gateway"),
+    scenario("unset-hosted-conf",
+             "ENABLE_TOOL_SEARCH unset, anthropic profile, claude-code.conf",
+             "anthropic", "deferred_hosted", server=BUILTINS),
+    scenario("unset-gateway-conf",
+             "ENABLE_TOOL_SEARCH unset, compatible upstream, claude-code.conf",
+             "compatible", "deferred_gateway", server=BUILTINS),
     scenario("true-anthropic", "ENABLE_TOOL_SEARCH=true, anthropic profile",
              "anthropic", "client_managed", tool_search="true"),
     scenario("true-compatible",

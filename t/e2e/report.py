@@ -1,0 +1,104 @@
+"""Writes the measured tables of docs/clients.md from the measurements of
+the last `make e2e` run (build/e2e/measurements.json, written by the tests).
+
+    python3 t/e2e/report.py [MEASUREMENTS] [DOC]
+
+Only the part between the two marker lines of DOC is replaced."""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BEGIN = "<!-- measured by make e2e: begin -->"
+END = "<!-- measured by make e2e: end -->"
+CHARS_PER_TOKEN = 2.5
+
+
+def mean(values):
+    return round(sum(values) / len(values)) if values else 0
+
+
+def tokens(n):
+    return int(n / CHARS_PER_TOKEN)
+
+
+def num(n):
+    return "{:,}".format(n)
+
+
+def side(run, key):
+    return mean([r[key] for r in run["requests"]])
+
+
+def summary_row(sc):
+    w, wo = sc["with"], sc["without"]
+    ctx_w, ctx_wo = side(w, "context_bytes"), side(wo, "context_bytes")
+    if wo["ok"]:
+        saved = "%d %%" % round(100 * (ctx_wo - ctx_w) / ctx_wo) \
+            if ctx_wo else "–"
+        without = "%s (≈ %s)" % (num(ctx_wo), num(tokens(ctx_wo)))
+    else:
+        saved = "session fails without the module"
+        without = "%s (≈ %s), then 400" % (num(ctx_wo), num(tokens(ctx_wo)))
+    return "| %s | %s | `%s` | %d / %d | %s / %s | %s (≈ %s) | %s | %s |" % (
+        sc["client"], sc["title"], sc["decision"],
+        len(w["requests"]), len(wo["requests"]),
+        num(side(w, "tools_bytes")), num(side(wo, "tools_bytes")),
+        num(ctx_w), num(tokens(ctx_w)), without, saved)
+
+
+def turns(run):
+    return " · ".join(num(r["context_bytes"]) for r in run["requests"])
+
+
+def render(data):
+    out = [
+        "Measured with Claude Code %s and @anthropic-ai/sdk %s. Per "
+        "upstream request, averaged over the session:" % (
+            data["claude_code"], data["sdk"]),
+        "",
+        "| client | scenario | decision | upstream requests, with / "
+        "without | `tools[]` bytes sent, with / without | tool definitions "
+        "the model sees, with: bytes (≈ tokens) | without | saved |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    out += [summary_row(sc) for sc in data["scenarios"]]
+    out += [
+        "",
+        "Tool definitions the model sees, bytes, request by request "
+        "(with the module; without it):",
+        "",
+        "| client | scenario | with | without |",
+        "|---|---|---|---|",
+    ]
+    out += ["| %s | %s | %s | %s |" % (sc["client"], sc["title"],
+                                       turns(sc["with"]), turns(sc["without"]))
+            for sc in data["scenarios"]]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else \
+        os.path.join(ROOT, "build", "e2e", "measurements.json")
+    doc = sys.argv[2] if len(sys.argv) > 2 else \
+        os.path.join(ROOT, "docs", "clients.md")
+    with open(src) as f:
+        data = json.load(f)
+    with open(doc) as f:
+        text = f.read()
+    head, sep1, rest = text.partition(BEGIN + "\n")
+    _, sep2, tail = rest.partition(END)
+    if not sep1 or not sep2:
+        sys.exit("%s: the marker lines are missing" % doc)
+    new = head + BEGIN + "\n" + render(data) + END + tail
+    if new != text:
+        with open(doc, "w") as f:
+            f.write(new)
+        print("updated the measured tables of %s" % os.path.relpath(doc, ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

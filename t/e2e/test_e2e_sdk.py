@@ -1,0 +1,87 @@
+"""The Anthropic TypeScript SDK through the gateway: t/e2e/agent.cjs, an
+agent loop with 149 tools (the live memory MCP server's and the rest of a
+recorded Claude Code catalogue), streaming and not.  The client carries
+the assistant message back whole, so its history holds the
+server_tool_use / tool_search_tool_result blocks of the search, hosted or
+run by the gateway."""
+
+import pytest
+
+from clients import (FINAL, QUERY, SERVERS, TARGET, measure, run_agent,
+                     session)
+
+MODEL = "claude-sonnet-4-5"
+
+
+def agent(tmp_path, stream):
+    return lambda url: run_agent(url, str(tmp_path), MODEL, stream)
+
+
+def assert_completed(run, posts):
+    assert run.rc == 0, run.describe()
+    assert run.output and run.output["final"] == FINAL, run.describe()
+    assert run.stored_alice(), (run.memory, run.describe())
+    refused = [(r.status, r.error) for r in posts if r.status != 200]
+    assert not refused, refused
+
+
+def search_blocks(report, name):
+    """The search as the SDK parsed it: its call and its result."""
+    first = [b for b in report["turns"][0]["content"] if b["type"] != "text"]
+    kinds = [b["type"] for b in first]
+    assert kinds == ["server_tool_use", "tool_search_tool_result",
+                     "tool_use"], kinds
+    use, result, call = first
+    assert use["name"] == name and use["input"]["query"] == QUERY
+    assert result["tool_use_id"] == use["id"]
+    refs = [r["tool_name"] for r in result["content"]["tool_references"]]
+    assert TARGET in refs
+    assert call["name"] == TARGET
+    assert report["turns"][0]["usage"]["server_tool_use"] == {
+        "tool_search_requests": 1}
+    return refs
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+@pytest.mark.parametrize("profile,decision,search_tool", [
+    ("anthropic", "deferred_hosted", "tool_search_tool_bm25"),
+    ("compatible", "deferred_gateway", "tool_search"),
+], ids=["hosted", "gateway"])
+def test_sdk_agent(profile, decision, search_tool, stream, tmp_path, record):
+    run, posts, log = session(profile, agent(tmp_path, stream))
+    assert_completed(run, posts)
+    assert run.output["tools"] == 149
+    assert [f["decision"] for f in log] == [decision] * 2, log
+    search_blocks(run.output, search_tool)
+    last = posts[-1].json()
+    if decision == "deferred_hosted":
+        # the blocks went back upstream as the SDK kept them, and the
+        # found tools stayed deferred so their references hold
+        assert len(posts) == 2
+        kinds = [b["type"] for b in last["messages"][1]["content"]]
+        assert "server_tool_use" in kinds and \
+            "tool_search_tool_result" in kinds
+        deferred = {t["name"] for t in last["tools"]
+                    if t.get("defer_loading") is True}
+        assert TARGET in deferred
+    else:
+        # the gateway turned them back into ordinary turns upstream
+        assert len(posts) == 3
+        for r in posts:
+            assert b"server_tool_use" not in r.body
+            assert b"tool_reference" not in r.body
+        assert TARGET in {t["name"] for t in last["tools"]}
+        assert sum(int(f["searches"]) for f in log) == 1
+
+    base, base_posts, _ = session(profile, agent(tmp_path, stream),
+                                  SERVERS["off"])
+    assert_completed(base, base_posts)
+    record({"id": "sdk/%s-%s" % ("hosted" if profile == "anthropic" else
+                                 "gateway", "stream" if stream else "json"),
+            "client": "TypeScript SDK",
+            "title": "agent loop, 149 tools, %s upstream, %s" % (
+                profile, "streaming" if stream else "non-streaming"),
+            "decision": decision,
+            "with": {"ok": True, "requests": [measure(r) for r in posts]},
+            "without": {"ok": True,
+                        "requests": [measure(r) for r in base_posts]}})
