@@ -46,6 +46,14 @@ SCENARIOS = [
     scenario("true-compatible",
              "ENABLE_TOOL_SEARCH=true, compatible upstream (no tool_reference)",
              "compatible", "client_managed", tool_search="true"),
+    scenario("auto-hosted",
+             "ENABLE_TOOL_SEARCH=auto, claude-haiku-4-5, anthropic profile",
+             "anthropic", "deferred_hosted", tool_search="auto",
+             model="claude-haiku-4-5"),
+    scenario("auto-gateway",
+             "ENABLE_TOOL_SEARCH=auto, claude-haiku-4-5, compatible upstream",
+             "compatible", "deferred_gateway", tool_search="auto",
+             model="claude-haiku-4-5"),
     scenario("false-hosted", "ENABLE_TOOL_SEARCH=false, anthropic profile",
              "anthropic", "deferred_hosted", tool_search="false"),
     scenario("false-mode-off",
@@ -89,7 +97,8 @@ def assert_completed(run, posts):
 
 
 def bodies(posts):
-    return [r.json() for r in posts]
+    """The bodies of the Messages API calls (not count_tokens)."""
+    return [r.json() for r in posts if "/count_tokens" not in r.path]
 
 
 def blocks(body, kind):
@@ -168,6 +177,12 @@ def test_claude_code(sc, tmp_path, record):
             check_converted(posts, log)
     else:
         CHECKS[sc["decision"]](posts, log)
+    if sc["tool_search"] == "auto":
+        # Claude Code measured its deferrable tools with count_tokens,
+        # through the gateway, which deferred them there too
+        counts = [r for r in posts if "/count_tokens" in r.path]
+        assert len(counts) == 1 and counts[0].status == 200
+        assert log[0]["decision"] == sc["decision"]
     if sc["empty_streams"]:
         # every turn was tried streaming, then answered without streaming
         streams = [r.json().get("stream") is True for r in posts]

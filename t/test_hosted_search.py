@@ -1,0 +1,100 @@
+"""Hosted search end to end, without npm: the gateway defers a recorded
+Claude Code request, the emulator plays Anthropic's servers (it runs the
+hosted search and the model calls the tool it found in the same answer),
+and the next turn carries the search blocks back."""
+
+import json
+
+import pytest
+
+from conftest import load_fixture, request
+from emulator import seeker
+from test_gateway_search import message_of
+
+TARGET = "mcp__memory__create_entities"
+HOSTED = "toolsearch on; toolsearch_upstream anthropic; %s"
+
+
+def first_turn(emulator, gw, query, stream=True):
+    emulator.script = seeker(TARGET, {"entities": []}, query, "Stored.")
+    fx = load_fixture("ts-unset/002.json")
+    body = json.loads(fx.body)
+    body["stream"] = stream
+    r = request(gw, "POST", fx.url, json.dumps(body).encode(), fx.headers)
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_hosted"
+    return fx, body, message_of(r, stream)
+
+
+def next_turn(fx, body, msg):
+    body["messages"] += [
+        {"role": "assistant", "content": msg["content"]},
+        {"role": "user", "content": [{"type": "tool_result",
+                                      "tool_use_id": "toolu_emu_target",
+                                      "content": "created"}]}]
+    return json.dumps(body).encode()
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_search_call_and_next_turn(emulator, gateway, stream):
+    gw = gateway(server=HOSTED % "")
+    fx, body, msg = first_turn(emulator, gw, "memory create entities", stream)
+
+    kinds = [b["type"] for b in msg["content"]]
+    assert kinds == ["text", "server_tool_use", "tool_search_tool_result",
+                     "tool_use"]
+    use, result, call = msg["content"][1:]
+    assert use["name"] == "tool_search_tool_bm25"
+    assert use["id"].startswith("srvtoolu_")
+    assert use["input"] == {"query": "memory create entities"}
+    assert result["tool_use_id"] == use["id"]
+    assert result["content"]["type"] == "tool_search_tool_search_result"
+    refs = [r["tool_name"] for r in result["content"]["tool_references"]]
+    assert refs[0] == TARGET and len(refs) == 5
+    assert call["name"] == TARGET
+    assert msg["stop_reason"] == "tool_use"
+    assert msg["usage"]["server_tool_use"] == {"tool_search_requests": 1}
+
+    data = next_turn(fx, body, msg)
+    r = request(gw, "POST", fx.url, data, fx.headers)
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_hosted"
+    got = emulator.last()
+    assert got.status == 200, got.error
+    sent = {t["name"]: t for t in got.json()["tools"]}
+    assert all(sent[n].get("defer_loading") is True for n in refs)
+    assert message_of(r, stream)["content"][0]["text"] == "Stored."
+
+    # straight to the API, even with the beta, the same history is
+    # refused: the found tools are not deferred there, so their
+    # references dangle
+    gw_off = gateway(server="toolsearch off;")
+    r = request(gw_off, "POST", fx.url, data, fx.headers + [
+        ("anthropic-beta", "advanced-tool-use-2025-11-20")])
+    assert r.status == 400
+    assert "Tool reference '%s' not found" % TARGET in \
+        json.loads(r.body)["error"]["message"]
+
+
+def test_regex_search(emulator, gateway):
+    gw = gateway(server=HOSTED % "toolsearch_hosted_search regex;")
+    _, _, msg = first_turn(emulator, gw, "create_entit(y|ies)$")
+    use, result = msg["content"][1:3]
+    assert use["name"] == "tool_search_tool_regex"
+    refs = [r["tool_name"] for r in result["content"]["tool_references"]]
+    assert refs == [TARGET]
+    assert msg["content"][3]["name"] == TARGET
+
+
+@pytest.mark.parametrize("query,code", [
+    ("(unclosed", "invalid_pattern"),
+    ("a" * 201, "pattern_too_long"),
+])
+def test_regex_errors(emulator, gateway, query, code):
+    gw = gateway(server=HOSTED % "toolsearch_hosted_search regex;")
+    _, _, msg = first_turn(emulator, gw, query)
+    result = msg["content"][2]
+    assert result["content"] == {"type": "tool_search_tool_result_error",
+                                 "error_code": code}
+    assert [b["type"] for b in msg["content"]][-1] == "text"
+    assert msg["stop_reason"] == "end_turn"
