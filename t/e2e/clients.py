@@ -130,6 +130,11 @@ class Run:
                    "likes tea" in e.get("observations", [])
                    for e in self.memory)
 
+    def answer(self):
+        """The final answer: Claude Code's "result", the agent's "final"."""
+        out = self.output or {}
+        return out.get("result", out.get("final"))
+
     def describe(self):
         return "rc=%s\nstdout=%s\nstderr=%s" % (
             self.rc, self.stdout[-3000:], self.stderr[-3000:])
@@ -154,6 +159,17 @@ def run(cmd, env, cwd, memory_file, timeout=180):
             pass
     return Run(proc.returncode, out.decode(errors="replace"),
                err.decode(errors="replace"), memory_file)
+
+
+def assert_completed(run, posts):
+    """The client exited with the scripted answer, the memory server
+    stored the entity, and the emulator accepted every request."""
+    assert run.rc == 0, run.describe()
+    assert run.answer() == FINAL, run.describe()
+    assert run.stored_alice(), (run.memory, run.describe())
+    refused = [(r.status, r.error) for r in posts if r.status != 200]
+    assert not refused, refused
+    assert posts
 
 
 def workdir(base):

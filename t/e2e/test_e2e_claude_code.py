@@ -13,8 +13,8 @@ import os
 
 import pytest
 
-from clients import (FINAL, QUERY, ROOT, SERVERS, TARGET, measure,
-                     run_claude, session)
+from clients import (FINAL, QUERY, ROOT, SERVERS, TARGET, assert_completed,
+                     measure, run_claude, session)
 
 BETA = "advanced-tool-use-2025-11-20"
 # the built-in tools Claude Code defers itself, deferred by the gateway too
@@ -44,7 +44,8 @@ SCENARIOS = [
     scenario("true-anthropic", "ENABLE_TOOL_SEARCH=true, anthropic profile",
              "anthropic", "client_managed", tool_search="true"),
     scenario("true-compatible",
-             "ENABLE_TOOL_SEARCH=true, compatible upstream (no tool_reference)",
+             "ENABLE_TOOL_SEARCH=true, compatible upstream "
+             "(no tool_reference)",
              "compatible", "client_managed", tool_search="true"),
     scenario("auto-hosted",
              "ENABLE_TOOL_SEARCH=auto, claude-haiku-4-5, anthropic profile",
@@ -85,15 +86,6 @@ SCENARIOS = [
 def claude(sc, tmp_path):
     return lambda url: run_claude(url, str(tmp_path), sc["tool_search"],
                                   sc["model"], sc["env"])
-
-
-def assert_completed(run, posts):
-    assert run.rc == 0, run.describe()
-    assert run.output and run.output.get("result") == FINAL, run.describe()
-    assert run.stored_alice(), (run.memory, run.describe())
-    refused = [(r.status, r.error) for r in posts if r.status != 200]
-    assert not refused, refused
-    assert posts
 
 
 def bodies(posts):
@@ -195,7 +187,7 @@ def test_claude_code(sc, tmp_path, record):
     without = {"requests": [measure(r) for r in base_posts]}
     if sc["tool_search"] == "true" and sc["profile"] == "compatible":
         # the proxy refuses Claude Code's tool search: the session fails
-        assert base.rc != 0 or (base.output or {}).get("result") != FINAL
+        assert base.rc != 0 or base.answer() != FINAL
         errors = [r.error for r in base_posts if r.status != 200]
         assert errors, base.describe()
         without.update(ok=False, error=errors[0])

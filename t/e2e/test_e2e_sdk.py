@@ -7,22 +7,14 @@ run by the gateway."""
 
 import pytest
 
-from clients import (FINAL, QUERY, SERVERS, TARGET, measure, run_agent,
-                     session)
+from clients import (QUERY, SERVERS, TARGET, assert_completed, measure,
+                     run_agent, session)
 
 MODEL = "claude-sonnet-4-5"
 
 
 def agent(tmp_path, stream):
     return lambda url: run_agent(url, str(tmp_path), MODEL, stream)
-
-
-def assert_completed(run, posts):
-    assert run.rc == 0, run.describe()
-    assert run.output and run.output["final"] == FINAL, run.describe()
-    assert run.stored_alice(), (run.memory, run.describe())
-    refused = [(r.status, r.error) for r in posts if r.status != 200]
-    assert not refused, refused
 
 
 def search_blocks(report, name):
