@@ -208,7 +208,7 @@ def run_claude(url, base, tool_search=None, model=None, env=None):
     full_env.update(env or {})
     cmd = [CLAUDE, "-p", PROMPT, "--mcp-config", config_file,
            "--strict-mcp-config", "--dangerously-skip-permissions",
-           "--output-format", "json"]
+           "--output-format", "json", "--max-turns", "8"]
     if model:
         cmd += ["--model", model]
     return run(cmd, full_env, work, memory)
