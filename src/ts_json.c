@@ -1193,6 +1193,14 @@ ts_str_eq(const char *buf, const ts_val_t *v, const char *s)
 }
 
 
+int
+ts_str_same_raw(const char *buf, const ts_val_t *a, const ts_val_t *b)
+{
+    return a->kind == TS_STRING && b->kind == TS_STRING && a->len == b->len
+           && memcmp(buf + a->off, buf + b->off, a->len) == 0;
+}
+
+
 size_t
 ts_str_decode(const char *buf, const ts_val_t *v, char *out, size_t cap)
 {

@@ -9,6 +9,7 @@
 
 #include "ts_catalog.h"
 #include "ts_gateway.h"
+#include "ts_history.h"
 #include "ts_loop.h"
 #include "ts_request.h"
 #include "ts_search.h"
@@ -204,6 +205,20 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     lp->calls++;
 
     return 0;
+}
+
+
+const char *
+ts_loop_betas(const ts_loop_t *lp, size_t *len)
+{
+    if (lp->have_rq && lp->rq.betas_changed) {
+        *len = strlen(lp->rq.betas);
+        return lp->rq.betas;
+    }
+
+    *len = lp->in.betas_len;
+
+    return lp->in.betas ? lp->in.betas : "";
 }
 
 
@@ -771,20 +786,18 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
 
             lp->nloaded += !lp->loaded[res.hits[i].tool];
             lp->loaded[res.hits[i].tool] = 1;
-
-            ts_buf_str(refs, n ? ",{" : "{");
-            ts_buf_str(refs, "\"type\":\"tool_reference\",\"tool_name\":\"");
-            ts_buf_escaped(refs, names[n].p, names[n].len);
-            ts_buf_str(refs, "\"}");
         }
     }
 
     if (rc == 0) {
+        ts_gateway_references(refs, names, n);
+
         if (result->len) {
             ts_buf_str(result, ",");
         }
 
-        rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1);
+        rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1,
+                               lp->rq.load_refs);
     }
 
     lp->searches++;
@@ -968,7 +981,7 @@ ts_answered_block(const ts_lblock_t *b, ts_buf_t *out)
 
 /* the answer and the search results, as turns after the messages */
 static int
-ts_add_turns(ts_loop_t *lp, const ts_buf_t *results)
+ts_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced)
 {
     ts_buf_t     *t;
     ts_lblock_t  *b;
@@ -996,7 +1009,7 @@ ts_add_turns(ts_loop_t *lp, const ts_buf_t *results)
 
     ts_buf_str(t, "]},{\"role\":\"user\",\"content\":[");
     ts_buf_add(t, results->p, results->len);
-    ts_buf_str(t, "]}");
+    ts_buf_str(t, referenced ? "," TS_BOUNDARY_BLOCK "]}" : "]}");
 
     return t->failed ? -1 : 0;
 }
@@ -1257,10 +1270,11 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     ts_lblock_t  *b;
     size_t        i;
     unsigned      max;
-    int           go;
+    int           go, referenced;
 
     ts_buf_init(&refs, 0);
     ts_buf_init(&results, 0);
+    referenced = 0;
 
     for (i = 0; i < lp->nblocks; i++) {
         b = &lp->blocks[i];
@@ -1278,6 +1292,8 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
             break;
         }
 
+        referenced |= lp->rq.load_refs && refs.len > 0;
+
         ts_client_search(lp, b, &refs, out);
     }
 
@@ -1285,7 +1301,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
                                       : TS_MAX_SEARCHES_DEFAULT;
 
     go = !lp->broken && !lp->client_tool && lp->searches < max
-         && ts_add_turns(lp, &results) == 0;
+         && ts_add_turns(lp, &results, referenced) == 0;
 
     ts_buf_free(&refs);
     ts_buf_free(&results);
@@ -1302,8 +1318,12 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
         return TS_LOOP_DONE;
     }
 
-    if (lp->sse && lp->pending.len) {
-        /* an unfinished event at the end passes as it came */
+    /*
+     * An unfinished event at the end passes as it came when nothing else
+     * follows it; a later answer's could not be renumbered, and what the
+     * loop adds must start an event of its own.
+     */
+    if (lp->sse && lp->pending.len && lp->calls == 1 && lp->held == 0) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
     }
 
