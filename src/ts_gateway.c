@@ -101,6 +101,44 @@ ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c)
 }
 
 
+/*
+ * An error answer, such as a search past the budget: its message is the
+ * result the model reads.  1: not an error answer.
+ */
+static int
+ts_error_as_result(ts_normal_t *nm, const ts_block_t *c, const ts_block_t *a)
+{
+    const char  *buf;
+    ts_val_t     type, message;
+
+    buf = nm->ix->buf;
+
+    if (a->content.kind != TS_OBJECT
+        || ts_object_member(buf, &a->content, "type", &type) != TS_OK
+        || !ts_str_eq(buf, &type, "tool_search_tool_result_error"))
+    {
+        return 1;
+    }
+
+    ts_buf_str(&nm->out, "{\"type\":\"tool_result\",\"tool_use_id\":");
+    ts_raw(&nm->out, buf, &c->id);
+    ts_buf_str(&nm->out, ",\"content\":");
+
+    if (ts_object_member(buf, &a->content, "error_message", &message)
+        == TS_OK && message.kind == TS_STRING && message.len > 2)
+    {
+        ts_raw(&nm->out, buf, &message);
+
+    } else {
+        ts_buf_str(&nm->out, "\"This search did not run. Search again.\"");
+    }
+
+    ts_buf_str(&nm->out, ",\"is_error\":true}");
+
+    return nm->out.failed ? -1 : 0;
+}
+
+
 /* the tool_result of a call, from the references of its answer */
 static int
 ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
@@ -112,6 +150,14 @@ ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
     int                rc;
 
     ix = nm->ix;
+
+    if (a >= 0) {
+        rc = ts_error_as_result(nm, c, &ix->blocks[a]);
+        if (rc != 1) {
+            return rc;
+        }
+    }
+
     refs = NULL;
     n = 0;
     ts_names_init(&names);

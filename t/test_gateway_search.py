@@ -480,3 +480,35 @@ def test_client_gone_mid_stream(emulator, gateway, until):
     gw.stop()
     assert "[alert]" not in gw.error_log() and \
         "exited on signal" not in gw.error_log()
+
+
+def test_past_the_budget_the_model_gets_the_hint(emulator, gateway):
+    emulator.profile = "proxy"
+    emulator.script = [Reply([
+        tool_use("tool_search", {"query": "memory"}, "toolu_search1"),
+        tool_use(TARGET, {"entities": []}, "toolu_early")])]
+    fx, body = body_of(True)
+    gw = gateway_for(gateway, "toolsearch_max_searches 1;")
+    msg = message_of(send(gw, fx, body), True)
+
+    # the first search ran; the call past the budget did not
+    assert [b["type"] for b in msg["content"]] == [
+        "server_tool_use", "tool_search_tool_result"] * 2
+    assert msg["stop_reason"] == "pause_turn"
+    spent = msg["content"][3]["content"]
+    assert spent["type"] == "tool_search_tool_result_error"
+    assert spent["error_code"] == "too_many_requests"
+    assert "schema was not sent" in spent["error_message"]
+    assert "select:" + TARGET in spent["error_message"]
+    assert len(emulator.requests) == 1
+
+    # the next request carries the hint to the model as the call's result
+    body["messages"].append({"role": "assistant",
+                             "content": msg["content"]})
+    emulator.reset()
+    assert send(gw, fx, body).status == 200
+    got = emulator.last()
+    assert got.status == 200, got.error
+    result = got.json()["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_early" and result["is_error"]
+    assert result["content"] == spent["error_message"]
