@@ -19,7 +19,8 @@ TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
 LIBS      := -lcjson -lpcre2-8 -lm
 
 ENGINE_SRCS := $(filter-out src/ts_cli%.c,$(sort $(wildcard src/*.c)))
-CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_search.o
+CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_conf.o \
+               $(B)/engine/ts_cli_search.o
 ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
@@ -51,8 +52,19 @@ $(B)/test_engine: $(UNIT_SRCS) $(B)/libtoolsearch.a $(ENGINE_HDRS)
 	$(CC) $(TS_FLAGS) $(CFLAGS) -DTS_FIXTURES='"t/fixtures"' \
 	    $(UNIT_SRCS) $(B)/libtoolsearch.a $(LIBS) -o $@
 
-$(B)/bench_search: bench/bench_search.c $(B)/libtoolsearch.a $(ENGINE_HDRS)
-	$(CC) $(TS_FLAGS) $(CFLAGS) $< $(B)/libtoolsearch.a $(LIBS) -o $@
+BENCH_COMMON := bench/ts_bench.c bench/ts_bench.h $(B)/libtoolsearch.a \
+                $(ENGINE_HDRS)
+
+$(B)/bench_search: bench/bench_search.c $(BENCH_COMMON)
+	$(CC) $(TS_FLAGS) $(CFLAGS) $< bench/ts_bench.c $(B)/libtoolsearch.a \
+	    $(LIBS) -o $@
+
+# the engine's heap is counted through wrapped allocation functions
+$(B)/bench_engine: bench/bench_engine.c $(B)/engine/ts_cli_conf.o \
+		$(BENCH_COMMON)
+	$(CC) $(TS_FLAGS) $(CFLAGS) $< bench/ts_bench.c \
+	    $(B)/engine/ts_cli_conf.o $(B)/libtoolsearch.a $(LIBS) \
+	    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@
 
 # Debian ships the configured nginx tree in nginx-dev; configure a copy
 $(B)/nginx/objs/Makefile: config | deps
