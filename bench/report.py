@@ -1,0 +1,45 @@
+"""What the benchmark scripts share: the machine line and the sections of
+docs/benchmarks.md, each between its own markers so that every script
+regenerates its part and leaves the others as they are."""
+
+import os
+import platform
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+HEAD = ("# Benchmarks\n\nEvery figure is measured by a script of `bench/` "
+        "against a baseline measured in the same run.\n")
+
+
+def machine():
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return "%s, %d cores, %s" % (model, os.cpu_count(), platform.platform())
+
+
+def markers(name):
+    return "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
+
+
+def write_section(name, text):
+    """replaces the section name (text includes its markers), or appends
+    it when the document does not have it yet"""
+    begin, end = markers(name)
+    old = open(DOC).read() if os.path.exists(DOC) else HEAD
+    pattern = re.escape(begin) + ".*?" + re.escape(end)
+    if re.search(pattern, old, flags=re.S):
+        new = re.sub(pattern, lambda _: text, old, flags=re.S)
+    else:
+        new = old.rstrip("\n") + "\n\n" + text + "\n"
+    with open(DOC, "w") as f:
+        f.write(new)
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2]
