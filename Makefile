@@ -4,6 +4,7 @@
 #   make test     unit tests, then the integration suite (real nginx)
 #   make run      the gateway demo against the bundled emulator
 #   make deb      the Debian package libnginx-mod-http-toolsearch
+#   make bench    the benchmarks, written into docs/benchmarks.md
 #
 # Debian bookworm: missing packages are installed when run as root.
 
@@ -26,8 +27,8 @@ ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
 GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
-.PHONY: all deps test-deps test unit integration run clean bench-search \
-        search-eval deb
+.PHONY: all deps test-deps bench-deps test unit integration run clean \
+        bench bench-search search-eval deb
 
 all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
 
@@ -36,6 +37,9 @@ deps:
 
 test-deps:
 	@sh scripts/deps.sh test
+
+bench-deps:
+	@sh scripts/deps.sh bench
 
 $(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
 	@mkdir -p $(@D)
@@ -100,6 +104,14 @@ search-eval: $(B)/toolsearch
 	$(PYTHON) bench/search_eval.py
 
 bench-search: $(B)/toolsearch $(B)/bench_search
+	$(PYTHON) bench/search_bench.py
+
+# engine in process, nginx with wrk against plain proxy_pass and the Lua
+# peer, time to first byte with gateway search, then the search figures
+bench: all bench-deps $(B)/bench_engine $(B)/bench_search
+	$(PYTHON) bench/engine_bench.py
+	$(PYTHON) bench/proxy_bench.py
+	$(PYTHON) bench/ttfb_bench.py
 	$(PYTHON) bench/search_bench.py
 
 clean:
