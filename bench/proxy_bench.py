@@ -257,9 +257,16 @@ def heap_bytes(sink_port, location, body, n):
                 raise RuntimeError("memory run: %s failed" % location)
     finally:
         gw.stop()
+    # valgrind may finish its log just after nginx has exited
+    deadline = time.monotonic() + 10
+    while not HEAP.search(gw.valgrind_log()) and time.monotonic() < deadline:
+        time.sleep(0.1)
     log = gw.valgrind_log()
+    m = HEAP.search(log)
     gw.remove()
-    return int(HEAP.search(log).group(1).replace(",", ""))
+    if m is None:
+        raise RuntimeError("memory run: no valgrind summary\n" + log)
+    return int(m.group(1).replace(",", ""))
 
 
 def memory():
