@@ -22,11 +22,10 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+import corpus
+import report
 
-import corpus       # noqa: E402
-import report       # noqa: E402
+ROOT = report.ROOT
 
 RUNS = 5
 BETA = "advanced-tool-use-2025-11-20"

@@ -28,12 +28,8 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "t"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-
-import corpus                       # noqa: E402
-import report                       # noqa: E402
+import corpus
+import report                       # puts t/ on the path
 from emulator import Emulator       # noqa: E402
 from gateway import Gateway, free_port     # noqa: E402
 
@@ -41,6 +37,7 @@ RUNS = 5
 SECONDS = 2
 CONNECTIONS = 2
 MEMORY_REQUESTS = 4
+ROOT = report.ROOT
 LOCATIONS = ("plain", "module", "lua")
 LUA_MODULES = ("ndk_http_module.so", "ngx_http_lua_module.so")
 LUA_DIR = "/usr/lib/nginx/modules"

@@ -1,12 +1,15 @@
 """What the benchmark scripts share: the machine line and the sections of
 docs/benchmarks.md, each between its own markers so that every script
-regenerates its part and leaves the others as they are."""
+regenerates its part and leaves the others as they are.  Importing it puts
+the test harness of t/ (gateway, emulator) on the path."""
 
 import os
 import platform
 import re
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "t"))
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
 HEAD = ("# Benchmarks\n\nEvery figure is measured by a script of `bench/` "
         "against a baseline measured in the same run.\n")

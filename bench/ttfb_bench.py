@@ -14,16 +14,11 @@ arrives and when the stream ends.  Writes the "ttfb" section of
 docs/benchmarks.md.
 """
 
-import os
 import socket
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "t"))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-
-import report                                   # noqa: E402
+import report                                   # puts t/ on the path
 from conftest import load_fixture                # noqa: E402
 from emulator import Emulator, EmulatorHandler, Reply, text  # noqa: E402
 from gateway import Gateway                     # noqa: E402

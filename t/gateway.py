@@ -152,27 +152,23 @@ class Gateway:
         self.stop()
         shutil.rmtree(self.prefix, ignore_errors=True)
 
+    def read(self, name):
+        """A file of the prefix, or "" when there is none."""
+        try:
+            with open(os.path.join(self.prefix, name)) as f:
+                return f.read()
+        except OSError:
+            return ""
+
     def valgrind_log(self):
         """What valgrind wrote (after stop()), or ""."""
-        try:
-            with open(os.path.join(self.prefix, "valgrind.log")) as f:
-                return f.read()
-        except OSError:
-            return ""
+        return self.read("valgrind.log")
 
     def error_log(self):
-        try:
-            with open(os.path.join(self.prefix, "error.log")) as f:
-                return f.read()
-        except OSError:
-            return ""
+        return self.read("error.log")
 
     def access_log(self):
-        try:
-            with open(os.path.join(self.prefix, "access.log")) as f:
-                return f.read().splitlines()
-        except OSError:
-            return []
+        return self.read("access.log").splitlines()
 
     def url(self, path="/v1/messages?beta=true"):
         return "http://127.0.0.1:%d%s" % (self.port, path)
