@@ -46,26 +46,8 @@ HEADERS = {"Content-Type": "application/json",
            "anthropic-version": "2023-06-01",
            "anthropic-beta": "claude-code-20250219,context-1m-2025-08-07"}
 
-# the whole body in memory, for every location alike
-COMMON = """
-    access_log off;
-    client_max_body_size 16m;
-    client_body_buffer_size 16m;
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-"""
-
-GATEWAY = COMMON + """
-    location /plain/ {
-        proxy_pass http://emulator/;
-    }
-    location /module/ {
-        toolsearch on;
-        toolsearch_upstream anthropic;
-        toolsearch_search hosted;
-        proxy_pass http://emulator/;
-    }
-"""
+GATEWAY = report.NGINX_COMMON + report.locations("module", "anthropic",
+                                                 "hosted")
 
 LUA = """
     location /lua/ {
@@ -74,7 +56,7 @@ LUA = """
     }
 """ % os.path.join(ROOT, "bench", "peer", "defer.lua")
 
-SINK = COMMON + """
+SINK = report.NGINX_COMMON + """
     location /v1/ {
         default_type application/json;
         return 200 '{"id":"msg_bench","type":"message","role":"assistant",\

@@ -11,6 +11,34 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "t"))
 DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+# server settings of every benchmark nginx: the whole body in memory,
+# keepalive to the upstream, no access log
+NGINX_COMMON = """
+    access_log off;
+    client_max_body_size 16m;
+    client_body_buffer_size 16m;
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+"""
+
+
+
+def locations(name, upstream, search):
+    """/plain/ (proxy_pass) and /NAME/ (the module with an upstream
+    profile and a search mode), both to the harness's upstream"""
+    return """
+    location /plain/ {
+        proxy_pass http://emulator/;
+    }
+    location /%s/ {
+        toolsearch on;
+        toolsearch_upstream %s;
+        toolsearch_search %s;
+        proxy_pass http://emulator/;
+    }
+""" % (name, upstream, search)
+
+
 HEAD = ("# Benchmarks\n\nEvery figure is measured by a script of `bench/` "
         "against a baseline measured in the same run.\n")
 

@@ -29,24 +29,10 @@ BLOCKS = 6
 TIMEOUT = 30.0
 LOCATIONS = ("plain", "gateway")
 
-SERVER = """
-    access_log off;
-    client_max_body_size 16m;
-    client_body_buffer_size 16m;
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
+SERVER = report.NGINX_COMMON + """
     proxy_set_header Accept-Encoding "";
     proxy_buffering off;
-    location /plain/ {
-        proxy_pass http://emulator/;
-    }
-    location /gateway/ {
-        toolsearch on;
-        toolsearch_upstream compatible;
-        toolsearch_search gateway;
-        proxy_pass http://emulator/;
-    }
-"""
+""" + report.locations("gateway", "compatible", "gateway")
 
 
 def answer(_request):
