@@ -6,6 +6,7 @@
 #                 from npm, installed into build/e2e) through the gateway
 #   make run      the gateway demo against the bundled emulator
 #   make deb      the Debian package libnginx-mod-http-toolsearch
+#   make bench    the benchmarks, written into docs/benchmarks.md
 #
 # Debian bookworm: missing packages are installed when run as root.
 
@@ -21,14 +22,15 @@ TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
 LIBS      := -lcjson -lpcre2-8 -lm
 
 ENGINE_SRCS := $(filter-out src/ts_cli%.c,$(sort $(wildcard src/*.c)))
-CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_search.o
+CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_conf.o \
+               $(B)/engine/ts_cli_search.o
 ENGINE_HDRS := $(wildcard src/*.h)
 ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
 GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
-.PHONY: all deps test-deps test unit integration e2e run clean \
-        bench-search search-eval deb
+.PHONY: all deps test-deps bench-deps test unit integration e2e run clean \
+        bench bench-search search-eval deb
 
 all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
 
@@ -37,6 +39,9 @@ deps:
 
 test-deps:
 	@sh scripts/deps.sh test
+
+bench-deps:
+	@sh scripts/deps.sh bench
 
 $(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
 	@mkdir -p $(@D)
@@ -53,8 +58,19 @@ $(B)/test_engine: $(UNIT_SRCS) $(B)/libtoolsearch.a $(ENGINE_HDRS)
 	$(CC) $(TS_FLAGS) $(CFLAGS) -DTS_FIXTURES='"t/fixtures"' \
 	    $(UNIT_SRCS) $(B)/libtoolsearch.a $(LIBS) -o $@
 
-$(B)/bench_search: bench/bench_search.c $(B)/libtoolsearch.a $(ENGINE_HDRS)
-	$(CC) $(TS_FLAGS) $(CFLAGS) $< $(B)/libtoolsearch.a $(LIBS) -o $@
+BENCH_COMMON := bench/ts_bench.c bench/ts_bench.h $(B)/libtoolsearch.a \
+                $(ENGINE_HDRS)
+
+$(B)/bench_search: bench/bench_search.c $(BENCH_COMMON)
+	$(CC) $(TS_FLAGS) $(CFLAGS) $< bench/ts_bench.c $(B)/libtoolsearch.a \
+	    $(LIBS) -o $@
+
+# the engine's heap is counted through wrapped allocation functions
+$(B)/bench_engine: bench/bench_engine.c $(B)/engine/ts_cli_conf.o \
+		$(BENCH_COMMON)
+	$(CC) $(TS_FLAGS) $(CFLAGS) $< bench/ts_bench.c \
+	    $(B)/engine/ts_cli_conf.o $(B)/libtoolsearch.a $(LIBS) \
+	    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@
 
 # Debian ships the configured nginx tree in nginx-dev; configure a copy
 $(B)/nginx/objs/Makefile: config | deps
@@ -97,6 +113,14 @@ search-eval: $(B)/toolsearch
 	$(PYTHON) bench/search_eval.py
 
 bench-search: $(B)/toolsearch $(B)/bench_search
+	$(PYTHON) bench/search_bench.py
+
+# engine in process, nginx with wrk against plain proxy_pass and the Lua
+# peer, time to first byte with gateway search, then the search figures
+bench: all bench-deps $(B)/bench_engine $(B)/bench_search
+	$(PYTHON) bench/engine_bench.py
+	$(PYTHON) bench/proxy_bench.py
+	$(PYTHON) bench/ttfb_bench.py
 	$(PYTHON) bench/search_bench.py
 
 clean:

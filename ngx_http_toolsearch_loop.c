@@ -118,8 +118,17 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     ngx_http_request_t           *sr;
     ngx_http_request_body_t      *rb;
     ngx_http_post_subrequest_t   *ps;
+    const char                   *betas;
+    size_t                        len;
 
     if (ts_loop_request(ctx->loop, &ctx->call) != 0) {
+        return NGX_ERROR;
+    }
+
+    /* a call that loads tools as references needs the beta, others not */
+    betas = ts_loop_betas(ctx->loop, &len);
+
+    if (ngx_http_toolsearch_set_betas(r, betas, len) != NGX_OK) {
         return NGX_ERROR;
     }
 

@@ -974,7 +974,7 @@ ngx_http_toolsearch_betas(ngx_http_request_t *r, ngx_str_t *merged)
 
 static ngx_int_t
 ngx_http_toolsearch_betas_prepare(ngx_http_request_t *r, const char *value,
-    ngx_http_toolsearch_betas_t *nb)
+    size_t len, ngx_http_toolsearch_betas_t *nb)
 {
     ngx_uint_t        i, n;
     ngx_list_t       *l;
@@ -992,15 +992,16 @@ ngx_http_toolsearch_betas_prepare(ngx_http_request_t *r, const char *value,
         }
     }
 
-    nb->value.len = ngx_strlen(value);
-    nb->value.data = ngx_pnalloc(r->pool, nb->value.len + 1);
+    nb->value.len = len;
+    nb->value.data = ngx_pnalloc(r->pool, len + 1);
     nb->parts = ngx_palloc(r->pool, (n + 1) * sizeof(ngx_list_part_t));
 
     if (nb->value.data == NULL || nb->parts == NULL) {
         return NGX_ERROR;
     }
 
-    ngx_memcpy(nb->value.data, value, nb->value.len + 1);
+    ngx_memcpy(nb->value.data, value, len);
+    nb->value.data[len] = '\0';
     nb->added = NULL;
 
     if (n > 0 || nb->value.len == 0) {
@@ -1105,6 +1106,22 @@ ngx_http_toolsearch_betas_commit(ngx_http_request_t *r,
 }
 
 
+ngx_int_t
+ngx_http_toolsearch_set_betas(ngx_http_request_t *r, const char *value,
+    size_t len)
+{
+    ngx_http_toolsearch_betas_t  nh;
+
+    if (ngx_http_toolsearch_betas_prepare(r, value, len, &nh) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    ngx_http_toolsearch_betas_commit(r, &nh);
+
+    return NGX_OK;
+}
+
+
 /*
  * Puts the engine's result into the request: the new body and the
  * anthropic-beta lines change together or not at all.
@@ -1127,7 +1144,9 @@ ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
     }
 
     if (rq->betas_changed
-        && ngx_http_toolsearch_betas_prepare(r, rq->betas, &nh) != NGX_OK)
+        && ngx_http_toolsearch_betas_prepare(r, rq->betas,
+                                             ngx_strlen(rq->betas), &nh)
+           != NGX_OK)
     {
         return NGX_ERROR;
     }

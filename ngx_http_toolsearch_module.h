@@ -86,6 +86,10 @@ extern ngx_module_t  ngx_http_toolsearch_module;
 
 
 /* starts the calls of a DEFERRED_GATEWAY request */
+/* the request's anthropic-beta lines become one line with value */
+ngx_int_t ngx_http_toolsearch_set_betas(ngx_http_request_t *r,
+    const char *value, size_t len);
+
 void ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
 

@@ -13,69 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "ts_bench.h"
 #include "ts_search.h"
-
-
-static double
-ts_now_us(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-
-    return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-
-static int
-ts_cmp_double(const void *a, const void *b)
-{
-    double  x, y;
-
-    x = *(const double *) a;
-    y = *(const double *) b;
-
-    return (x > y) - (x < y);
-}
-
-
-static double
-ts_median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(double), ts_cmp_double);
-
-    return v[n / 2];
-}
-
-
-static char *
-ts_load(const char *path, size_t *len)
-{
-    FILE  *f;
-    char  *buf;
-    long   n;
-
-    f = fopen(path, "rb");
-    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0) {
-        perror(path);
-        exit(2);
-    }
-
-    rewind(f);
-    buf = malloc((size_t) n + 1);
-
-    if (buf == NULL || fread(buf, 1, (size_t) n, f) != (size_t) n) {
-        perror(path);
-        exit(2);
-    }
-
-    fclose(f);
-    *len = (size_t) n;
-
-    return buf;
-}
 
 
 /* memory lent to the catalogue, grown to what it asked for last time */
@@ -97,7 +37,7 @@ ts_round(const ts_index_t *ix, const char *q, int scoring, ts_lent_t *lent,
     ts_result_t   r;
     double        t0, t1;
 
-    t0 = ts_now_us();
+    t0 = ts_bench_now_us();
 
     if (ts_catalog_build_in(&c, ix, NULL, NULL,
                             scoring == TS_SCORING_HYBRID,
@@ -109,7 +49,7 @@ ts_round(const ts_index_t *ix, const char *q, int scoring, ts_lent_t *lent,
         exit(2);
     }
 
-    t1 = ts_now_us();
+    t1 = ts_bench_now_us();
     *hits = r.nhits;
     ts_result_free(&r);
 
@@ -122,23 +62,6 @@ ts_round(const ts_index_t *ix, const char *q, int scoring, ts_lent_t *lent,
     ts_catalog_free(&c);
 
     return t1 - t0;
-}
-
-
-static double
-ts_memcpy_round(const char *buf, char *dst, size_t len)
-{
-    double  t0;
-
-    t0 = ts_now_us();
-    memcpy(dst, buf, len);
-
-    /* keep the copy observable */
-    if (dst[len / 2] != buf[len / 2]) {
-        exit(3);
-    }
-
-    return ts_now_us() - t0;
 }
 
 
@@ -157,7 +80,7 @@ main(int argc, char **argv)
         return 2;
     }
 
-    buf = ts_load(argv[1], &len);
+    buf = ts_bench_load(argv[1], &len);
     rounds = strtoul(argv[2], NULL, 10);
     dst = malloc(len);
 
@@ -182,7 +105,7 @@ main(int argc, char **argv)
 
     for (q = 3; q < (size_t) argc; q++) {
         for (i = 0; i < rounds; i++) {
-            t[0][i] = ts_memcpy_round(buf, dst, len);
+            t[0][i] = ts_bench_memcpy(buf, dst, len);
 
             for (s = 0; s < 3; s++) {
                 t[s + 1][i] = ts_round(&ix, argv[q],
@@ -192,7 +115,7 @@ main(int argc, char **argv)
         }
 
         for (i = 0; i < 4; i++) {
-            med[i] = ts_median(t[i], rounds);
+            med[i] = ts_bench_median(t[i], rounds);
         }
 
         printf("%s{\"query\":\"%s\",\"memcpy_us\":%.2f,\"seed_us\":%.2f,"

@@ -9,13 +9,12 @@ of bench/search_eval.py.
 
 import json
 import os
-import platform
-import re
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+import report  # noqa: E402
 import search_eval  # noqa: E402
 
 TOOLS = 1000
@@ -27,7 +26,7 @@ QUERIES = [
     "+slack send message channel",
     "remember user prefers dark",
 ]
-BEGIN, END = "<!-- search:begin -->", "<!-- search:end -->"
+BEGIN, END = report.markers("search")
 
 
 def load_tools(corpus):
@@ -55,16 +54,6 @@ def body_with(corpus, n):
         tools.append(t)
     return {"model": "claude-sonnet-4-5", "max_tokens": 1024,
             "messages": [{"role": "user", "content": "hi"}], "tools": tools}
-
-
-def machine():
-    model = "unknown CPU"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    return "%s, %d cores, %s" % (model, os.cpu_count(), platform.platform())
 
 
 # glibc serves allocations above its mmap threshold with fresh pages, so
@@ -95,7 +84,7 @@ def measure(path, warm):
 def section(tables, quality):
     lines = [BEGIN, "## Tool search", "",
              "`make bench-search` (bench/search_bench.py). Machine: %s."
-             % machine(), "",
+             % report.machine(), "",
              "Per request: catalogue preparation (decode, lowercase, name "
              "parts; input schemas are read in place) plus one query over %d tools; median of %d runs of %d "
              "rounds. The baseline is `memcpy` of the same request body, "
@@ -129,18 +118,6 @@ def section(tables, quality):
     return "\n".join(lines)
 
 
-def write(text):
-    path = os.path.join(ROOT, "docs", "benchmarks.md")
-    old = open(path).read() if os.path.exists(path) else (
-        "# Benchmarks\n\nEvery figure is measured by a script of `bench/` "
-        "against a baseline measured in the same run.\n\n%s\n%s\n"
-        % (BEGIN, END))
-    new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END),
-                 lambda _: text, old, flags=re.S)
-    with open(path, "w") as f:
-        f.write(new)
-
-
 def main():
     out = os.path.join(ROOT, "build", "bench")
     os.makedirs(out, exist_ok=True)
@@ -159,7 +136,7 @@ def main():
         quality = search_eval.evaluate(
             os.path.join(ROOT, "t", "search", "catalogue.json"), json.load(f))
     text = section(tables, quality)
-    write(text)
+    report.write_section("search", text)
     print(text)
 
 

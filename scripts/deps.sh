@@ -3,6 +3,8 @@
 #   scripts/deps.sh build    compiler, nginx, nginx-dev, cJSON, PCRE2
 #   scripts/deps.sh test     the above plus python3-pytest, curl and
 #                            ca-certificates (the examples' trusted CAs)
+#   scripts/deps.sh bench    the above plus wrk, the Lua peer (lua-nginx-
+#                            module, lua-cjson) and valgrind
 # As root, missing packages are installed with apt-get; otherwise the exact
 # command to run is printed and the script fails.
 
@@ -10,11 +12,13 @@ set -e
 
 build="gcc make nginx nginx-dev libcjson-dev libpcre2-dev"
 test="$build python3 python3-pytest curl ca-certificates"
+bench="$test wrk libnginx-mod-http-lua lua-cjson valgrind"
 
 case "${1:-build}" in
     build) wanted=$build ;;
     test)  wanted=$test ;;
-    *)     echo "usage: $0 build|test" >&2; exit 2 ;;
+    bench) wanted=$bench ;;
+    *)     echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
 
 missing=

@@ -222,32 +222,41 @@ ts_json_ws(char c)
 }
 
 
+void
+ts_member_span(const char *buf, const ts_member_t *m, size_t *from,
+    size_t *to)
+{
+    size_t  f, t;
+
+    f = m->off;
+    t = m->off + m->len;
+
+    while (f > 0 && ts_json_ws(buf[f - 1])) {
+        f--;
+    }
+
+    /* not the first member: the comma before it goes with it */
+    if (f > 0 && buf[f - 1] == ',') {
+        *from = f - 1;
+        *to = t;
+        return;
+    }
+
+    while (ts_json_ws(buf[t])) {
+        t++;
+    }
+
+    *from = m->off;
+    *to = (buf[t] == ',') ? t + 1 : t;
+}
+
+
 int
 ts_edit_delete_member(ts_edits_t *e, const char *buf, const ts_member_t *m)
 {
     size_t  from, to;
 
-    from = m->off;
-    to = m->off + m->len;
-
-    while (from > 0 && ts_json_ws(buf[from - 1])) {
-        from--;
-    }
-
-    /* not the first member: the comma before it goes with it */
-    if (from > 0 && buf[from - 1] == ',') {
-        return ts_edit_replace(e, from - 1, to - from + 1, "", 0);
-    }
-
-    from = m->off;
-
-    while (ts_json_ws(buf[to])) {
-        to++;
-    }
-
-    if (buf[to] == ',') {
-        to++;
-    }
+    ts_member_span(buf, m, &from, &to);
 
     return ts_edit_replace(e, from, to - from, "", 0);
 }

@@ -65,6 +65,10 @@ int ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out);
 int ts_edit_delete_items(ts_edits_t *e, const ts_val_t *items, size_t n,
     const unsigned char *del);
 
+/* the bytes of an object member with one adjacent comma */
+void ts_member_span(const char *buf, const ts_member_t *m, size_t *from,
+    size_t *to);
+
 /* deletes an object member with one adjacent comma */
 int ts_edit_delete_member(ts_edits_t *e, const char *buf,
     const ts_member_t *m);

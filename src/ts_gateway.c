@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ts_defer.h"
 #include "ts_gateway.h"
 #include "ts_history.h"
 
@@ -29,6 +30,7 @@ typedef struct {
     ts_names_t          found;
     unsigned char      *answered;   /* per block: a result already used */
     size_t              calls;
+    int                 refs;       /* results as references */
 } ts_normal_t;
 
 
@@ -39,14 +41,6 @@ ts_is_gateway_call(const ts_index_t *ix, const ts_block_t *b,
     return b->parent < 0
            && ts_str_eq(ix->buf, &b->type, "server_tool_use")
            && ts_str_eq(ix->buf, &b->name, tool);
-}
-
-
-static int
-ts_same_raw(const char *buf, const ts_val_t *a, const ts_val_t *b)
-{
-    return a->kind == TS_STRING && b->kind == TS_STRING && a->len == b->len
-           && memcmp(buf + a->off, buf + b->off, a->len) == 0;
 }
 
 
@@ -65,7 +59,7 @@ ts_answer_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
 
         if (b->parent < 0 && !nm->answered[i]
             && ts_str_eq(ix->buf, &b->type, "tool_search_tool_result")
-            && ts_same_raw(ix->buf, &b->id, &ix->blocks[c].id))
+            && ts_str_same_raw(ix->buf, &b->id, &ix->blocks[c].id))
         {
             return (long) i;
         }
@@ -107,6 +101,44 @@ ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c)
 }
 
 
+/*
+ * An error answer, such as a search past the budget: its message is the
+ * result the model reads.  1: not an error answer.
+ */
+static int
+ts_error_as_result(ts_normal_t *nm, const ts_block_t *c, const ts_block_t *a)
+{
+    const char  *buf;
+    ts_val_t     type, message;
+
+    buf = nm->ix->buf;
+
+    if (a->content.kind != TS_OBJECT
+        || ts_object_member(buf, &a->content, "type", &type) != TS_OK
+        || !ts_str_eq(buf, &type, "tool_search_tool_result_error"))
+    {
+        return 1;
+    }
+
+    ts_buf_str(&nm->out, "{\"type\":\"tool_result\",\"tool_use_id\":");
+    ts_raw(&nm->out, buf, &c->id);
+    ts_buf_str(&nm->out, ",\"content\":");
+
+    if (ts_object_member(buf, &a->content, "error_message", &message)
+        == TS_OK && message.kind == TS_STRING && message.len > 2)
+    {
+        ts_raw(&nm->out, buf, &message);
+
+    } else {
+        ts_buf_str(&nm->out, "\"This search did not run. Search again.\"");
+    }
+
+    ts_buf_str(&nm->out, ",\"is_error\":true}");
+
+    return nm->out.failed ? -1 : 0;
+}
+
+
 /* the tool_result of a call, from the references of its answer */
 static int
 ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
@@ -118,6 +150,14 @@ ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
     int                rc;
 
     ix = nm->ix;
+
+    if (a >= 0) {
+        rc = ts_error_as_result(nm, c, &ix->blocks[a]);
+        if (rc != 1) {
+            return rc;
+        }
+    }
+
     refs = NULL;
     n = 0;
     ts_names_init(&names);
@@ -140,7 +180,11 @@ ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
 
     rc = (i < n) ? -1
                  : ts_gateway_result(&nm->out, ix->buf + c->id.off, c->id.len,
-                                     names.items, names.n, a >= 0);
+                                     names.items, names.n, a >= 0, nm->refs);
+
+    if (rc == 0 && nm->refs && a >= 0 && names.n > 0) {
+        rc = ts_buf_str(&nm->out, "," TS_BOUNDARY_BLOCK);
+    }
 
     ts_names_free(&names);
     free(refs);
@@ -303,6 +347,7 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
     memset(&nm, 0, sizeof(ts_normal_t));
     nm.ix = &rq->ix;
     nm.tool = ts_policy_search_tool(p);
+    nm.refs = rq->load_refs;
     ts_edits_init(&nm.edits);
     ts_buf_init(&nm.out, 0);
     ts_names_init(&nm.found);
@@ -346,11 +391,46 @@ ts_name_list(ts_buf_t *b, const ts_name_t *names, size_t n)
 
 
 int
+ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in)
+{
+    /* Vertex and Bedrock are not known to expand a client's references */
+    return in->policy->search != TS_SEARCH_HOSTED
+           && (rq->upstream == TS_UPSTREAM_ANTHROPIC
+               || rq->upstream == TS_UPSTREAM_COMPATIBLE)
+           && ts_defer_artifacts_allowed(rq, in);
+}
+
+
+void
+ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        ts_buf_str(b, i ? ",{" : "{");
+        ts_buf_str(b, "\"type\":\"tool_reference\",\"tool_name\":\"");
+        ts_buf_escaped(b, names[i].p, names[i].len);
+        ts_buf_str(b, "\"}");
+    }
+}
+
+
+int
 ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
-    const ts_name_t *names, size_t n, int ran)
+    const ts_name_t *names, size_t n, int ran, int refs)
 {
     ts_buf_str(b, "{\"type\":\"tool_result\",\"tool_use_id\":");
     ts_buf_add(b, id, id_len);
+
+    if (refs && ran && n > 0) {
+        /* Claude Code's shape: the references alone */
+        ts_buf_str(b, ",\"content\":[");
+        ts_gateway_references(b, names, n);
+        ts_buf_str(b, "]}");
+
+        return b->failed ? -1 : 0;
+    }
+
     ts_buf_str(b, ",\"content\":\"");
 
     if (!ran) {
@@ -399,18 +479,40 @@ ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
 }
 
 
+/* a loaded tool as a deferred one: its cache breakpoint cannot stay */
+static void
+ts_deferred_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t)
+{
+    size_t  end, from, to;
+
+    end = t->elem.off + t->elem.len - 1;
+    from = end;
+    to = end;
+
+    if (t->cache_control.val.kind != TS_NONE) {
+        ts_member_span(buf, &t->cache_control, &from, &to);
+    }
+
+    ts_buf_add(b, buf + t->elem.off, from - t->elem.off);
+    ts_buf_add(b, buf + to, end - to);
+    ts_buf_str(b, ",\"defer_loading\":true}");
+}
+
+
 /*
- * tools[] keeps the loaded tools, byte for byte, and ends with the
- * search tool; a cache breakpoint of a left-out tool moves to it.
+ * tools[] keeps the loaded tools, byte for byte or, with references, as
+ * deferred tools, and ends with the search tool; a cache breakpoint of
+ * a tool left out or deferred moves to it.
  */
 static int
 ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
     const ts_index_t   *ix;
     const ts_member_t  *tools;
+    const ts_tool_t    *t;
     const ts_val_t     *moved;
     size_t              i;
-    int                 kept_cache;
+    int                 kept_cache, as_ref;
 
     ix = &rq->ix;
     moved = NULL;
@@ -419,19 +521,35 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     ts_buf_str(b, "[");
 
     for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i]) {
-            if (ix->tools[i].cache_control.val.kind != TS_NONE) {
-                moved = &ix->tools[i].cache_control.val;
-            }
+        t = &ix->tools[i];
+        as_ref = rq->load_refs && rq->loaded && rq->loaded[i];
 
+        if ((rq->defer[i] || as_ref)
+            && t->cache_control.val.kind != TS_NONE)
+        {
+            moved = &t->cache_control.val;
+        }
+
+        if (rq->defer[i]) {
             continue;
         }
 
-        kept_cache |= ix->tools[i].cache_control.val.kind != TS_NONE;
-        ts_raw(b, ix->buf, &ix->tools[i].elem);
+        if (as_ref) {
+            if (ts_names_add(&rq->referenced, ix->buf, &t->name) != 0) {
+                return -1;
+            }
+
+            ts_deferred_copy(b, ix->buf, t);
+
+        } else {
+            kept_cache |= t->cache_control.val.kind != TS_NONE;
+            ts_raw(b, ix->buf, &t->elem);
+        }
+
         ts_buf_str(b, ",");
     }
 
+    ts_names_sort(&rq->referenced);
     ts_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
     ts_buf_str(b, "]");
 

@@ -31,11 +31,22 @@ int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
 int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
 
 /*
+ * 1 when found tools load as tool_reference + defer_loading: the
+ * upstream expands references in a tool_result.  Otherwise they load as
+ * ordinary tools and the result is text.
+ */
+int ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in);
+
+/*
  * The tool_result block answering a search call: the names found, none
- * (n == 0), or a search that never ran (ran == 0).  id is the raw JSON
- * string of the call's id.
+ * (n == 0), or a search that never ran (ran == 0); with refs, found
+ * names as tool_reference blocks, and the caller adds TS_BOUNDARY_BLOCK
+ * after the turn's results.  id is the raw JSON string of the call's id.
  */
 int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
-    const ts_name_t *names, size_t n, int ran);
+    const ts_name_t *names, size_t n, int ran, int refs);
+
+/* tool_reference blocks naming the tools, comma-separated */
+void ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n);
 
 #endif /* TS_GATEWAY_H */

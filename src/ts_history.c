@@ -100,8 +100,39 @@ ts_history_hosted(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b)
 }
 
 
+/* a result answering a call of the gateway's own search tool */
 static int
-ts_history_block(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b)
+ts_answers_gateway(const ts_index_t *ix, const ts_block_t *r,
+    const char *tool)
+{
+    const ts_message_t  *m;
+    const ts_block_t    *c;
+    uint32_t             k;
+
+    if (tool == NULL || r->message == 0) {
+        return 0;
+    }
+
+    m = &ix->messages[r->message - 1];
+
+    for (k = m->block_first; k < m->block_end; k++) {
+        c = &ix->blocks[k];
+
+        if (c->parent < 0 && ts_str_eq(ix->buf, &c->type, "tool_use")
+            && ts_str_eq(ix->buf, &c->name, tool)
+            && ts_str_same_raw(ix->buf, &c->id, &r->id))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static int
+ts_history_block(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b,
+    const char *tool)
 {
     const char  *buf;
 
@@ -109,6 +140,7 @@ ts_history_block(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b)
 
     if (b->parent >= 0) {
         return ts_str_eq(buf, &b->type, "tool_reference")
+               && !ts_answers_gateway(ix, &ix->blocks[b->parent], tool)
                ? ts_names_add(&h->client, buf, &b->name) : 0;
     }
 
@@ -126,7 +158,7 @@ ts_history_block(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b)
 
 
 int
-ts_history_build(ts_history_t *h, const ts_index_t *ix)
+ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
 {
     size_t  i;
 
@@ -136,7 +168,7 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix)
     ts_names_init(&h->client);
 
     for (i = 0; i < ix->nblocks; i++) {
-        if (ts_history_block(h, ix, &ix->blocks[i]) != 0) {
+        if (ts_history_block(h, ix, &ix->blocks[i], tool) != 0) {
             return -1;
         }
     }

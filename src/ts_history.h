@@ -12,6 +12,14 @@
 #include "ts_names.h"
 
 
+/* the start of a text block, its text left open */
+#define TS_TEXT_BLOCK     "{\"type\":\"text\",\"text\":\""
+
+/* Claude Code's turn boundary next to a message's references */
+#define TS_BOUNDARY_TEXT  "Tool loaded."
+#define TS_BOUNDARY_BLOCK TS_TEXT_BLOCK TS_BOUNDARY_TEXT "\"}"
+
+
 typedef struct {
     ts_names_t  called;     /* tool_use names, assistant messages */
     ts_names_t  hosted;     /* tool_reference names, hosted results */
@@ -21,7 +29,12 @@ typedef struct {
 } ts_history_t;
 
 
-int ts_history_build(ts_history_t *h, const ts_index_t *ix);
+/*
+ * References that answer a call of the gateway's search tool (may be
+ * NULL) are the gateway's own work, not the client's.
+ */
+int ts_history_build(ts_history_t *h, const ts_index_t *ix,
+    const char *tool);
 void ts_history_free(ts_history_t *h);
 
 /* the reference spans of a tool_search_tool_result block; caller frees */

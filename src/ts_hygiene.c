@@ -10,7 +10,6 @@
 #include "ts_hygiene.h"
 
 
-#define TS_TEXT_BLOCK  "{\"type\":\"text\",\"text\":\""
 
 
 /* the inside of a JSON string value: already escaped, copied as is */
@@ -257,8 +256,16 @@ ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
     buf = rq->ix.buf;
 
     if (b->parent >= 0) {
-        return ts_is_reference(buf, b) ? ts_text_reference(rq, t, b, ts)
-                                       : 0;
+        if (!ts_is_reference(buf, b)) {
+            return 0;
+        }
+
+        if (ts_names_has_val(&rq->referenced, buf, &b->name)) {
+            rq->refs_kept++;
+            return 0;
+        }
+
+        return ts_text_reference(rq, t, b, ts);
     }
 
     if (ts_str_eq(buf, &b->type, "tool_search_tool_result")) {
@@ -421,7 +428,7 @@ ts_repair_references(ts_request_t *rq, const ts_toolset_t *ts,
 static int
 ts_is_boundary_text(const char *buf, const ts_block_t *b)
 {
-    static const char  loaded[] = "Tool loaded.";
+    static const char  loaded[] = TS_BOUNDARY_TEXT;
     ts_val_t           text;
 
     return ts_object_member(buf, &b->elem, "text", &text) == TS_OK
@@ -474,7 +481,7 @@ ts_sibling_target(const ts_index_t *ix, size_t from,
 static int
 ts_boundary(ts_request_t *rq, size_t i, long target)
 {
-    static const char   marker[] = TS_TEXT_BLOCK "Tool loaded.\"}";
+    static const char   marker[] = TS_BOUNDARY_BLOCK;
     const ts_index_t   *ix;
     const ts_message_t *m;
     const ts_block_t   *b;

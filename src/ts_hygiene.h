@@ -15,7 +15,8 @@
 /*
  * Records the edits that remove defer_loading, caller, hosted search
  * tools and hosted search blocks, and turn every tool_reference into a
- * text block naming the tool.
+ * text block naming the tool, but those to the tools the gateway's
+ * search sends deferred (rq->referenced).
  */
 int ts_hygiene_strip(ts_request_t *rq);
 

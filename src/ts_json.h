@@ -143,6 +143,9 @@ const ts_member_t *ts_index_top(const ts_index_t *ix, ts_top_key_t key);
 /* compares a JSON string value, escapes decoded, with a C string */
 int ts_str_eq(const char *buf, const ts_val_t *v, const char *s);
 
+/* 1 when two string values of buf are spelled the same, byte for byte */
+int ts_str_same_raw(const char *buf, const ts_val_t *a, const ts_val_t *b);
+
 /*
  * decodes a JSON string value into out (at most cap bytes);
  * returns the decoded length, or (size_t) -1 if it does not fit

@@ -9,6 +9,7 @@
 
 #include "ts_catalog.h"
 #include "ts_gateway.h"
+#include "ts_history.h"
 #include "ts_loop.h"
 #include "ts_request.h"
 #include "ts_search.h"
@@ -204,6 +205,20 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     lp->calls++;
 
     return 0;
+}
+
+
+const char *
+ts_loop_betas(const ts_loop_t *lp, size_t *len)
+{
+    if (lp->have_rq && lp->rq.betas_changed) {
+        *len = strlen(lp->rq.betas);
+        return lp->rq.betas;
+    }
+
+    *len = lp->in.betas_len;
+
+    return lp->in.betas ? lp->in.betas : "";
 }
 
 
@@ -771,20 +786,18 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
 
             lp->nloaded += !lp->loaded[res.hits[i].tool];
             lp->loaded[res.hits[i].tool] = 1;
-
-            ts_buf_str(refs, n ? ",{" : "{");
-            ts_buf_str(refs, "\"type\":\"tool_reference\",\"tool_name\":\"");
-            ts_buf_escaped(refs, names[n].p, names[n].len);
-            ts_buf_str(refs, "\"}");
         }
     }
 
     if (rc == 0) {
+        ts_gateway_references(refs, names, n);
+
         if (result->len) {
             ts_buf_str(result, ",");
         }
 
-        rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1);
+        rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1,
+                               lp->rq.load_refs);
     }
 
     lp->searches++;
@@ -819,15 +832,66 @@ ts_call_block(const ts_loop_t *lp, const ts_lblock_t *b, const char *type,
 }
 
 
+/* content: the result's content object, as hosted search writes it */
 static void
-ts_result_block(const ts_lblock_t *b, const ts_buf_t *refs, ts_buf_t *out)
+ts_result_block(const ts_lblock_t *b, const ts_buf_t *content, ts_buf_t *out)
 {
     ts_buf_str(out, "{\"type\":\"tool_search_tool_result\",\"tool_use_id\":");
     ts_buf_str(out, b->id);
-    ts_buf_str(out, ",\"content\":{\"type\":\"tool_search_tool_search_result\","
-                    "\"tool_references\":[");
-    ts_buf_add(out, refs->p, refs->len);
-    ts_buf_str(out, "]}}");
+    ts_buf_str(out, ",\"content\":");
+    ts_buf_add(out, content->p, content->len);
+    ts_buf_str(out, "}");
+}
+
+
+static void
+ts_found_content(ts_buf_t *content, const ts_buf_t *refs)
+{
+    ts_buf_str(content, "{\"type\":\"tool_search_tool_search_result\","
+                        "\"tool_references\":[");
+    ts_buf_add(content, refs->p, refs->len);
+    ts_buf_str(content, "]}");
+}
+
+
+/*
+ * A search past the budget does not run.  A call of a tool never loaded
+ * gets seed 000's hint; the next request's history carries the message
+ * to the model as the call's result.
+ */
+static void
+ts_spent_content(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
+    ts_buf_t *content)
+{
+    cJSON       *in;
+    const char  *q;
+
+    ts_buf_str(content, "{\"type\":\"tool_search_tool_result_error\","
+                        "\"error_code\":\"too_many_requests\","
+                        "\"error_message\":\"");
+
+    if (b->implicit) {
+        in = cJSON_Parse(b->input);
+        q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in,
+                                                                  "query"));
+        ts_buf_str(content, "This tool's schema was not sent to the API: "
+                            "it was not in the discovered-tool set. Use ");
+        ts_buf_str(content, lp->tool);
+        ts_buf_str(content, " to load it first: ");
+        ts_buf_str(content, lp->tool);
+        ts_buf_str(content, "({ query: '");
+        ts_buf_escaped(content, q ? q : "", q ? strlen(q) : 0);
+        ts_buf_str(content, "' })");
+        cJSON_Delete(in);
+
+    } else {
+        ts_buf_str(content, "This search did not run: this request's "
+                            "budget of ");
+        ts_buf_num(content, max);
+        ts_buf_str(content, " searches was spent. Search again.");
+    }
+
+    ts_buf_str(content, "\"}");
 }
 
 
@@ -854,8 +918,8 @@ ts_sse_block_event(ts_buf_t *out, const char *name, long index,
 
 /* what the client sees of a search: the call and its result blocks */
 static void
-ts_client_search(ts_loop_t *lp, const ts_lblock_t *b, const ts_buf_t *refs,
-    ts_buf_t *out)
+ts_client_search(ts_loop_t *lp, const ts_lblock_t *b,
+    const ts_buf_t *content, ts_buf_t *out)
 {
     ts_buf_t  blk;
     long      k;
@@ -866,7 +930,7 @@ ts_client_search(ts_loop_t *lp, const ts_lblock_t *b, const ts_buf_t *refs,
         ts_buf_str(&lp->content, lp->content.len ? "," : "");
         ts_call_block(lp, b, "server_tool_use", &lp->content);
         ts_buf_str(&lp->content, ",");
-        ts_result_block(b, refs, &lp->content);
+        ts_result_block(b, content, &lp->content);
         return;
     }
 
@@ -889,7 +953,7 @@ ts_client_search(ts_loop_t *lp, const ts_lblock_t *b, const ts_buf_t *refs,
     ts_sse_block_event(out, "content_block_stop", k, "", NULL);
 
     ts_buf_reset(&blk);
-    ts_result_block(b, refs, &blk);
+    ts_result_block(b, content, &blk);
     blk.len--;
     ts_sse_block_event(out, "content_block_start", k + 1,
                        ",\"content_block\":", &blk);
@@ -968,7 +1032,7 @@ ts_answered_block(const ts_lblock_t *b, ts_buf_t *out)
 
 /* the answer and the search results, as turns after the messages */
 static int
-ts_add_turns(ts_loop_t *lp, const ts_buf_t *results)
+ts_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced)
 {
     ts_buf_t     *t;
     ts_lblock_t  *b;
@@ -996,7 +1060,7 @@ ts_add_turns(ts_loop_t *lp, const ts_buf_t *results)
 
     ts_buf_str(t, "]},{\"role\":\"user\",\"content\":[");
     ts_buf_add(t, results->p, results->len);
-    ts_buf_str(t, "]}");
+    ts_buf_str(t, referenced ? "," TS_BOUNDARY_BLOCK "]}" : "]}");
 
     return t->failed ? -1 : 0;
 }
@@ -1253,14 +1317,18 @@ ts_loop_fail(ts_loop_t *lp, const char *message, ts_buf_t *out)
 static int
 ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
 {
-    ts_buf_t      refs, results;
+    ts_buf_t      refs, content, results;
     ts_lblock_t  *b;
     size_t        i;
     unsigned      max;
-    int           go;
+    int           go, referenced;
 
     ts_buf_init(&refs, 0);
+    ts_buf_init(&content, 0);
     ts_buf_init(&results, 0);
+    referenced = 0;
+    max = lp->in.policy->max_searches ? lp->in.policy->max_searches
+                                      : TS_MAX_SEARCHES_DEFAULT;
 
     for (i = 0; i < lp->nblocks; i++) {
         b = &lp->blocks[i];
@@ -1271,23 +1339,33 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
 
         ts_call_input(lp, b, b->text.p, b->text.len);
         ts_buf_reset(&refs);
+        ts_buf_reset(&content);
 
-        if (b->input == NULL || ts_search_call(lp, b, &refs, &results) != 0)
-        {
+        if (b->input == NULL) {
             lp->broken = 1;
             break;
         }
 
-        ts_client_search(lp, b, &refs, out);
+        if (lp->searches >= max) {
+            ts_spent_content(lp, b, max, &content);
+
+        } else if (ts_search_call(lp, b, &refs, &results) == 0) {
+            ts_found_content(&content, &refs);
+            referenced |= lp->rq.load_refs && refs.len > 0;
+
+        } else {
+            lp->broken = 1;
+            break;
+        }
+
+        ts_client_search(lp, b, &content, out);
     }
 
-    max = lp->in.policy->max_searches ? lp->in.policy->max_searches
-                                      : TS_MAX_SEARCHES_DEFAULT;
-
     go = !lp->broken && !lp->client_tool && lp->searches < max
-         && ts_add_turns(lp, &results) == 0;
+         && ts_add_turns(lp, &results, referenced) == 0;
 
     ts_buf_free(&refs);
+    ts_buf_free(&content);
     ts_buf_free(&results);
 
     return go;
@@ -1302,8 +1380,12 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
         return TS_LOOP_DONE;
     }
 
-    if (lp->sse && lp->pending.len) {
-        /* an unfinished event at the end passes as it came */
+    /*
+     * An unfinished event at the end passes as it came when nothing else
+     * follows it; a later answer's could not be renumbered, and what the
+     * loop adds must start an event of its own.
+     */
+    if (lp->sse && lp->pending.len && lp->calls == 1 && lp->held == 0) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
     }
 

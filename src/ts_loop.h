@@ -40,6 +40,9 @@ void ts_loop_free(ts_loop_t *lp);
 /* the body of the next upstream call, in out (reset first) */
 int ts_loop_request(ts_loop_t *lp, ts_buf_t *out);
 
+/* the anthropic-beta value the call needs (len 0: none) */
+const char *ts_loop_betas(const ts_loop_t *lp, size_t *len);
+
 /* a call's answer begins; sse: an event stream, else one JSON message */
 void ts_loop_start(ts_loop_t *lp, int sse);
 

@@ -170,6 +170,7 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
     int          uses, in_body;
 
     uses = rq->decision == TS_DECISION_DEFERRED_HOSTED
+           || rq->referenced.n > 0
            || (!rq->stripped
                && (rq->refs_kept > 0 || ts_hygiene_has_artifacts(rq, 0)));
 
@@ -199,7 +200,10 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
         return 0;
     }
 
-    /* gateway search leaves deferred tools out: no reference may stay */
+    /*
+     * gateway search leaves deferred tools out: only references to the
+     * tools it sends deferred may stay
+     */
     if (rq->decision == TS_DECISION_DEFERRED_HOSTED
         || (rq->decision != TS_DECISION_DEFERRED_GATEWAY
             && ts_defer_artifacts_allowed(rq, in)))
@@ -257,6 +261,7 @@ ts_request_fail(ts_request_t *rq)
     rq->refs_kept = 0;
     rq->siblings_moved = 0;
     rq->boundaries_added = 0;
+    ts_names_free(&rq->referenced);
 }
 
 
@@ -300,10 +305,13 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
 
     rq->percent = in->defer_mode >= 0 ? in->defer_percent
                                       : in->policy->defer_percent;
+    rq->load_refs = ts_gateway_refs(rq, in);
+    memset(&h, 0, sizeof(ts_history_t));
 
     if (ts_gateway_normalize(rq, in->policy) != 0
         || ts_request_loaded(rq, in) != 0
-        || ts_history_build(&h, &rq->ix) != 0)
+        || ts_history_build(&h, &rq->ix,
+                            ts_policy_search_tool(in->policy)) != 0)
     {
         ts_history_free(&h);
         ts_request_fail(rq);
@@ -379,6 +387,7 @@ ts_request_free(ts_request_t *rq)
     free(rq->betas);
     free(rq->loaded);
     free(rq->own);
+    ts_names_free(&rq->referenced);
     rq->defer = NULL;
     rq->betas = NULL;
     rq->loaded = NULL;

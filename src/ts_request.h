@@ -11,6 +11,7 @@
 
 #include "ts_json.h"
 #include "ts_edit.h"
+#include "ts_names.h"
 #include "ts_policy.h"
 
 
@@ -68,6 +69,8 @@ typedef struct {
                                        the caller's */
     unsigned char  *loaded;         /* per tool: a search loaded it */
     size_t          history_searches;   /* gateway searches in history */
+    int             load_refs;      /* found tools load as references */
+    ts_names_t      referenced;     /* tools sent with defer_loading */
 
     /* the outgoing anthropic-beta header when betas_changed is set */
     char           *betas;

@@ -317,6 +317,15 @@ class Reply:
             else "end_turn")
 
 
+class RawStream:
+    """A scripted answer sent as these SSE bytes, exactly (broken ones
+    included), in pieces of `piece` bytes."""
+
+    def __init__(self, data, piece=0):
+        self.data = data
+        self.piece = piece or len(data)
+
+
 def text(s):
     return {"type": "text", "text": s}
 
@@ -621,9 +630,15 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         if isinstance(reply, ApiError):
             raise reply
         rec.status = 200
+        if isinstance(reply, RawStream):
+            data = reply.data
+            self.send_sse([data[i:i + reply.piece]
+                           for i in range(0, len(data), reply.piece)])
+            return
         message = self.message(body, reply, len(rec.body))
         if body.get("stream") is True:
-            self.send_sse(message)
+            self.send_sse([] if self.emu.empty_streams else
+                          [e.encode() for e in sse_events(message)])
         else:
             self.send_json(200, json.dumps(message).encode())
 
@@ -645,7 +660,7 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     # SSE: chunked for HTTP/1.1 clients, close-delimited for HTTP/1.0
-    def send_sse(self, message):
+    def send_sse(self, pieces):
         chunked = self.request_version == "HTTP/1.1"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -657,9 +672,7 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
-        events = [] if self.emu.empty_streams else sse_events(message)
-        for event in events:
-            data = event.encode()
+        for data in pieces:
             if chunked:
                 data = b"%x\r\n%s\r\n" % (len(data), data)
             self.wfile.write(data)

@@ -27,6 +27,7 @@ LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
 
 CONF = """
 load_module {module};
+{main}
 worker_processes 1;
 {master}
 daemon off;
@@ -78,7 +79,8 @@ def free_port():
 
 class Gateway:
     def __init__(self, upstream_port, http="", server="toolsearch on; toolsearch_search hosted;",
-                 location="", log_level="info"):
+                 location="", log_level="info", main="", valgrind=VALGRIND):
+        self.valgrind = valgrind
         self.prefix = tempfile.mkdtemp(prefix="toolsearch-t-")
         # workers of a root master run as an unprivileged user
         os.chmod(self.prefix, 0o755)
@@ -91,13 +93,13 @@ class Gateway:
                 module=MODULE, prefix=self.prefix, port=self.port,
                 h2_port=self.h2_port, upstream_port=upstream_port,
                 http=http, server=server, location=location,
-                log_format=LOG_FORMAT, log_level=log_level,
-                master="master_process off;" if VALGRIND else ""))
+                log_format=LOG_FORMAT, log_level=log_level, main=main,
+                master="master_process off;" if valgrind else ""))
 
     def command(self):
         cmd = [NGINX, "-p", self.prefix, "-c", self.conf, "-e",
                os.path.join(self.prefix, "error.log")]
-        if VALGRIND:
+        if self.valgrind:
             cmd = ["valgrind", "--leak-check=full",
                    "--errors-for-leak-kinds=definite", "--error-exitcode=99",
                    "--suppressions=" + SUPPRESSIONS,
@@ -141,28 +143,32 @@ class Gateway:
                 self.proc.wait(5)
         rc = self.proc.returncode
         self.proc = None
-        if VALGRIND and rc == 99:
-            with open(os.path.join(self.prefix, "valgrind.log")) as f:
-                raise AssertionError("valgrind reported errors:\n" + f.read())
+        if self.valgrind and rc == 99:
+            raise AssertionError("valgrind reported errors:\n"
+                                 + self.valgrind_log())
 
     def remove(self):
         """Stops nginx and deletes its prefix."""
         self.stop()
         shutil.rmtree(self.prefix, ignore_errors=True)
 
-    def error_log(self):
+    def read(self, name):
+        """A file of the prefix, or "" when there is none."""
         try:
-            with open(os.path.join(self.prefix, "error.log")) as f:
+            with open(os.path.join(self.prefix, name)) as f:
                 return f.read()
         except OSError:
             return ""
 
+    def valgrind_log(self):
+        """What valgrind wrote (after stop()), or ""."""
+        return self.read("valgrind.log")
+
+    def error_log(self):
+        return self.read("error.log")
+
     def access_log(self):
-        try:
-            with open(os.path.join(self.prefix, "access.log")) as f:
-                return f.read().splitlines()
-        except OSError:
-            return []
+        return self.read("access.log").splitlines()
 
     def url(self, path="/v1/messages?beta=true"):
         return "http://127.0.0.1:%d%s" % (self.port, path)

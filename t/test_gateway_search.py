@@ -3,11 +3,13 @@ emulator playing a model that searches, then calls what it found.  The
 client sees one assistant message; the upstream sees ordinary tool turns."""
 
 import json
+import socket
+import time
 
 import pytest
 
 from conftest import load_fixture, request
-from emulator import ApiError, Reply, text, tool_use
+from emulator import ApiError, RawStream, Reply, sse, text, tool_use
 
 TARGET = "mcp__memory__create_entities"
 SEARCH = "toolsearch on; toolsearch_upstream compatible; %s"
@@ -278,3 +280,235 @@ def test_status_counts_the_loop(emulator, gateway):
                      "loop_iterations": 2, "pause_turns": 0}
     assert after["requests"]["deferred_gateway"] - \
         before["requests"]["deferred_gateway"] == 1
+
+
+# (gateway profile, emulator profile, directives, found tools load as refs)
+PROFILES = [
+    ("anthropic", "anthropic", "toolsearch_search gateway;", True),
+    ("compatible", "anthropic", "toolsearch_search gateway; "
+     "toolsearch_upstream_tool_reference on;", True),
+    ("vertex", "vertex", "toolsearch_search gateway;", False),
+    ("bedrock", "bedrock", "toolsearch_search gateway;", False),
+    ("compatible", "proxy", "", False),
+]
+
+
+def tool_of(req, name):
+    return next((t for t in req["tools"] if t.get("name") == name), None)
+
+
+@pytest.mark.parametrize("upstream,profile,extra,refs", PROFILES,
+                         ids=["anthropic", "compatible-refs", "vertex",
+                              "bedrock", "compatible"])
+def test_every_profile_two_turns(emulator, gateway, upstream, profile,
+                                 extra, refs):
+    emulator.profile = profile
+    emulator.script = searcher("memory create entities")
+    server = "toolsearch on; toolsearch_upstream %s; %s" % (upstream, extra)
+    fx, body = body_of(True)
+    r = send(gateway(server=server), fx, body)
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_gateway"
+    msg = message_of(r, True)
+    assert msg["content"][-1]["name"] == TARGET
+    assert [q.status for q in emulator.requests] == [200, 200], \
+        [q.error for q in emulator.requests]
+
+    # refs: the found tool travels deferred and the result references it
+    second = emulator.requests[1]
+    target = tool_of(second.json(), TARGET)
+    result = second.json()["messages"][-1]["content"]
+    if refs:
+        assert target.get("defer_loading") is True
+        assert result[0]["content"][0] == {"type": "tool_reference",
+                                           "tool_name": TARGET}
+        assert result[-1] == {"type": "text", "text": "Tool loaded."}
+    else:
+        assert "defer_loading" not in target
+        assert b"tool_reference" not in second.body
+        assert result[0]["content"].startswith("Loaded: ")
+
+    # turn 2, on another nginx: the same form, accepted upstream
+    body["messages"] += [
+        {"role": "assistant", "content": msg["content"]},
+        {"role": "user", "content": [{"type": "tool_result",
+                                      "tool_use_id": "toolu_target",
+                                      "content": "created"}]}]
+    emulator.reset()
+    r = send(gateway(server=server), fx, body)
+    assert r.status == 200, r.body
+    got = emulator.last()
+    assert got.status == 200, got.error
+    assert (b"tool_reference" in got.body) == refs
+    assert (tool_of(got.json(), TARGET).get("defer_loading") is True) == refs
+    assert message_of(r, True)["content"][0]["text"] == "done"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_a_call_of_a_tool_never_loaded_is_an_implicit_select(
+        emulator, gateway, stream):
+    emulator.profile = "proxy"
+
+    def model(req):
+        if tool_of(req, TARGET) is None:
+            return Reply([tool_use(TARGET, {"entities": []}, "toolu_early")])
+        return Reply([tool_use(TARGET, {"entities": []}, "toolu_target")])
+    emulator.script = model
+    fx, body = body_of(stream)
+    r = send(gateway_for(gateway), fx, body)
+    assert r.status == 200, r.body
+    msg = message_of(r, stream)
+
+    # the early call shows as a select: of the tool, then the real call
+    assert [b["type"] for b in msg["content"]] == [
+        "server_tool_use", "tool_search_tool_result", "tool_use"]
+    assert msg["content"][0]["input"] == {"query": "select:" + TARGET}
+    refs = msg["content"][1]["content"]["tool_references"]
+    assert refs == [{"type": "tool_reference", "tool_name": TARGET}]
+    assert msg["content"][2]["id"] == "toolu_target"
+
+    # upstream: the early call became a search call with its answer
+    first, second = emulator.requests
+    assert second.status == 200, second.error
+    turns = second.json()["messages"][-2:]
+    assert turns[0]["content"][-1]["id"] == "toolu_early"
+    assert turns[0]["content"][-1]["name"] == "tool_search"
+    assert turns[1]["content"][0]["content"].startswith("Loaded: " + TARGET)
+
+
+def search_events(call_id):
+    """A streamed answer that calls the search tool."""
+    start = {"type": "message_start", "message": {
+        "id": "msg_raw", "type": "message", "role": "assistant",
+        "model": "m", "content": [], "stop_reason": None,
+        "usage": {"input_tokens": 5, "output_tokens": 1}}}
+    block = {"type": "tool_use", "id": call_id, "name": "tool_search",
+             "input": {}}
+    return "".join([
+        sse("message_start", start),
+        sse("content_block_start", {"type": "content_block_start",
+                                    "index": 0, "content_block": block}),
+        sse("content_block_delta", {
+            "type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta",
+                      "partial_json": json.dumps({"query": "memory"})}}),
+        sse("content_block_stop", {"type": "content_block_stop",
+                                   "index": 0}),
+        sse("message_delta", {"type": "message_delta",
+                              "delta": {"stop_reason": "tool_use"},
+                              "usage": {"output_tokens": 3}}),
+        sse("message_stop", {"type": "message_stop"})]).encode()
+
+
+BROKEN = [
+    # an event whose data is not JSON
+    b"event: message_start\ndata: {\"type\":\"message_start\",\n\n",
+    # a stream cut off inside an event
+    b"event: message_start\ndata: {\"type\":\"message_st",
+    # a block delta for a block that never started
+    b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+    b"\"index\":7,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
+]
+
+
+@pytest.mark.parametrize("broken", BROKEN,
+                         ids=["not-json", "cut-off", "unknown-block"])
+def test_malformed_sse_mid_loop_ends_the_stream(emulator, gateway, broken):
+    emulator.profile = "proxy"
+    answers = [RawStream(search_events("toolu_search1"), 40),
+               RawStream(broken, 9)]
+    emulator.script = lambda req: answers.pop(0)
+    fx, body = body_of(True)
+    gw = gateway_for(gateway)
+    started = time.monotonic()
+    r = send(gw, fx, body)
+    assert time.monotonic() - started < 10
+    assert r.status == 200
+
+    # the client's stream ends: an error event after what it already got
+    chunks = [c for c in r.body.decode().split("\n\n") if c.strip()]
+    assert chunks[0].startswith("event: message_start")
+    assert "server_tool_use" in r.body.decode()
+    assert chunks[-1].startswith("event: error"), chunks[-1]
+    assert len(emulator.requests) == 2
+
+    # and the worker goes on serving
+    emulator.script = [Reply([text("again")])]
+    assert send(gw, fx, body).status == 200
+
+
+@pytest.mark.parametrize("until", [b"message_start",
+                                   b"tool_search_tool_result"],
+                         ids=["first-call", "continuation"])
+def test_client_gone_mid_stream(emulator, gateway, until):
+    emulator.profile = "proxy"
+    emulator.script = searcher("memory create entities")
+    emulator.event_delay = 0.2
+    fx, body = body_of(True)
+    gw = gateway_for(gateway)
+    raw = json.dumps(body).encode()
+
+    # read the first bytes of the answer, then hang up
+    with socket.create_connection(("127.0.0.1", gw.port), timeout=10) as c:
+        head = "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n" % fx.url
+        for k, v in fx.headers:
+            if k.lower() not in ("host", "content-length", "connection"):
+                head += "%s: %s\r\n" % (k, v)
+        head += "Content-Length: %d\r\n\r\n" % len(raw)
+        c.sendall(head.encode() + raw)
+        got = b""
+        while until not in got:
+            piece = c.recv(65536)
+            assert piece, got
+            got += piece
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                     b"\x01\x00\x00\x00\x00\x00\x00\x00")
+
+    # the loop stops: no call is left running, nothing hangs
+    deadline = time.monotonic() + 8
+    seen = -1
+    while time.monotonic() < deadline and seen != len(emulator.requests):
+        seen = len(emulator.requests)
+        time.sleep(1.5)
+    assert seen == len(emulator.requests) and seen <= 2
+
+    emulator.event_delay = 0
+    emulator.script = [Reply([text("still here")])]
+    r = send(gw, fx, body)
+    assert r.status == 200
+    assert message_of(r, True)["content"][0]["text"] == "still here"
+    gw.stop()
+    assert "[alert]" not in gw.error_log() and \
+        "exited on signal" not in gw.error_log()
+
+
+def test_past_the_budget_the_model_gets_the_hint(emulator, gateway):
+    emulator.profile = "proxy"
+    emulator.script = [Reply([
+        tool_use("tool_search", {"query": "memory"}, "toolu_search1"),
+        tool_use(TARGET, {"entities": []}, "toolu_early")])]
+    fx, body = body_of(True)
+    gw = gateway_for(gateway, "toolsearch_max_searches 1;")
+    msg = message_of(send(gw, fx, body), True)
+
+    # the first search ran; the call past the budget did not
+    assert [b["type"] for b in msg["content"]] == [
+        "server_tool_use", "tool_search_tool_result"] * 2
+    assert msg["stop_reason"] == "pause_turn"
+    spent = msg["content"][3]["content"]
+    assert spent["type"] == "tool_search_tool_result_error"
+    assert spent["error_code"] == "too_many_requests"
+    assert "schema was not sent" in spent["error_message"]
+    assert "select:" + TARGET in spent["error_message"]
+    assert len(emulator.requests) == 1
+
+    # the next request carries the hint to the model as the call's result
+    body["messages"].append({"role": "assistant",
+                             "content": msg["content"]})
+    emulator.reset()
+    assert send(gw, fx, body).status == 200
+    got = emulator.last()
+    assert got.status == 200, got.error
+    result = got.json()["messages"][-1]["content"][0]
+    assert result["tool_use_id"] == "toolu_early" and result["is_error"]
+    assert result["content"] == spent["error_message"]

@@ -11,6 +11,7 @@
 
 #include "tst.h"
 #include "tpol.h"
+#include "ts_beta.h"
 #include "ts_gateway.h"
 
 
@@ -20,11 +21,13 @@
     TOOL("Edit") "]"
 
 
+/* Vertex: found tools load as ordinary tools, results are text */
 static void
 tgw_init(tpol_t *t)
 {
     tpol_init(t);
     t->p.search = TS_SEARCH_GATEWAY;
+    t->in.upstream = TS_UPSTREAM_VERTEX;
 }
 
 
@@ -183,6 +186,65 @@ test_gateway_history(void)
 }
 
 
+/* where the upstream expands references, found tools load deferred */
+static void
+test_gateway_references(void)
+{
+    tpol_t       t;
+    trun_t       r;
+    cJSON       *z;
+    const char  *stale;
+
+    tgw_init(&t);
+    t.in.upstream = TS_UPSTREAM_ANTHROPIC;
+
+    CHECK(trun(&r, &t, HEAD GW_HISTORY(GW_RESULT) "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(has_text(r.out, r.len, "{\"role\":\"user\",\"content\":["
+                   "{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\","
+                   "\"content\":[{\"type\":\"tool_reference\",\"tool_name\":"
+                   "\"mcp__z__last\"}]},{\"type\":\"text\",\"text\":"
+                   "\"Tool loaded.\"}]}"));
+
+    /* the found tool travels deferred, its breakpoint on the search tool */
+    CHECK(has_text(r.out, r.len, "{\"name\":\"mcp__z__last\","
+                   "\"input_schema\":{},\"defer_loading\":true}"));
+    CHECK(cJSON_GetObjectItem(tool_named(&r, "tool_search"),
+                              "cache_control") != NULL);
+    CHECK(tool_named(&r, "mcp__a__first") == NULL);
+
+    /* with the beta, and it is not client-side search */
+    CHECK(r.rq.betas_changed && strstr(r.rq.betas, TS_BETA_FIRST_PARTY));
+    CHECK(r.rq.refs_kept == 1 && r.rq.history_searches == 1);
+    trun_free(&r);
+
+    /* a reference to a tool no longer sent becomes text */
+    stale = HEAD GW_HISTORY(
+        "{'type':'tool_search_tool_result','tool_use_id':'toolu_1',"
+        "'content':{'type':'tool_search_tool_search_result',"
+        "'tool_references':[{'type':'tool_reference','tool_name':"
+        "'mcp__z__last'},{'type':'tool_reference','tool_name':"
+        "'mcp__gone__x'}]}},") "," GW_TOOLS "}";
+    CHECK(trun(&r, &t, stale) == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(!has_text(r.out, r.len, "\"tool_name\":\"mcp__gone__x\""));
+    CHECK(has_text(r.out, r.len, "mcp__gone__x"));
+    z = tool_named(&r, "mcp__z__last");
+    CHECK(z != NULL && cJSON_IsTrue(cJSON_GetObjectItem(z, "defer_loading")));
+    CHECK(r.rq.refs_kept == 1);
+    trun_free(&r);
+
+    /* Bedrock is not known to expand them: ordinary tools, text */
+    t.in.upstream = TS_UPSTREAM_BEDROCK;
+    CHECK(trun(&r, &t, HEAD GW_HISTORY(GW_RESULT) "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(!has_text(r.out, r.len, "tool_reference")
+          && !has_text(r.out, r.len, "defer_loading"));
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
 static void
 test_gateway_loop_input(void)
 {
@@ -216,6 +278,7 @@ test_gateway_loop_input(void)
 const tst_case_t  tst_gateway_tests[] = {
     { "gateway_request", test_gateway_request },
     { "gateway_history", test_gateway_history },
+    { "gateway_references", test_gateway_references },
     { "gateway_loop_input", test_gateway_loop_input },
     { NULL, NULL }
 };

@@ -66,17 +66,26 @@ typedef struct {
 } tloop_t;
 
 
+/* Vertex: found tools load as ordinary tools, results are text */
 static void
-tloop_init(tloop_t *l, const char *body)
+tloop_init_at(tloop_t *l, const char *body, int upstream)
 {
     memset(l, 0, sizeof(tloop_t));
     tpol_init(&l->t);
     l->t.p.search = TS_SEARCH_GATEWAY;
+    l->t.in.upstream = upstream;
     l->body = tst_quote(body, &l->len);
     l->lp = ts_loop_create(&l->t.in, l->body, l->len);
     ts_buf_init(&l->req, 0);
     ts_buf_init(&l->out, 0);
     CHECK(l->lp != NULL);
+}
+
+
+static void
+tloop_init(tloop_t *l, const char *body)
+{
+    tloop_init_at(l, body, TS_UPSTREAM_VERTEX);
 }
 
 
@@ -179,6 +188,33 @@ test_loop_sse_search_then_answer(void)
 }
 
 
+/* Anthropic: the found tool goes deferred, the result references it */
+static void
+test_loop_references(void)
+{
+    tloop_t  l;
+
+    tloop_init_at(&l, LOOP_BODY, TS_UPSTREAM_ANTHROPIC);
+
+    CHECK(tloop_call(&l, START("100")
+                     CALL("0", "toolu_s", "tool_search", SELECT_FIRST)
+                     END("tool_use", "20"), 1) == TS_LOOP_AGAIN);
+    CHECK(tloop_call(&l, START("300") TEXT("0", "Done.")
+                     END("end_turn", "5"), 1) == TS_LOOP_DONE);
+
+    CHECK(req_has(&l, "\"name\":\"mcp__a__first\",\"description\":"
+                  "\"D mcp__a__first\",\"input_schema\":{\"type\":"
+                  "\"object\"},\"defer_loading\":true}"));
+    CHECK(req_has(&l, "{\"role\":\"user\",\"content\":[{\"type\":"
+                  "\"tool_result\",\"tool_use_id\":\"toolu_s\","
+                  "\"content\":[{\"type\":\"tool_reference\","
+                  "\"tool_name\":\"mcp__a__first\"}]},{\"type\":\"text\","
+                  "\"text\":\"Tool loaded.\"}]}"));
+    CHECK(l.lp != NULL && ts_loop_loaded(l.lp) == 1);
+    tloop_free(&l);
+}
+
+
 static void
 test_loop_json(void)
 {
@@ -265,6 +301,7 @@ test_loop_bounds(void)
 
 const tst_case_t  tst_loop_tests[] = {
     { "loop_sse_search_then_answer", test_loop_sse_search_then_answer },
+    { "loop_references", test_loop_references },
     { "loop_json", test_loop_json },
     { "loop_bounds", test_loop_bounds },
     { NULL, NULL }

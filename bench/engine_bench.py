@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Engine speed in process: build/bench_engine over the recorded request
+and conversations of 1 MB and 4 MB (bench/corpus.py), for four cases:
+
+  no change   what a tool-search client sends: the deferral output sent
+              again with its beta (client_managed, no edit)
+  deferral    the client's request, toolsearch_defer on (deferred_hosted)
+  hygiene     the deferral output with toolsearch_defer off: defer_loading,
+              the hosted tool and hosted search blocks stripped, references
+              turned into text
+  gateway     the client's request, toolsearch_search gateway
+
+Each run times, in the same rounds, memcpy of the body, the engine, and
+cJSON parse + the same edit + print; figures are the median over RUNS
+runs of each run's median.  Writes the "engine" section of
+docs/benchmarks.md.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import corpus
+import report
+
+ROOT = report.ROOT
+
+RUNS = 5
+BETA = "advanced-tool-use-2025-11-20"
+CASES = [("no change", "deferred", ["--beta", BETA]),
+         ("deferral", "client", []),
+         ("hygiene", "deferred", ["--defer", "off", "--beta", BETA]),
+         ("gateway search", "client", ["--search", "gateway"])]
+# goals of issue 8, GB/s
+GOALS = {("deferral", "161 KB"): 2.0, ("no change", "1 MB"): 4.0}
+
+
+def tool(*args, stdin=None):
+    return subprocess.run([os.path.join(ROOT, "build", args[0])]
+                          + list(args[1:]), capture_output=True, check=True,
+                          timeout=120, input=stdin).stdout
+
+
+def bodies(tmp):
+    """label -> {"client": path, "deferred": path}"""
+    out = {}
+    for label, data in [("161 KB", corpus.fixture()),
+                        ("1 MB", corpus.conversation(1024 * 1024)),
+                        ("4 MB", corpus.conversation(4 * 1024 * 1024))]:
+        paths = {k: os.path.join(tmp, "%s-%s.json" % (label[:-3], k))
+                 for k in ("client", "deferred")}
+        with open(paths["client"], "wb") as f:
+            f.write(data)
+        with open(paths["deferred"], "wb") as f:
+            f.write(tool("toolsearch", "rewrite", paths["client"]))
+        out[label] = paths
+    return out
+
+
+def rounds(path):
+    """about 0.3 s of cJSON per run, bounded"""
+    return max(5, min(300, (48 << 20) // os.path.getsize(path) // 8))
+
+
+def measure(path, options):
+    runs = [json.loads(tool("bench_engine", path, str(rounds(path)),
+                            *options)) for _ in range(RUNS)]
+    res = dict(runs[0])
+    for k in ("memcpy_us", "engine_us", "cjson_us", "heap_bytes"):
+        res[k] = report.median([r[k] for r in runs])
+    res["deterministic"] = all(r["deterministic"] for r in runs)
+    return res
+
+
+def gbs(size, us):
+    return size / us / 1e3
+
+
+def section(results):
+    begin, end = report.markers("engine")
+    lines = [begin, "## Engine, in process", "",
+             "`make bench` (bench/engine_bench.py, build/bench_engine). "
+             "Machine: %s." % report.machine(), "",
+             "Per request, what the glue calls: `ts_request_process`, "
+             "`ts_request_size`, `ts_request_render` into a fresh buffer, "
+             "`ts_request_free`. Baselines in the same rounds: `memcpy` of "
+             "the body (the floor) and cJSON parse + the same edit + print "
+             "(`cJSON_PrintUnformatted`). Median of %d runs of each run's "
+             "median. Bodies: the recorded Claude Code request "
+             "(t/fixtures/claude-code/ts-unset/002.json, 149 tools) and "
+             "conversations grown from it by bench/corpus.py (tool_use / "
+             "tool_result turns, a hosted search with tool_reference blocks "
+             "every eighth turn, escapes and raw UTF-8 in every result). "
+             "*no change*: the deferral output sent again with its beta "
+             "(what a tool-search client sends; no edit); *hygiene*: the "
+             "deferral output with `toolsearch_defer off` (tool-search "
+             "fields stripped, references to text); *gateway search*: "
+             "`toolsearch_search gateway`. *heap*: the engine's peak "
+             "malloc'd bytes during the request, the output buffer "
+             "included." % RUNS, "",
+             "| case | body | decision | edits | memcpy µs | engine µs "
+             "| GB/s | × memcpy | cJSON µs | cJSON ÷ engine | heap ÷ body "
+             "| same bytes every run |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (case, label), r in results:
+        lines.append(
+            "| %s | %s | %s | %d | %.1f | %.1f | %.2f | %.0f× | %.0f "
+            "| %.1f× | %.2f | %s |"
+            % (case, label, r["decision"], r["edits"], r["memcpy_us"],
+               r["engine_us"], gbs(r["bytes"], r["engine_us"]),
+               r["engine_us"] / r["memcpy_us"], r["cjson_us"],
+               r["cjson_us"] / r["engine_us"],
+               r["heap_bytes"] / r["bytes"],
+               "yes" if r["deterministic"] else "**no**"))
+    lines += ["", "Goals (issue 8):", ""]
+    for (case, label), goal in GOALS.items():
+        r = dict(results)[(case, label)]
+        got = gbs(r["bytes"], r["engine_us"])
+        lines.append("- %s of the %s body: %.2f GB/s, goal %.1f GB/s: %s"
+                     % (case, label, got, goal,
+                        "met" if got >= goal else "**missed**"))
+    lines.append(end)
+    return "\n".join(lines)
+
+
+def main():
+    results = []
+    with tempfile.TemporaryDirectory(prefix="toolsearch-bench-") as tmp:
+        sets = bodies(tmp)
+        for case, which, options in CASES:
+            for label, paths in sets.items():
+                results.append(((case, label),
+                                measure(paths[which], options)))
+    text = section(results)
+    report.write_section("engine", text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
