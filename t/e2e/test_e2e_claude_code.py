@@ -23,11 +23,14 @@ BUILTINS = "include %s;" % os.path.join(ROOT, "docs", "examples",
 
 
 def scenario(id_, title, profile, decision, tool_search=None, model=None,
-             server="", env=None, empty_streams=False):
+             server="", env=None, empty_streams=False, refs=None):
+    """refs: whether the upstream and model take tool_reference (the
+    anthropic profile, unless the model is one that does not)."""
     return pytest.param(dict(
         id=id_, title=title, profile=profile, decision=decision,
         tool_search=tool_search, model=model, server=server, env=env,
-        empty_streams=empty_streams), id=id_)
+        empty_streams=empty_streams,
+        refs=profile == "anthropic" if refs is None else refs), id=id_)
 
 
 SCENARIOS = [
@@ -35,6 +38,10 @@ SCENARIOS = [
              "anthropic", "deferred_hosted"),
     scenario("unset-gateway", "ENABLE_TOOL_SEARCH unset, compatible upstream",
              "compatible", "deferred_gateway"),
+    scenario("unset-gateway-anthropic",
+             "ENABLE_TOOL_SEARCH unset, anthropic profile, "
+             "toolsearch_search gateway", "anthropic", "deferred_gateway",
+             server="toolsearch_search gateway;"),
     scenario("unset-hosted-conf",
              "ENABLE_TOOL_SEARCH unset, anthropic profile, claude-code.conf",
              "anthropic", "deferred_hosted", server=BUILTINS),
@@ -73,7 +80,7 @@ SCENARIOS = [
              model="claude-haiku-4-5"),
     scenario("3-5-haiku", "claude-3-5-haiku (no tool_reference)",
              "anthropic", "deferred_gateway",
-             model="claude-3-5-haiku-20241022"),
+             model="claude-3-5-haiku-20241022", refs=False),
     scenario("fallback-hosted",
              "non-streaming fallback, anthropic profile", "anthropic",
              "deferred_hosted", empty_streams=True),
@@ -98,7 +105,7 @@ def blocks(body, kind):
             for b in m["content"] if b.get("type") == kind]
 
 
-def check_hosted(posts, log):
+def check_hosted(posts, log, sc):
     """Hosted search: the emulator ran it as Anthropic's servers do and
     Claude Code carried the blocks back; the target stayed deferred."""
     last = bodies(posts)[-1]
@@ -113,21 +120,28 @@ def check_hosted(posts, log):
     assert all(BETA in r.header("anthropic-beta") for r in posts)
 
 
-def check_gateway(posts, log):
+def check_gateway(posts, log, sc):
     """Gateway search: one search ran in the gateway, the upstream never
-    saw a tool-search field, and the found tool was loaded for it."""
+    saw the search blocks, and the found tool was loaded for it: as a
+    plain tool, or (anthropic) deferred with a tool_reference."""
     assert sum(int(f["searches"]) for f in log) == 1
     for r in posts:
-        assert b"tool_reference" not in r.body
         assert b"server_tool_use" not in r.body
-        assert BETA not in (r.header("anthropic-beta") or "")
+        if not sc["refs"]:
+            assert b"tool_reference" not in r.body
+            assert BETA not in (r.header("anthropic-beta") or "")
+    if sc["refs"]:
+        last = bodies(posts)[-1]
+        deferred = {t["name"] for t in last["tools"]
+                    if t.get("defer_loading") is True}
+        assert TARGET in deferred and b'"tool_reference"' in posts[-1].body
     first = bodies(posts)[0]
     names = [t["name"] for t in first["tools"]]
     assert "tool_search" in names and TARGET not in names
     assert TARGET in [t["name"] for t in bodies(posts)[-1]["tools"]]
 
 
-def check_untouched(posts, log):
+def check_untouched(posts, log, sc=None):
     """Forwarded byte for byte."""
     assert all(f["in"] == f["out"] for f in log), log
 
@@ -142,7 +156,7 @@ def check_converted(posts, log):
     assert any(b"Tool loaded: " + TARGET.encode() in r.body for r in posts)
 
 
-def check_loaded(posts, log):
+def check_loaded(posts, log, sc):
     """Nothing deferred: every tool in full, no tool-search beta."""
     for r in posts:
         assert b'"defer_loading"' not in r.body
@@ -168,7 +182,7 @@ def test_claude_code(sc, tmp_path, record):
         else:
             check_converted(posts, log)
     else:
-        CHECKS[sc["decision"]](posts, log)
+        CHECKS[sc["decision"]](posts, log, sc)
     if sc["tool_search"] == "auto":
         # Claude Code measured its deferrable tools with count_tokens,
         # through the gateway, which deferred them there too
