@@ -218,12 +218,16 @@ def test_client_tool_and_search_in_one_answer(emulator, gateway):
     assert len(emulator.requests) == 1
 
 
-@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
-def test_upstream_error_during_the_loop(emulator, gateway, stream):
+@pytest.mark.parametrize("stream,status,kind", [
+    (True, 529, "overloaded_error"), (False, 529, "overloaded_error"),
+    (True, 500, "api_error"), (False, 500, "api_error")],
+    ids=["sse-529", "json-529", "sse-500", "json-500"])
+def test_upstream_error_during_the_loop(emulator, gateway, stream, status,
+                                        kind):
     emulator.profile = "proxy"
     answers = [Reply([tool_use("tool_search", {"query": "memory"},
                                "toolu_search1")]),
-               ApiError("Overloaded", 529, "overloaded_error")]
+               ApiError("Internal", status, kind)]
     emulator.script = lambda req: answers.pop(0)
     gw = gateway_for(gateway)
     fx, body = body_of(stream)
@@ -234,8 +238,8 @@ def test_upstream_error_during_the_loop(emulator, gateway, stream):
         assert evs[-1]["type"] == "error"
         assert not any(e["type"] == "message_stop" for e in evs)
     else:
-        assert r.status == 529
-        assert json.loads(r.body)["error"]["type"] == "overloaded_error"
+        assert r.status == status
+        assert json.loads(r.body)["error"]["type"] == kind
 
 
 def test_a_request_that_never_searches_streams_unchanged(emulator, gateway):
@@ -512,3 +516,38 @@ def test_past_the_budget_the_model_gets_the_hint(emulator, gateway):
     result = got.json()["messages"][-1]["content"][0]
     assert result["tool_use_id"] == "toolu_early" and result["is_error"]
     assert result["content"] == spent["error_message"]
+
+
+def test_two_rounds_of_discovery(emulator, gateway):
+    """The first search finds the wrong tools, the second the right one;
+    every tool found stays loaded for the call that follows."""
+    emulator.profile = "proxy"
+    issue = "mcp__github__create_issue"
+
+    def model(req):
+        n = sum(1 for m in req["messages"] if m["role"] == "assistant")
+        if n == 0:
+            return Reply([tool_use("tool_search", {"query": "memory graph"},
+                                   "toolu_search1")])
+        if n == 1:
+            return Reply([tool_use("tool_search",
+                                   {"query": "+github create issue"},
+                                   "toolu_search2")])
+        return Reply([tool_use(issue, {"title": "bug"}, "toolu_issue")])
+    emulator.script = model
+    fx, body = body_of(False)
+    r = send(gateway_for(gateway), fx, body)
+    assert r.status == 200, r.body
+    msg = message_of(r, False)
+    assert [b["type"] for b in msg["content"]] == [
+        "server_tool_use", "tool_search_tool_result"] * 2 + ["tool_use"]
+    second = [t["tool_name"] for t in
+              msg["content"][3]["content"]["tool_references"]]
+    assert second[0] == issue
+    assert msg["content"][4]["name"] == issue
+    assert msg["usage"]["server_tool_use"]["tool_search_requests"] == 2
+
+    # the third call carries what both rounds found
+    assert [q.status for q in emulator.requests] == [200, 200, 200]
+    names = {t["name"] for t in emulator.requests[2].json()["tools"]}
+    assert TARGET in names and issue in names
