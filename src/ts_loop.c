@@ -68,6 +68,7 @@ struct ts_loop_s {
 
     /* the current answer */
     ts_buf_t            pending;
+    size_t              seen;       /* of pending, scanned: no event */
     ts_lblock_t         blocks[TS_LOOP_BLOCKS_MAX];
     size_t              nblocks;
     unsigned            held;
@@ -143,6 +144,7 @@ ts_answer_reset(ts_loop_t *lp)
     cJSON_Delete(lp->delta);
     lp->delta = NULL;
     ts_buf_reset(&lp->pending);
+    lp->seen = 0;
 }
 
 
@@ -662,7 +664,7 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     at = 0;
 
     while ((used = ts_sse_next(lp->pending.p + at, lp->pending.len - at,
-                               &ev)) > 0)
+                               &lp->seen, &ev)) > 0)
     {
         if (ts_event(lp, &ev, out) != 0) {
             return -1;
@@ -678,6 +680,7 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
         lp->broken = 1;
         ts_buf_add(out, lp->pending.p, lp->pending.len);
         ts_buf_reset(&lp->pending);
+        lp->seen = 0;
     }
 
     return out->failed ? -1 : 0;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tst.h"
 #include "tpol.h"
@@ -263,9 +264,51 @@ test_loop_bounds(void)
 }
 
 
+/*
+ * An event that arrives one byte at a time is scanned once: a 1 MB text
+ * delta fed byte by byte costs milliseconds, where rescanning what was
+ * pending before each byte took seconds of a worker's time.
+ */
+static void
+test_loop_event_byte_by_byte(void)
+{
+    static const char  head[] = "event: content_block_delta\ndata: "
+                                "{\"type\":\"content_block_delta\","
+                                "\"index\":0,\"delta\":{\"type\":"
+                                "\"text_delta\",\"text\":\"";
+    tloop_t   l;
+    tst_sb_t  ev;
+    size_t    i;
+    clock_t   start;
+
+    memset(&ev, 0, sizeof(tst_sb_t));
+    tst_sb_str(&ev, START("1") TEXT("0", "a"));
+    tst_sb_str(&ev, head);
+    tst_sb_rep(&ev, "x", 1024 * 1024);
+    tst_sb_str(&ev, "\"}}\n\n" END("end_turn", "2"));
+
+    tloop_init(&l, LOOP_BODY);
+    CHECK(ts_loop_request(l.lp, &l.req) == 0);
+    ts_loop_start(l.lp, 1);
+    start = clock();
+
+    for (i = 0; i < ev.len; i++) {
+        CHECK(ts_loop_feed(l.lp, ev.p + i, 1, &l.out) == 0);
+    }
+
+    CHECK(clock() - start < 2 * CLOCKS_PER_SEC);
+    CHECK(ts_loop_end(l.lp, &l.out) == TS_LOOP_DONE);
+    CHECK(l.out.len == ev.len && memcmp(l.out.p, ev.p, ev.len) == 0);
+
+    tloop_free(&l);
+    free(ev.p);
+}
+
+
 const tst_case_t  tst_loop_tests[] = {
     { "loop_sse_search_then_answer", test_loop_sse_search_then_answer },
     { "loop_json", test_loop_json },
     { "loop_bounds", test_loop_bounds },
+    { "loop_event_byte_by_byte", test_loop_event_byte_by_byte },
     { NULL, NULL }
 };
