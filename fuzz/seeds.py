@@ -160,6 +160,11 @@ def sse_seeds():
         yield b"\x00" + events
         yield b"\x02" + events.replace(b"\n", b"\r\n")
         yield b"\x01" + json.dumps(m).encode()
+    broken = message([{"type": "server_tool_use", "id": "srv1",
+                       "name": "web_search", "input": {"q": 1}},
+                      tool_use("tool_search", {"query": "memory"}, "tu_s")])
+    yield b"\x04" + "".join(sse_events(broken)).replace(
+        '{\\"q\\": 1}', '{\\"q\\": ').encode()
     yield b"\x00event: error\ndata: {\"type\":\"error\",\"error\":{}}\n\n"
     yield b"\x00data: not json\n\n: comment\n\nevent: ping\n\n"
 

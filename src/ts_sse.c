@@ -72,7 +72,8 @@ ts_sse_next(const char *p, size_t n, size_t *seen, ts_sse_event_t *ev)
 {
     const char  *end, *line, *eol, *next;
 
-    end = ts_sse_end(p, p + n, *seen);
+    /* the shortest event is a blank line; an empty buffer has no address */
+    end = n < 2 ? NULL : ts_sse_end(p, p + n, *seen);
     if (end == NULL) {
         *seen = n;
         return 0;
