@@ -116,7 +116,7 @@ asan: $(B)/asan/test_engine
 FUZZ_TARGETS := request sse search
 FUZZ_OBJS    := $(ENGINE_SRCS:src/%.c=$(B)/fuzz/engine/%.o) $(B)/fuzz/fz.o
 FUZZ_CFLAGS  := $(TS_FLAGS) $(SAN_FLAGS) \
-                -DFZ_FIXTURES='"t/fixtures/claude-code"'
+                -DFZ_CATALOGUE='"t/search/catalogue.json"'
 
 # kept between runs: only pattern rules name them
 .SECONDARY: $(FUZZ_OBJS)
