@@ -112,7 +112,8 @@ asan: $(B)/asan/test_engine
 	UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/test_engine
 
 # libFuzzer targets (fuzz/), each run for FUZZ_TIME seconds from a corpus
-# seeded with the fixtures and the test suite's bodies
+# seeded with the fixtures and the test suite's bodies, and the inputs
+# that once failed (fuzz/regress/)
 FUZZ_TARGETS := request sse search
 FUZZ_OBJS    := $(ENGINE_SRCS:src/%.c=$(B)/fuzz/engine/%.o) $(B)/fuzz/fz.o
 FUZZ_CFLAGS  := $(TS_FLAGS) $(SAN_FLAGS) \
@@ -146,6 +147,7 @@ fuzz: fuzz-build
 	    $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
 	        -rss_limit_mb=2048 -dict=fuzz/fuzz.dict -print_final_stats=1 \
 	        -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/corpus/$$t \
+	        fuzz/regress/$$t \
 	        2>$(B)/fuzz/$$t.log || { tail -50 $(B)/fuzz/$$t.log; exit 1; }; \
 	    grep -E '^stat::(number_of_executed_units|peak_rss)' \
 	        $(B)/fuzz/$$t.log; \

@@ -52,6 +52,15 @@ def ref(name):
     return {"type": "tool_reference", "tool_name": name}
 
 
+def search_pair(id_, name, query, found):
+    """A search call and its result, as hosted search writes them."""
+    return [{"type": "server_tool_use", "id": id_, "name": name,
+             "input": {"query": query}},
+            {"type": "tool_search_tool_result", "tool_use_id": id_,
+             "content": {"type": "tool_search_tool_search_result",
+                         "tool_references": [ref(n) for n in found]}}]
+
+
 def shapes():
     """Small bodies with every tool-search artifact the engine reads."""
     hi = [user("hi")]
@@ -62,29 +71,17 @@ def shapes():
                                  ref("mcp__gone__x")]},
                     {"type": "text", "text": "go on"}])]
     hosted = [user("find memory"),
-              assistant([{"type": "server_tool_use", "id": "srv1",
-                          "name": "tool_search_tool_bm25",
-                          "input": {"query": "memory"}},
-                         {"type": "tool_search_tool_result",
-                          "tool_use_id": "srv1",
-                          "content": {"type": "tool_search_tool_search_result",
-                                      "tool_references": [
-                                          ref("mcp__memory__read_graph"),
-                                          ref("mcp__gone__x")]}},
-                         text("found")]),
+              assistant(search_pair("srv1", "tool_search_tool_bm25", "memory",
+                                    ["mcp__memory__read_graph",
+                                     "mcp__gone__x"]) + [text("found")]),
               user("thanks")]
     gateway = [user("find memory"),
-               assistant([{"type": "server_tool_use", "id": "toolu_search1",
-                           "name": "tool_search",
-                           "input": {"query": "select:mcp__memory__read_graph"}},
-                          {"type": "tool_search_tool_result",
-                           "tool_use_id": "toolu_search1",
-                           "content": {"type":
-                                       "tool_search_tool_search_result",
-                                       "tool_references": [
-                                           ref("mcp__memory__read_graph")]}},
-                          dict(tool_use("mcp__memory__read_graph", {}, "tu2"),
-                               caller={"type": "direct"})]),
+               assistant(search_pair("toolu_search1", "tool_search",
+                                     "select:mcp__memory__read_graph",
+                                     ["mcp__memory__read_graph"])
+                         + [dict(tool_use("mcp__memory__read_graph", {},
+                                          "tu2"),
+                                 caller={"type": "direct"})]),
                user([{"type": "tool_result", "tool_use_id": "tu2",
                       "content": "ok"}])]
     deferred = [dict(t, defer_loading=True) for t in
