@@ -123,7 +123,7 @@ def test_invalid_utf8_is_forwarded_as_it_came(emulator, healthy):
     assert got.body.count(bad) == data.count(bad) == 4
 
 
-# -- nesting: passthrough_too_deep ---------------------------------------------
+# -- nesting: passthrough_too_deep --------------------------------------------
 
 @pytest.mark.parametrize("where", ["schema", "message", "top"])
 def test_10000_deep_nesting_is_forwarded_untouched(emulator, healthy, where):
@@ -143,7 +143,7 @@ def test_10000_deep_nesting_is_forwarded_untouched(emulator, healthy, where):
     assert r.decision == "passthrough_too_deep"
 
 
-# -- sizes: 10,000 tools, a 1 MB description -----------------------------------
+# -- sizes: 10,000 tools, a 1 MB description ----------------------------------
 
 @pytest.mark.parametrize("search", ["hosted", "gateway"])
 def test_10000_tools(emulator, healthy, search):
@@ -177,7 +177,7 @@ def test_1mb_description(emulator, healthy):
     assert got.body == want.body and b"d" * (1 << 20) in got.body
 
 
-# -- duplicate keys ------------------------------------------------------------
+# -- duplicate keys -----------------------------------------------------------
 
 def test_duplicate_key_the_engine_reads_is_forwarded_untouched(emulator,
                                                                healthy):
@@ -200,7 +200,7 @@ def test_duplicate_key_the_engine_does_not_read_is_kept(emulator, healthy):
     assert b'"metadata": {"a": 1, "a": 2}' in got.body
 
 
-# -- wrong types at every level ------------------------------------------------
+# -- wrong types at every level -----------------------------------------------
 
 H = b'"model": "claude-sonnet-4-5", "max_tokens": 64, '
 M = b'"messages": [{"role": "user", "content": "hi"}]'
@@ -277,7 +277,7 @@ def test_gateway_search_call_without_id(emulator, healthy):
     assert forwarded(emulator).body == want.body
 
 
-# -- references to unknown tools, empty tools -----------------------------------
+# -- references to unknown tools, empty tools ---------------------------------
 
 def references(data):
     names = []
@@ -335,7 +335,7 @@ def test_empty_tools_are_forwarded_untouched(emulator, healthy, tools):
     assert r.status == 200
 
 
-# -- bodies that arrive badly: truncated, aborted, slow -------------------------
+# -- bodies that arrive badly: truncated, aborted, slow -----------------------
 
 def head(length=None, chunked=False, extra=""):
     h = ("POST /v1/messages HTTP/1.1\r\nHost: gw\r\n"
@@ -403,7 +403,7 @@ def test_stalled_body_gets_nginx_408(emulator, healthy):
     still_serves(emulator, gw)
 
 
-# -- the gateway's search: long and regex-shaped queries ------------------------
+# -- the gateway's search: long and regex-shaped queries ----------------------
 
 def searcher(query):
     """A model that searches once with query, then answers."""
@@ -456,7 +456,7 @@ def test_search_loading_every_deferred_tool_goes_on(emulator, healthy):
     assert len(json.loads(emulator.last().body)["tools"]) == 4
 
 
-# -- the upstream's stream: endless, malformed, split at every byte -------------
+# -- the upstream's stream: endless, malformed, split at every byte -----------
 
 def endless(counter):
     message = {"id": "msg_1", "type": "message", "role": "assistant",
@@ -559,7 +559,7 @@ def test_stream_split_at_every_byte(emulator, healthy):
         whole.body.replace(b"msg_emu", b"")
 
 
-# -- security: nothing secret in the logs, credentials untouched -----------------
+# -- security: nothing secret in the logs, credentials untouched --------------
 
 def test_no_body_or_key_in_the_logs(emulator, healthy):
     emulator.profile = "proxy"
