@@ -260,7 +260,7 @@ def test_wrong_type_the_engine_does_not_check(emulator, healthy, name,
     got = forwarded(emulator)
     assert r.decision == want.decision == "deferred_%s" % search
     assert got.body == want.body
-    assert r.status == got.status == 400     # the upstream's verdict
+    assert r.status == got.status     # the upstream's own verdict
 
 
 def test_gateway_search_call_without_id(emulator, healthy):
