@@ -1,12 +1,15 @@
 # ngx_http_toolsearch_module
 #
 #   make          the dynamic module, the engine CLI and its unit tests
-#   make test     unit tests, then the integration suite (real nginx)
-#   make e2e      real clients (Claude Code, the Anthropic SDK, MCP servers
+#   make test     unit tests, the integration suite (real nginx), then
+#                 real clients (Claude Code, the Anthropic SDK, MCP servers
 #                 from npm, installed into build/e2e) through the gateway
+#   make e2e      the real clients only, and the tables of docs/clients.md
 #   make run      the gateway demo against the bundled emulator
 #   make deb      the Debian package libnginx-mod-http-toolsearch
 #   make bench    the benchmarks, written into docs/benchmarks.md
+#   make asan     the engine's unit tests under ASan and UBSan
+#   make fuzz     each libFuzzer target for FUZZ_TIME seconds (clang-14)
 #
 # Debian bookworm: missing packages are installed when run as root.
 
@@ -14,6 +17,9 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 PYTHON    ?= /usr/bin/python3
 NGINX_SRC ?= /usr/share/nginx/src
+FUZZ_CC   ?= clang-14
+FUZZ_TIME ?= 60
+ASAN_CC   ?= $(CC)
 
 B         := build
 VERSION   := 0.1.0
@@ -29,8 +35,9 @@ ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
 GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
-.PHONY: e2e-run all deps test-deps bench-deps test unit integration e2e run clean \
-        bench bench-search search-eval deb
+.PHONY: all deps test-deps bench-deps fuzz-deps test unit integration \
+        e2e e2e-run run clean bench bench-search search-eval deb asan fuzz \
+        fuzz-build
 
 all: $(B)/ngx_http_toolsearch_module.so $(B)/toolsearch $(B)/test_engine
 
@@ -42,6 +49,9 @@ test-deps:
 
 bench-deps:
 	@sh scripts/deps.sh bench
+
+fuzz-deps:
+	@sh scripts/deps.sh fuzz
 
 $(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
 	@mkdir -p $(@D)
@@ -125,6 +135,61 @@ bench: all bench-deps $(B)/bench_engine $(B)/bench_search
 	$(PYTHON) bench/proxy_bench.py
 	$(PYTHON) bench/ttfb_bench.py
 	$(PYTHON) bench/search_bench.py
+
+# sanitizers: the engine and its unit tests built with ASan and UBSan
+SAN_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=all
+
+$(B)/asan/test_engine: $(UNIT_SRCS) $(ENGINE_SRCS) $(ENGINE_HDRS) | deps
+	@mkdir -p $(@D)
+	$(ASAN_CC) $(TS_FLAGS) $(SAN_FLAGS) -DTS_FIXTURES='"t/fixtures"' \
+	    $(UNIT_SRCS) $(ENGINE_SRCS) $(LIBS) -o $@
+
+asan: $(B)/asan/test_engine
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/test_engine
+
+# libFuzzer targets (fuzz/), each run for FUZZ_TIME seconds from a corpus
+# seeded with the fixtures and the test suite's bodies, and the inputs
+# that once failed (fuzz/regress/)
+FUZZ_TARGETS := request sse search
+FUZZ_OBJS    := $(ENGINE_SRCS:src/%.c=$(B)/fuzz/engine/%.o) $(B)/fuzz/fz.o
+FUZZ_CFLAGS  := $(TS_FLAGS) $(SAN_FLAGS) \
+                -DFZ_CATALOGUE='"t/search/catalogue.json"'
+
+# kept between runs: only pattern rules name them
+.SECONDARY: $(FUZZ_OBJS)
+
+$(B)/fuzz/engine/%.o: src/%.c $(ENGINE_HDRS) | fuzz-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(B)/fuzz/fz.o: fuzz/fz.c fuzz/fz.h $(ENGINE_HDRS) | fuzz-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ifuzz -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(B)/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fz.h $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ifuzz -fsanitize=fuzzer $< $(FUZZ_OBJS) \
+	    $(LIBS) -o $@
+
+$(B)/fuzz/seeds.stamp: fuzz/seeds.py $(wildcard t/fixtures/claude-code/*/*.json)
+	@mkdir -p $(@D)
+	$(PYTHON) fuzz/seeds.py $(B)/fuzz/corpus
+	touch $@
+
+fuzz-build: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%) $(B)/fuzz/seeds.stamp
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	    echo "fuzz_$$t: $(FUZZ_TIME) s"; \
+	    $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
+	        -rss_limit_mb=2048 -dict=fuzz/fuzz.dict -print_final_stats=1 \
+	        -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/corpus/$$t \
+	        fuzz/regress/$$t \
+	        2>$(B)/fuzz/$$t.log || { tail -50 $(B)/fuzz/$$t.log; exit 1; }; \
+	    grep -E '^stat::(number_of_executed_units|peak_rss)' \
+	        $(B)/fuzz/$$t.log; \
+	done
 
 clean:
 	rm -rf $(B)

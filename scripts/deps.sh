@@ -2,23 +2,28 @@
 # Makes sure the Debian packages a make target needs are installed.
 #   scripts/deps.sh build    compiler, nginx, nginx-dev, cJSON, PCRE2
 #   scripts/deps.sh test     the above plus python3-pytest, curl and
-#                            ca-certificates (the examples' trusted CAs)
-#   scripts/deps.sh bench    the above plus wrk, the Lua peer (lua-nginx-
-#                            module, lua-cjson) and valgrind
+#                            ca-certificates (the examples' trusted CAs),
+#                            wrk (the load test)
+#   scripts/deps.sh bench    the above plus the Lua peer (lua-nginx-module,
+#                            lua-cjson) and valgrind
+#   scripts/deps.sh fuzz     the build set plus clang-14 and its libFuzzer
+#                            and sanitizer runtimes
 # As root, missing packages are installed with apt-get; otherwise the exact
 # command to run is printed and the script fails.
 
 set -e
 
 build="gcc make nginx nginx-dev libcjson-dev libpcre2-dev"
-test="$build python3 python3-pytest curl ca-certificates"
-bench="$test wrk libnginx-mod-http-lua lua-cjson valgrind"
+test="$build python3 python3-pytest curl ca-certificates wrk"
+bench="$test libnginx-mod-http-lua lua-cjson valgrind"
+fuzz="$build clang-14 libclang-rt-14-dev"
 
 case "${1:-build}" in
     build) wanted=$build ;;
     test)  wanted=$test ;;
     bench) wanted=$bench ;;
-    *)     echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+    fuzz)  wanted=$fuzz ;;
+    *)     echo "usage: $0 build|test|bench|fuzz" >&2; exit 2 ;;
 esac
 
 missing=

@@ -303,6 +303,15 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
         return TS_DECISION_ERROR;
     }
 
+    /*
+     * A search loop's later call goes on with what its first call began,
+     * also once its searches have loaded every deferred tool, or so many
+     * that the rest is below the auto threshold.
+     */
+    if (in->loaded != NULL && hosted == TS_DECISION_DEFERRED_GATEWAY) {
+        return hosted;
+    }
+
     if (rq->tools_deferred == 0 || rq->tools_deferred == rq->ix.ntools) {
         return TS_DECISION_NOTHING_TO_DEFER;
     }

@@ -30,6 +30,11 @@ ts_arena_put(ts_edits_t *e, const void *data, size_t len)
     size_t   ncap;
     char    *p;
 
+    /* a deletion puts nothing, and the arena may not exist yet */
+    if (len == 0) {
+        return 0;
+    }
+
     if (e->alen + len > e->acap) {
         ncap = e->acap ? e->acap : 256;
         while (ncap < e->alen + len) {
@@ -142,7 +147,10 @@ ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out)
         return -1;
     }
 
-    qsort(e->edits, e->n, sizeof(ts_edit_t), ts_edit_cmp);
+    /* qsort() and memcpy() take no NULL, even for zero items */
+    if (e->n > 1) {
+        qsort(e->edits, e->n, sizeof(ts_edit_t), ts_edit_cmp);
+    }
 
     pos = 0;
 
@@ -155,8 +163,10 @@ ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out)
 
         memcpy(out, in + pos, ed->off - pos);
         out += ed->off - pos;
-        memcpy(out, e->arena + ed->data, ed->len);
-        out += ed->len;
+        if (ed->len) {
+            memcpy(out, e->arena + ed->data, ed->len);
+            out += ed->len;
+        }
         pos = ed->off + ed->del;
     }
 

@@ -38,7 +38,9 @@ static int
 ts_is_gateway_call(const ts_index_t *ix, const ts_block_t *b,
     const char *tool)
 {
+    /* the gateway's calls have ids: a block without one is not its own */
     return b->parent < 0
+           && b->id.kind == TS_STRING
            && ts_str_eq(ix->buf, &b->type, "server_tool_use")
            && ts_str_eq(ix->buf, &b->name, tool);
 }
@@ -315,14 +317,16 @@ ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
     ts_names_sort(&nm->found);
     ts_index_free(&rq->ix);
 
-    /* the original body stays the caller's: found names point into it */
+    /*
+     * The original body stays the caller's: found names point into it.
+     * The new one is rq's from now on, so that rq->ix never points to
+     * freed memory, also when it cannot be indexed.
+     */
+    rq->own = body;
+
     if (ts_index_build(&rq->ix, body, len) != TS_OK) {
-        ts_index_free(&rq->ix);
-        free(body);
         return -1;
     }
-
-    rq->own = body;
     rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
     if (rq->loaded == NULL) {
         return -1;

@@ -1099,6 +1099,12 @@ ts_value_parse(const char *buf, size_t len, ts_val_t *v)
 {
     ts_scan_t  s;
 
+    /* nothing is no value, and an empty buffer may have no address */
+    if (len == 0) {
+        v->kind = TS_NONE;
+        return TS_ERR_SYNTAX;
+    }
+
     memset(&s, 0, sizeof(ts_scan_t));
     s.start = (const unsigned char *) buf;
     s.p = s.start;
@@ -1348,7 +1354,8 @@ ts_object_member(const char *buf, const ts_val_t *obj, const char *key,
     ts_val_t   k, v;
     int        rc;
 
-    out->kind = TS_NONE;
+    /* an absent member is an empty span: callers may read it unchecked */
+    memset(out, 0, sizeof(ts_val_t));
 
     if (obj->kind != TS_OBJECT) {
         return TS_ERR_TYPE;

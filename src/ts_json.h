@@ -157,7 +157,10 @@ size_t ts_str_decode(const char *buf, const ts_val_t *v, char *out,
 ts_status_t ts_container_items(const char *buf, const ts_val_t *v,
     ts_val_t **items, size_t *n);
 
-/* the first member named key of a valid object value (kind NONE: none) */
+/*
+ * the first member named key of a valid object value; an absent one is
+ * kind NONE with an empty span at offset 0
+ */
 ts_status_t ts_object_member(const char *buf, const ts_val_t *obj,
     const char *key, ts_val_t *out);
 

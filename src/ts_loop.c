@@ -24,6 +24,9 @@ enum {
     TS_USAGE_N
 };
 
+/* numbers the loop converts to integers: indexes and token counts */
+#define TS_LOOP_NUMBER_MAX  1e15
+
 static const char  *ts_usage_keys[TS_USAGE_N] = {
     "input_tokens", "output_tokens", "cache_creation_input_tokens",
     "cache_read_input_tokens"
@@ -69,6 +72,7 @@ struct ts_loop_s {
 
     /* the current answer */
     ts_buf_t            pending;
+    size_t              seen;       /* of pending, scanned: no event */
     ts_lblock_t         blocks[TS_LOOP_BLOCKS_MAX];
     size_t              nblocks;
     unsigned            held;
@@ -144,6 +148,7 @@ ts_answer_reset(ts_loop_t *lp)
     cJSON_Delete(lp->delta);
     lp->delta = NULL;
     ts_buf_reset(&lp->pending);
+    lp->seen = 0;
 }
 
 
@@ -240,7 +245,10 @@ ts_usage_read(ts_loop_t *lp, const cJSON *usage)
     for (i = 0; i < TS_USAGE_N; i++) {
         n = cJSON_GetObjectItemCaseSensitive(usage, ts_usage_keys[i]);
 
-        if (cJSON_IsNumber(n) && n->valuedouble >= 0) {
+        /* a cast of a value out of range is undefined */
+        if (cJSON_IsNumber(n) && n->valuedouble >= 0
+            && n->valuedouble < TS_LOOP_NUMBER_MAX)
+        {
             lp->usage[i] = (unsigned long long) n->valuedouble;
         }
     }
@@ -407,6 +415,20 @@ ts_classify_call(ts_loop_t *lp, ts_lblock_t *b, const char *id,
 }
 
 
+/* an event's block index; -1 without one in long's range */
+static long
+ts_event_index(const cJSON *j)
+{
+    const cJSON  *n;
+
+    n = cJSON_GetObjectItem(j, "index");
+
+    return cJSON_IsNumber(n) && n->valuedouble >= 0
+           && n->valuedouble < TS_LOOP_NUMBER_MAX
+           ? (long) n->valuedouble : -1;
+}
+
+
 static ts_lblock_t *
 ts_block_add(ts_loop_t *lp, long index)
 {
@@ -464,8 +486,7 @@ ts_event_block_start(ts_loop_t *lp, cJSON *j, const ts_sse_event_t *ev,
     ts_lblock_t  *b;
     const char   *type, *id, *name;
 
-    b = ts_block_add(lp, (long) cJSON_GetNumberValue(
-                             cJSON_GetObjectItem(j, "index")));
+    b = ts_block_add(lp, ts_event_index(j));
     if (b == NULL) {
         return ts_buf_add(out, ev->raw, ev->raw_len);
     }
@@ -559,8 +580,7 @@ ts_event_block(ts_loop_t *lp, cJSON *j, const ts_sse_event_t *ev,
 {
     ts_lblock_t  *b;
 
-    b = ts_block_find(lp, (long) cJSON_GetNumberValue(
-                              cJSON_GetObjectItem(j, "index")));
+    b = ts_block_find(lp, ts_event_index(j));
     if (b == NULL) {
         lp->broken = 1;
         return ts_buf_add(out, ev->raw, ev->raw_len);
@@ -677,7 +697,7 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     at = 0;
 
     while ((used = ts_sse_next(lp->pending.p + at, lp->pending.len - at,
-                               &ev)) > 0)
+                               &lp->seen, &ev)) > 0)
     {
         if (ts_event(lp, &ev, out) != 0) {
             return -1;
@@ -693,6 +713,7 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
         lp->broken = 1;
         ts_buf_add(out, lp->pending.p, lp->pending.len);
         ts_buf_reset(&lp->pending);
+        lp->seen = 0;
     }
 
     return out->failed ? -1 : 0;
@@ -968,9 +989,10 @@ ts_client_search(ts_loop_t *lp, const ts_lblock_t *b,
 static int
 ts_streamed_block(ts_lblock_t *b, ts_buf_t *out)
 {
-    cJSON  *blk;
-    char   *s;
-    int     rc;
+    cJSON     *blk;
+    char      *s;
+    int        rc;
+    ts_val_t   v;
 
     blk = b->block;
 
@@ -994,6 +1016,13 @@ ts_streamed_block(ts_lblock_t *b, ts_buf_t *out)
         }
 
     } else if (cJSON_GetObjectItemCaseSensitive(blk, "input") != NULL) {
+        /* the input goes in raw: a broken one would break the next call */
+        if (b->text.len > 1
+            && ts_value_parse(b->text.p, b->text.len - 1, &v) != TS_OK)
+        {
+            return -1;
+        }
+
         cJSON_ReplaceItemInObjectCaseSensitive(blk, "input",
             cJSON_CreateRaw(b->text.len > 1 ? b->text.p : "{}"));
     }
@@ -1104,8 +1133,9 @@ ts_member_str(const char *buf, const ts_val_t *obj, const char *key,
         return "";
     }
 
+    /* a string without escapes is viewed in place, whatever its length */
     s = ts_str_view(buf, &v, tmp, cap - 1, &len);
-    if (s == NULL) {
+    if (s == NULL || len > cap - 1) {
         return "";
     }
 
@@ -1381,11 +1411,15 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
     }
 
     /*
-     * An unfinished event at the end passes as it came when nothing else
-     * follows it; a later answer's could not be renumbered, and what the
-     * loop adds must start an event of its own.
+     * An unfinished event at the end passes as it came where the stream
+     * ends with it.  Where the gateway's own events follow, it is dropped,
+     * as an SSE client drops it at the end of a stream: else it would
+     * swallow the first of them.
      */
-    if (lp->sse && lp->pending.len && lp->calls == 1 && lp->held == 0) {
+    if (lp->sse
+        && (lp->errored
+            || (lp->held == 0 && (lp->stopped || lp->calls == 1))))
+    {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
     }
 

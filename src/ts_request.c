@@ -306,6 +306,8 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     rq->percent = in->defer_mode >= 0 ? in->defer_percent
                                       : in->policy->defer_percent;
     rq->load_refs = ts_gateway_refs(rq, in);
+
+    /* freed below also when a step before ts_history_build() fails */
     memset(&h, 0, sizeof(ts_history_t));
 
     if (ts_gateway_normalize(rq, in->policy) != 0

@@ -8,11 +8,17 @@
 #include "ts_sse.h"
 
 
-/* the end of the event at p: just past its blank line, or NULL */
+/*
+ * The end of the event at p: just past its blank line, or NULL.  The
+ * first seen bytes hold no complete blank line, but the last two of them
+ * may begin one.
+ */
 static const char *
-ts_sse_end(const char *p, const char *end)
+ts_sse_end(const char *p, const char *end, size_t seen)
 {
     const char  *nl;
+
+    p += seen > 2 ? seen - 2 : 0;
 
     for ( ;; ) {
         nl = memchr(p, '\n', end - p);
@@ -62,14 +68,18 @@ ts_sse_field(const char *line, const char *eol, const char *field,
 
 
 size_t
-ts_sse_next(const char *p, size_t n, ts_sse_event_t *ev)
+ts_sse_next(const char *p, size_t n, size_t *seen, ts_sse_event_t *ev)
 {
     const char  *end, *line, *eol, *next;
 
-    end = ts_sse_end(p, p + n);
+    /* the shortest event is a blank line; an empty buffer has no address */
+    end = n < 2 ? NULL : ts_sse_end(p, p + n, *seen);
     if (end == NULL) {
+        *seen = n;
         return 0;
     }
+
+    *seen = 0;
 
     memset(ev, 0, sizeof(ts_sse_event_t));
     ev->raw = p;

@@ -25,9 +25,13 @@ typedef struct {
 
 /*
  * The next complete event in p..p+n (blank-line terminated, LF or CRLF);
- * returns the bytes it takes, 0 when no event is complete yet.
+ * returns the bytes it takes, 0 when no event is complete yet.  *seen
+ * (0 to start) keeps how many bytes at p the last call found incomplete,
+ * so that an event arriving byte by byte is scanned once, not once per
+ * byte.
  */
-size_t ts_sse_next(const char *p, size_t n, ts_sse_event_t *ev);
+size_t ts_sse_next(const char *p, size_t n, size_t *seen,
+    ts_sse_event_t *ev);
 
 /*
  * Appends the event to out with the top-level "index" of its data set

@@ -20,6 +20,7 @@ emulator's own wording for a rule the real API also enforces.
 """
 
 import argparse
+import hashlib
 import json
 import re
 import socketserver
@@ -317,13 +318,19 @@ class Reply:
             else "end_turn")
 
 
-class RawStream:
-    """A scripted answer sent as these SSE bytes, exactly (broken ones
-    included), in pieces of `piece` bytes."""
+class Raw:
+    """An answer sent byte for byte: the status, the headers and the body
+    as chunks of HTTP/1.1 chunked encoding, each flushed, with a pause
+    between them.  chunks may be a generator that never ends: the answer
+    then lasts until the gateway closes the connection."""
 
-    def __init__(self, data, piece=0):
-        self.data = data
-        self.piece = piece or len(data)
+    def __init__(self, chunks, status=200, headers=(
+            ("Content-Type", "text/event-stream; charset=utf-8"),),
+            delay=0.0):
+        self.chunks = chunks
+        self.status = status
+        self.headers = headers
+        self.delay = delay
 
 
 def text(s):
@@ -494,6 +501,10 @@ class Emulator:
         self.requests = []
         self.lock = threading.Lock()
         self.counter = 0
+        self.keep = True            # record every request (off under load)
+        self.received = 0           # requests received, kept or not
+        self.corrupted = 0          # bodies whose digest did not match
+        self.aborted = 0            # Raw answers the gateway cut short
         emulator = self
 
         class Handler(EmulatorHandler):
@@ -520,7 +531,13 @@ class Emulator:
 
     def record(self, rec):
         with self.lock:
-            self.requests.append(rec)
+            self.received += 1
+            if self.keep:
+                self.requests.append(rec)
+
+    def count(self, attr):
+        with self.lock:
+            setattr(self, attr, getattr(self, attr) + 1)
 
     def last(self):
         with self.lock:
@@ -579,6 +596,16 @@ class EmulatorHandler(BaseHTTPRequestHandler):
                        list(self.headers.items()), body)
         self.emu.record(rec)
         path = self.path.split("?")[0]
+        digest = self.headers.get("X-Expect-Digest")
+        if digest is not None:
+            # the load test: is this the body the gateway had to send?
+            ok = hashlib.sha256(body).hexdigest() == digest
+            if not ok:
+                self.emu.count("corrupted")
+            rec.status = 200 if ok else 500
+            self.send_json(rec.status, b'{"digest":"%s"}'
+                           % (b"ok" if ok else b"mismatch"))
+            return
         try:
             if self.command == "POST" and path == "/v1/messages":
                 self.messages(rec)
@@ -629,12 +656,11 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         reply = self.emu.reply_for(body)
         if isinstance(reply, ApiError):
             raise reply
-        rec.status = 200
-        if isinstance(reply, RawStream):
-            data = reply.data
-            self.send_sse([data[i:i + reply.piece]
-                           for i in range(0, len(data), reply.piece)])
+        if isinstance(reply, Raw):
+            rec.status = reply.status
+            self.send_raw(reply)
             return
+        rec.status = 200
         message = self.message(body, reply, len(rec.body))
         if body.get("stream") is True:
             self.send_sse([] if self.emu.empty_streams else
@@ -658,6 +684,23 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def send_raw(self, raw):
+        self.send_response(raw.status)
+        for k, v in raw.headers:
+            self.send_header(k, v)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for data in raw.chunks:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+                if raw.delay:
+                    time.sleep(raw.delay)
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.emu.count("aborted")
+            self.close_connection = True
 
     # SSE: chunked for HTTP/1.1 clients, close-delimited for HTTP/1.0
     def send_sse(self, pieces):

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import load_fixture, request
-from emulator import ApiError, RawStream, Reply, sse, text, tool_use
+from emulator import ApiError, Raw, Reply, sse, text, tool_use
 
 TARGET = "mcp__memory__create_entities"
 SEARCH = "toolsearch on; toolsearch_upstream compatible; %s"
@@ -404,6 +404,10 @@ def search_events(call_id):
         sse("message_stop", {"type": "message_stop"})]).encode()
 
 
+def pieces(data, size):
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
 BROKEN = [
     # an event whose data is not JSON
     b"event: message_start\ndata: {\"type\":\"message_start\",\n\n",
@@ -419,8 +423,8 @@ BROKEN = [
                          ids=["not-json", "cut-off", "unknown-block"])
 def test_malformed_sse_mid_loop_ends_the_stream(emulator, gateway, broken):
     emulator.profile = "proxy"
-    answers = [RawStream(search_events("toolu_search1"), 40),
-               RawStream(broken, 9)]
+    answers = [Raw(pieces(search_events("toolu_search1"), 40)),
+               Raw(pieces(broken, 9))]
     emulator.script = lambda req: answers.pop(0)
     fx, body = body_of(True)
     gw = gateway_for(gateway)

@@ -156,6 +156,11 @@ tst_sb_add(tst_sb_t *sb, const void *s, size_t n)
     char    *p;
     size_t   cap;
 
+    /* memcpy() takes no NULL, even for nothing */
+    if (n == 0) {
+        return;
+    }
+
     if (sb->len + n > sb->cap) {
         cap = sb->cap ? sb->cap : 64;
         while (cap < sb->len + n) {

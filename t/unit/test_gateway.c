@@ -245,6 +245,42 @@ test_gateway_references(void)
 }
 
 
+/*
+ * A search call without an id is not one the gateway wrote: it stays as
+ * it is, in any profile (found by fuzzing: it crashed the engine).
+ */
+static void
+test_gateway_call_without_id(void)
+{
+    static const int  upstreams[] = { TS_UPSTREAM_ANTHROPIC,
+                                      TS_UPSTREAM_VERTEX,
+                                      TS_UPSTREAM_COMPATIBLE };
+    tpol_t  t;
+    trun_t  r;
+    size_t  i;
+
+    tgw_init(&t);
+    t.p.search = TS_SEARCH_AUTO;
+
+    for (i = 0; i < sizeof(upstreams) / sizeof(upstreams[0]); i++) {
+        t.in.upstream = upstreams[i];
+        tst_note("upstream %d", upstreams[i]);
+
+        CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
+                   "{'role':'assistant','content':[{'type':'server_tool_use',"
+                   "'i':'toolu_1','name':'tool_search','input':{}}]},"
+                   "{'role':'user','content':'go'}]," GW_TOOLS "}")
+              != TS_DECISION_ERROR);
+        CHECK(r.rq.history_searches == 0);
+        CHECK(has_text(r.out, r.len, "{\"type\":\"server_tool_use\","
+                       "\"i\":\"toolu_1\""));
+        trun_free(&r);
+    }
+
+    tpol_free(&t);
+}
+
+
 static void
 test_gateway_loop_input(void)
 {
@@ -280,5 +316,6 @@ const tst_case_t  tst_gateway_tests[] = {
     { "gateway_history", test_gateway_history },
     { "gateway_references", test_gateway_references },
     { "gateway_loop_input", test_gateway_loop_input },
+    { "gateway_call_without_id", test_gateway_call_without_id },
     { NULL, NULL }
 };

@@ -13,6 +13,7 @@
 #include "tst.h"
 #include "tpol.h"
 #include "ts_loop.h"
+#include "ts_sse.h"
 
 
 #define LOOP_BODY                                                           \
@@ -299,10 +300,110 @@ test_loop_bounds(void)
 }
 
 
+/*
+ * A search that loads every deferred tool: the loop goes on (found by
+ * fuzzing: the next call could not be built, the client got a 500), in
+ * auto mode too, where the tools left deferred fall below the threshold.
+ */
+static void
+test_loop_loads_every_tool(void)
+{
+    static const int  modes[] = { TS_DEFER_ON, TS_DEFER_AUTO };
+    tloop_t           l;
+    size_t            i;
+
+    for (i = 0; i < 2; i++) {
+        tloop_init(&l, LOOP_BODY);
+        l.t.p.defer_mode = modes[i];
+        tst_note("mode %d", modes[i]);
+
+        CHECK(tloop_call(&l, START("1") CALL("0", "toolu_s", "tool_search",
+                         "{\\\"query\\\":\\\"select:mcp__a__first,"
+                         "mcp__z__last\\\"}") END("tool_use", "2"), 1)
+              == TS_LOOP_AGAIN);
+        CHECK(ts_loop_loaded(l.lp) == 2);
+        CHECK(tloop_call(&l, START("1") TEXT("0", "done")
+                         END("end_turn", "2"), 1) == TS_LOOP_DONE);
+        CHECK(req_has(&l, "{\"name\":\"mcp__z__last\""));
+        CHECK(req_has(&l, "\"tool_use_id\":\"toolu_s\""));
+        tloop_free(&l);
+    }
+}
+
+
+/*
+ * A streamed block whose input is not JSON cannot go back upstream: no
+ * further call, the turn pauses (found by fuzzing: the next call's body
+ * was not JSON).
+ */
+static void
+test_loop_broken_input(void)
+{
+    tloop_t  l;
+
+    tloop_init(&l, LOOP_BODY);
+    CHECK(tloop_call(&l, START("1") EV("content_block_start",
+                     "{\"type\":\"content_block_start\",\"index\":0,"
+                     "\"content_block\":{\"type\":\"server_tool_use\","
+                     "\"id\":\"srv1\",\"name\":\"web_search\","
+                     "\"input\":{}}}")
+                     EV("content_block_delta", "{\"type\":"
+                     "\"content_block_delta\",\"index\":0,\"delta\":"
+                     "{\"type\":\"input_json_delta\",\"partial_json\":"
+                     "\"{\\\"q\\\": \"}}")
+                     EV("content_block_stop", "{\"type\":"
+                     "\"content_block_stop\",\"index\":0}")
+                     CALL("1", "toolu_s", "tool_search", SELECT_FIRST)
+                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+    CHECK(out_has(&l, "\"stop_reason\":\"pause_turn\""));
+    CHECK(ts_loop_calls(l.lp) == 1);
+    tloop_free(&l);
+}
+
+
+/*
+ * An event that arrives one byte at a time is scanned once: the parser
+ * resumes where it stopped (rescanning what was pending before each byte
+ * cost a 1 MB event seconds of a worker's time), and the client gets the
+ * same bytes as when the answer comes whole.
+ */
+static void
+test_loop_event_byte_by_byte(void)
+{
+    static const char  ev[] = START("1") TEXT("0", "one byte at a time")
+                              END("end_turn", "2");
+    ts_sse_event_t     e;
+    tloop_t            l;
+    size_t             i, seen;
+
+    /* bytes already seen are not looked at again: this fake end is */
+    seen = 6;
+    CHECK(ts_sse_next("xx\n\nyyyy", 8, &seen, &e) == 0 && seen == 8);
+    seen = 7;
+    CHECK(ts_sse_next("xxxxx\n\n", 7, &seen, &e) == 7 && seen == 0);
+
+    tloop_init(&l, LOOP_BODY);
+    CHECK(ts_loop_request(l.lp, &l.req) == 0);
+    ts_loop_start(l.lp, 1);
+
+    for (i = 0; i < sizeof(ev) - 1; i++) {
+        CHECK(ts_loop_feed(l.lp, ev + i, 1, &l.out) == 0);
+    }
+
+    CHECK(ts_loop_end(l.lp, &l.out) == TS_LOOP_DONE);
+    CHECK(l.out.len == sizeof(ev) - 1 && memcmp(l.out.p, ev, l.out.len) == 0);
+
+    tloop_free(&l);
+}
+
+
 const tst_case_t  tst_loop_tests[] = {
     { "loop_sse_search_then_answer", test_loop_sse_search_then_answer },
     { "loop_references", test_loop_references },
     { "loop_json", test_loop_json },
     { "loop_bounds", test_loop_bounds },
+    { "loop_loads_every_tool", test_loop_loads_every_tool },
+    { "loop_broken_input", test_loop_broken_input },
+    { "loop_event_byte_by_byte", test_loop_event_byte_by_byte },
     { NULL, NULL }
 };

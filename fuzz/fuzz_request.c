@@ -1,0 +1,100 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Fuzz target: one request body through the engine under a policy drawn
+ * from the input's first bytes.  Properties: a body the engine does not
+ * analyse, or fails on, is not changed; a valid body stays valid;
+ * members the engine does not edit are untouched; no tool_reference
+ * dangles; a second pass over the output changes nothing.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fz.h"
+
+
+/*
+ * The engine's own output, fed again with the header it produced, is
+ * left as it is.  The one exception: a first pass that stripped
+ * tool-search fields (an upstream that may not carry them) may have
+ * removed the client's own search tool, so the second pass applies the
+ * policy to a request without tool search; a third pass then changes
+ * nothing.
+ */
+static void
+fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
+    const char *out, size_t outlen, int passes)
+{
+    ts_input_t     again;
+    ts_request_t   rq2;
+    char          *out2;
+    size_t         len2;
+
+    again = *in;
+
+    if (rq->betas_changed) {
+        again.betas = rq->betas;
+        again.betas_len = strlen(rq->betas);
+    }
+
+    (void) fz_rewrite(&rq2, &again, out, outlen, &out2, &len2);
+
+    if (ts_request_changed(&rq2) || rq2.betas_changed) {
+        fz_assert(rq->stripped && passes == 1,
+                  "a second pass changed the output");
+        fz_assert(fz_valid_json(out2, len2), "second pass, invalid output");
+        fz_check_references(out2, len2);
+        fz_check_idempotent(&rq2, &again, out2, len2, passes + 1);
+    }
+
+    free(out2);
+    ts_request_free(&rq2);
+}
+
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_policy_t    f;
+    ts_request_t   rq;
+    ts_decision_t  d;
+    char          *body, *out;
+    size_t         len, outlen;
+    int            valid;
+
+    if (size < FZ_POLICY_BYTES) {
+        return 0;
+    }
+
+    fz_init();
+    fz_policy(&f, data);
+
+    /* an exact copy: a read past the body is a read past the heap block */
+    len = size - FZ_POLICY_BYTES;
+    body = malloc(len ? len : 1);
+    fz_assert(body != NULL, "memory");
+    memcpy(body, data + FZ_POLICY_BYTES, len);
+
+    d = fz_rewrite(&rq, &f.in, body, len, &out, &outlen);
+
+    if (d < TS_DECISION_STANDARD_MODE) {
+        fz_assert(!ts_request_changed(&rq) && !rq.betas_changed,
+                  "a passthrough decision changed the request");
+    }
+
+    valid = d >= TS_DECISION_STANDARD_MODE && fz_valid_json(body, len);
+
+    if (valid) {
+        fz_assert(fz_valid_json(out, outlen), "valid input, invalid output");
+        fz_check_untouched(body, len, out, outlen);
+        fz_check_references(out, outlen);
+        fz_check_idempotent(&rq, &f.in, out, outlen, 1);
+    }
+
+    free(out);
+    free(body);
+    ts_request_free(&rq);
+
+    return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Fuzz target: upstream answers through the gateway search loop, as an
+ * event stream or one JSON message.  The input's first byte picks the
+ * mode, the search budget and how the answer is cut into pieces; the
+ * rest is the answer each call gets.  Properties: the client's bytes do
+ * not depend on where the answer was cut (byte by byte included); valid
+ * events stay valid events, a valid JSON answer stays valid JSON; every
+ * next call's body is valid JSON with no dangling tool_reference and the
+ * client's other members untouched; renumbering an event changes its
+ * index only.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "fz.h"
+#include "ts_loop.h"
+#include "ts_sse.h"
+
+
+#define FZ_TOOL(name)                                                       \
+    "{\"name\":\"" name "\",\"description\":\"Creates entities in the "    \
+    "memory graph.\",\"input_schema\":{\"type\":\"object\"}}"
+
+static const char  fz_body[] =
+    "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":64,\"stream\":true,"
+    "\"metadata\":{\"user_id\":\"u\"},"
+    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+    "\"tools\":[" FZ_TOOL("Bash") "," FZ_TOOL("mcp__memory__create_entities")
+    "," FZ_TOOL("mcp__memory__read_graph") "]}";
+
+
+/* every complete event with data carries a JSON value */
+static int
+fz_events_valid(const char *p, size_t n)
+{
+    ts_sse_event_t  ev;
+    size_t          used, seen;
+
+    seen = 0;
+
+    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
+        if (ev.data != NULL && !fz_valid_json(ev.data, ev.data_len)) {
+            return 0;
+        }
+
+        p += used;
+        n -= used;
+    }
+
+    return 1;
+}
+
+
+/* renumbering replaces the top-level index and nothing else */
+static void
+fz_check_reindex(const char *p, size_t n)
+{
+    ts_sse_event_t  ev;
+    ts_val_t        doc, idx;
+    ts_buf_t        out, want;
+    size_t          used, seen, at;
+
+    seen = 0;
+    ts_buf_init(&out, 0);
+    ts_buf_init(&want, 0);
+
+    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
+        ts_buf_reset(&out);
+        ts_buf_reset(&want);
+        fz_assert(ts_sse_reindex(&ev, 7, &out) == 0, "reindex");
+
+        if (ev.data != NULL
+            && ts_value_parse(ev.data, ev.data_len, &doc) == TS_OK
+            && ts_object_member(ev.data, &doc, "index", &idx) == TS_OK
+            && idx.kind == TS_NUMBER)
+        {
+            at = (size_t) (ev.data - ev.raw) + idx.off;
+            ts_buf_add(&want, ev.raw, at);
+            ts_buf_add(&want, "7", 1);
+            ts_buf_add(&want, ev.raw + at + idx.len,
+                       ev.raw_len - at - idx.len);
+
+        } else {
+            ts_buf_add(&want, ev.raw, ev.raw_len);
+        }
+
+        fz_assert(out.len == want.len
+                  && memcmp(out.p, want.p, want.len) == 0,
+                  "renumbering changed more than the index");
+
+        p += used;
+        n -= used;
+    }
+
+    ts_buf_free(&out);
+    ts_buf_free(&want);
+}
+
+
+/* pieces of 1 byte (step 0) or of sizes drawn from the seed */
+static size_t
+fz_piece(unsigned *seed, unsigned step)
+{
+    if (step == 0) {
+        return 1;
+    }
+
+    *seed = *seed * 1103515245 + 12345;
+
+    return 1 + (*seed >> 16) % (step * 16);
+}
+
+
+/* the whole exchange; the client's bytes in out */
+static void
+fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
+    unsigned step, ts_buf_t *out)
+{
+    ts_loop_t       *lp;
+    ts_buf_t         call;
+    ts_loop_next_t   next;
+    size_t           at, k;
+    unsigned         seed, calls;
+
+    lp = ts_loop_create(&f->in, fz_body, sizeof(fz_body) - 1);
+    fz_assert(lp != NULL, "memory");
+    ts_buf_init(&call, 0);
+    seed = (unsigned) n;
+    calls = 0;
+
+    do {
+        fz_assert(ts_loop_request(lp, &call) == 0, "the next call's body");
+        fz_assert(fz_valid_json(call.p, call.len), "a call's body is valid");
+        fz_check_references(call.p, call.len);
+        fz_check_untouched(fz_body, sizeof(fz_body) - 1, call.p, call.len);
+
+        ts_loop_start(lp, sse);
+
+        for (at = 0; at < n; at += k) {
+            k = step == (unsigned) -1 ? n : fz_piece(&seed, step);
+            k = k < n - at ? k : n - at;
+            fz_assert(ts_loop_feed(lp, answer + at, k, out) == 0, "feed");
+        }
+
+        next = ts_loop_end(lp, out);
+
+    } while (next == TS_LOOP_AGAIN && ++calls < 25);
+
+    fz_assert(next == TS_LOOP_DONE, "the loop ends within its budget");
+
+    ts_buf_free(&call);
+    ts_loop_free(lp);
+}
+
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const uint8_t  policy[FZ_POLICY_BYTES] = {
+        1, 0, 0x8b, 2, 2, 4, 0, 0x0a
+    };
+    fz_policy_t  f;
+    ts_buf_t     whole, cut;
+    const char  *answer;
+    size_t       n;
+    int          sse;
+
+    if (size < 1) {
+        return 0;
+    }
+
+    fz_init();
+    fz_policy(&f, policy);
+    f.p.max_searches = 1 + (data[0] >> 2 & 3);
+
+    sse = !(data[0] & 1);
+    answer = (const char *) data + 1;
+    n = size - 1;
+
+    ts_buf_init(&whole, 0);
+    ts_buf_init(&cut, 0);
+
+    fz_run(&f, sse, answer, n, (unsigned) -1, &whole);
+    fz_run(&f, sse, answer, n, data[0] >> 4, &cut);
+
+    fz_assert(whole.len == cut.len
+              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
+              "the client's bytes depend on how the answer was cut");
+
+    if (sse) {
+        fz_check_reindex(answer, n);
+        fz_assert(!fz_events_valid(answer, n)
+                  || fz_events_valid(whole.p, whole.len),
+                  "valid events in, an invalid event out");
+
+    } else {
+        fz_assert(!fz_valid_json(answer, n)
+                  || fz_valid_json(whole.p, whole.len),
+                  "a valid JSON answer, an invalid JSON message out");
+    }
+
+    ts_buf_free(&whole);
+    ts_buf_free(&cut);
+
+    return 0;
+}

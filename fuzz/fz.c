@@ -1,0 +1,351 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "fz.h"
+#include "ts_beta.h"
+#include "ts_json.h"
+
+
+/* the pattern lists a policy picks from; 0 stays empty */
+#define FZ_LISTS  4
+
+static ts_match_list_t  fz_lists[FZ_LISTS];
+static ts_match_list_t  fz_search_tools;
+static ts_match_list_t  fz_unsupported;
+static ts_match_list_t  fz_windows;
+
+static const char *const  fz_patterns[FZ_LISTS][4] = {
+    { NULL },
+    { "~^mcp__[a-m]", NULL },
+    { "Bash", "Read", "~(?i)search", NULL },
+    { "~.", NULL }
+};
+
+static const char *const  fz_betas[] = {
+    "",
+    TS_BETA_FIRST_PARTY,
+    TS_BETA_THIRD_PARTY,
+    "context-1m-2025-08-07,advanced-tool-use-2025-11-20",
+    "claude-code-20250219 , tool-search-tool-2025-10-19,,x"
+};
+
+static const char *const  fz_tool_names[] = {
+    NULL, "tool_search", "find_tools", "ToolSearch"
+};
+
+static const char *const  fz_window_patterns[] = { "~^claude-", NULL };
+
+
+void
+fz_assert(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "property failed: %s\n", what);
+        abort();
+    }
+}
+
+
+static void
+fz_add_all(ts_match_list_t *l, const char *const *patterns)
+{
+    char  err[256];
+
+    fz_assert(ts_match_add_all(l, patterns, err, sizeof(err)) == 0, err);
+}
+
+
+void
+fz_init(void)
+{
+    size_t  i;
+
+    if (fz_windows.n) {
+        return;
+    }
+
+    for (i = 1; i < FZ_LISTS; i++) {
+        fz_add_all(&fz_lists[i], fz_patterns[i]);
+    }
+
+    fz_add_all(&fz_search_tools, ts_default_client_search_tools);
+    fz_add_all(&fz_unsupported, ts_default_unsupported_models);
+    fz_add_all(&fz_windows, fz_window_patterns);
+}
+
+
+/*
+ * d[0]: defer mode and client override; d[1]: percent; d[2]: profile
+ * and flags; d[3]: search mode and scoring; d[4], d[5]: max searches and
+ * results; d[6]: lists; d[7]: betas, tool name, windows, hints.
+ */
+void
+fz_policy(fz_policy_t *f, const uint8_t *d)
+{
+    static const ts_match_list_t  *search_tools[] = {
+        &fz_search_tools, &fz_lists[0], &fz_lists[2], &fz_lists[3]
+    };
+    static const ts_match_list_t  *unsupported[] = {
+        &fz_unsupported, &fz_lists[0], &fz_lists[1], &fz_lists[3]
+    };
+
+    memset(f, 0, sizeof(fz_policy_t));
+
+    f->p.defer_mode = d[0] % 3;
+    f->p.defer_percent = d[1] % 101;
+    f->p.upstream_tool_reference = d[2] >> 2 & 1;
+    f->p.disable_betas = (d[2] >> 3 & 7) == 0;
+    f->p.hosted_search = d[2] >> 6 & 1;
+    f->p.turn_boundary = d[2] >> 7;
+    f->p.search = d[3] % 3;
+    f->p.scoring = d[3] / 3 % 3;
+    f->p.max_searches = 1 + d[4] % 20;
+    f->p.max_results = 1 + d[5] % 32;
+    f->p.always_load = &fz_lists[d[6] & 3];
+    f->p.defer_tools = &fz_lists[d[6] >> 2 & 3];
+    f->p.client_search_tools = search_tools[d[6] >> 4 & 3];
+    f->p.unsupported_models = unsupported[d[6] >> 6];
+    f->p.search_tool = fz_tool_names[d[7] >> 3 & 3];
+
+    f->tokens[0] = 1000;
+    f->p.windows = (d[7] & 0x20) ? &fz_windows : &fz_lists[0];
+    f->p.window_tokens = f->tokens;
+
+    f->phrases[0] = "memory graph entities";
+    f->p.hint_names = (d[7] & 0x40) ? &fz_lists[1] : NULL;
+    f->p.hint_phrases = f->phrases;
+
+    f->in.policy = &f->p;
+    f->in.upstream = 1 + d[2] % 4;
+    f->in.defer_mode = (d[0] >> 4 & 1) ? (d[0] >> 5) % 3 : -1;
+    f->in.defer_percent = d[1] % 101;
+    f->in.betas = fz_betas[(d[7] & 7) % 5];
+    f->in.betas_len = strlen(f->in.betas);
+}
+
+
+int
+fz_valid_json(const char *p, size_t len)
+{
+    ts_val_t     v;
+    cJSON       *j;
+    const char  *end;
+
+    if (ts_value_parse(p, len, &v) != TS_OK) {
+        return 0;
+    }
+
+    j = cJSON_ParseWithLengthOpts(p, len, &end, 0);
+    cJSON_Delete(j);
+
+    if (j == NULL) {
+        return 0;
+    }
+
+    while (end < p + len && strchr(" \t\r\n", *end)) {
+        end++;
+    }
+
+    return end == p + len;
+}
+
+
+static int
+fz_has_tool(const cJSON *tools, const cJSON *name)
+{
+    const cJSON  *t;
+
+    cJSON_ArrayForEach(t, tools) {
+        if (cJSON_IsString(name)
+            && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(t, "name"))
+            && strcmp(cJSON_GetObjectItemCaseSensitive(t, "name")->valuestring,
+                      name->valuestring) == 0)
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* the references of one block: a tool_result's, or a hosted result's */
+static void
+fz_check_block(const cJSON *tools, const cJSON *b)
+{
+    const cJSON  *type, *content, *ref;
+
+    type = cJSON_GetObjectItemCaseSensitive(b, "type");
+    content = cJSON_GetObjectItemCaseSensitive(b, "content");
+
+    if (cJSON_IsString(type)
+        && strcmp(type->valuestring, "tool_search_tool_result") == 0)
+    {
+        content = cJSON_GetObjectItemCaseSensitive(content,
+                                                   "tool_references");
+
+    } else if (!cJSON_IsString(type)
+               || strcmp(type->valuestring, "tool_result") != 0)
+    {
+        return;
+    }
+
+    if (!cJSON_IsArray(content)) {
+        return;
+    }
+
+    cJSON_ArrayForEach(ref, content) {
+        type = cJSON_GetObjectItemCaseSensitive(ref, "type");
+
+        if (cJSON_IsString(type)
+            && strcmp(type->valuestring, "tool_reference") == 0)
+        {
+            fz_assert(fz_has_tool(tools, cJSON_GetObjectItemCaseSensitive(
+                                             ref, "tool_name")),
+                      "a tool_reference names a tool absent from tools[]");
+        }
+    }
+}
+
+
+void
+fz_check_references(const char *p, size_t len)
+{
+    cJSON        *j, *tools, *m, *b;
+
+    j = cJSON_ParseWithLength(p, len);
+    tools = cJSON_GetObjectItemCaseSensitive(j, "tools");
+
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(j, "messages")) {
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content")) {
+            fz_check_block(tools, b);
+        }
+    }
+
+    cJSON_Delete(j);
+}
+
+
+/* the key of an object member's span, which starts with it */
+static ts_val_t
+fz_key(const char *buf, const ts_val_t *member)
+{
+    ts_val_t  k;
+    size_t    i;
+
+    for (i = member->off + 1; buf[i] != '"'; i++) {
+        i += buf[i] == '\\';
+    }
+
+    k.off = member->off;
+    k.len = i + 1 - member->off;
+    k.kind = TS_STRING;
+    k.esc = 1;
+
+    return k;
+}
+
+
+static int
+fz_edited_member(const char *buf, const ts_val_t *member)
+{
+    ts_val_t  k;
+
+    k = fz_key(buf, member);
+
+    return ts_str_eq(buf, &k, "messages") || ts_str_eq(buf, &k, "tools")
+           || ts_str_eq(buf, &k, "system")
+           || ts_str_eq(buf, &k, "anthropic_beta");
+}
+
+
+/* the next member from *i on that the engine does not edit */
+static const ts_val_t *
+fz_next_kept(const char *buf, const ts_val_t *members, size_t n, size_t *i)
+{
+    while (*i < n) {
+        if (!fz_edited_member(buf, &members[(*i)++])) {
+            return &members[*i - 1];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* the members of a valid top-level object (the body may not index) */
+static size_t
+fz_members(const char *p, size_t len, ts_val_t **items)
+{
+    ts_val_t  doc;
+    size_t    n;
+
+    n = 0;
+
+    fz_assert(ts_value_parse(p, len, &doc) == TS_OK && doc.kind == TS_OBJECT
+              && ts_container_items(p, &doc, items, &n) == TS_OK,
+              "a top-level object");
+
+    return n;
+}
+
+
+void
+fz_check_untouched(const char *in, size_t inlen, const char *out,
+    size_t outlen)
+{
+    ts_val_t        *a, *b;
+    const ts_val_t  *ma, *mb;
+    size_t           na, nb, i, k;
+
+    na = fz_members(in, inlen, &a);
+    nb = fz_members(out, outlen, &b);
+    i = 0;
+    k = 0;
+
+    do {
+        ma = fz_next_kept(in, a, na, &i);
+        mb = fz_next_kept(out, b, nb, &k);
+
+        fz_assert((ma == NULL) == (mb == NULL),
+                  "a member the engine does not edit came or went");
+        fz_assert(ma == NULL
+                  || (ma->len == mb->len
+                      && memcmp(in + ma->off, out + mb->off, ma->len) == 0),
+                  "a member the engine does not edit changed");
+    } while (ma != NULL);
+
+    free(a);
+    free(b);
+}
+
+
+ts_decision_t
+fz_rewrite(ts_request_t *rq, const ts_input_t *in, const char *body,
+    size_t len, char **out, size_t *outlen)
+{
+    ts_decision_t  d;
+
+    d = ts_request_process(rq, in, body, len);
+
+    /* like the glue: a body the engine did not change is kept as it is */
+    *outlen = ts_request_changed(rq) ? ts_request_size(rq) : len;
+    *out = malloc(*outlen + 1);
+    fz_assert(*out != NULL, "memory");
+
+    if (ts_request_changed(rq)) {
+        fz_assert(ts_request_render(rq, *out) == 0, "render");
+
+    } else {
+        memcpy(*out, body, len);
+    }
+
+    return d;
+}

@@ -1,0 +1,65 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * What the fuzz targets share: a policy drawn from input bytes, so that
+ * every combination of the directives is reachable, and the properties
+ * an output body must have.  A failed property aborts, which libFuzzer
+ * reports as a crash with the input that caused it.
+ */
+
+#ifndef FZ_H
+#define FZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ts_policy.h"
+#include "ts_request.h"
+
+
+/* input bytes a policy is drawn from */
+#define FZ_POLICY_BYTES  8
+
+
+typedef struct {
+    unsigned long    tokens[2];
+    const char      *phrases[2];
+    ts_policy_t      p;
+    ts_input_t       in;
+} fz_policy_t;
+
+
+/* compiles the pattern lists the policies choose from, once */
+void fz_init(void);
+
+/* a policy from d[0 .. FZ_POLICY_BYTES - 1] */
+void fz_policy(fz_policy_t *f, const uint8_t *d);
+
+/* aborts with a message when ok is 0 */
+void fz_assert(int ok, const char *what);
+
+/* strict RFC 8259 validity, and cJSON's agreement */
+int fz_valid_json(const char *p, size_t len);
+
+/*
+ * Every tool_reference in the messages of a valid body names a tool of
+ * its tools[]; aborts otherwise.
+ */
+void fz_check_references(const char *p, size_t len);
+
+/*
+ * The top-level members of out other than those the engine edits
+ * (messages, tools, system, anthropic_beta) are byte for byte those of
+ * in, in the same order.
+ */
+void fz_check_untouched(const char *in, size_t inlen, const char *out,
+    size_t outlen);
+
+/*
+ * Runs the engine; *out is the body the glue would forward: the rendered
+ * output, or a copy of the body when nothing changed.  The caller frees it.
+ */
+ts_decision_t fz_rewrite(ts_request_t *rq, const ts_input_t *in,
+    const char *body, size_t len, char **out, size_t *outlen);
+
+#endif /* FZ_H */

@@ -1,0 +1,172 @@
+"""Load and reload: wrk at saturation against a real nginx with the module
+while its master reloads the configuration 20 times; the emulator checks
+every body it receives against the digest of the body the gateway had to
+send.  Then the worker's memory over many requests must stay flat.
+
+Bounded for CI (20 s of load, 6,000 requests for the memory check); the
+full run of docs/robustness.md:
+
+    TOOLSEARCH_LOAD_SECONDS=60 TOOLSEARCH_RSS_REQUESTS=100000 \\
+        python3 -m pytest -q t/test_load.py
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import Rewrite, load_fixture
+from gateway import VALGRIND
+
+LOAD_SECONDS = int(os.environ.get("TOOLSEARCH_LOAD_SECONDS", "20"))
+RSS_REQUESTS = int(os.environ.get("TOOLSEARCH_RSS_REQUESTS", "6000"))
+RELOADS = 20
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("wrk") is None, reason="needs wrk"),
+    pytest.mark.skipif(VALGRIND, reason="needs a master process and speed"),
+]
+
+SERVER = ("toolsearch on; toolsearch_search hosted; "
+          "toolsearch_upstream anthropic;")
+HTTP = "toolsearch_zone toolsearch 64k;"
+
+SMALL = (b'{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":'
+         b'"user","content":"hi"}],"tools":[{"name":"Bash","input_schema":'
+         b'{"type":"object"}},{"name":"mcp__m__read","description":"Reads.",'
+         b'"input_schema":{"type":"object"}}]}')
+
+
+def bodies(big):
+    """(body, what the upstream must receive): rewritten, untouched."""
+    out = [SMALL, SMALL[:-2], SMALL.replace(b"mcp__m__read", b"Read")]
+    if big:
+        out.append(load_fixture("ts-unset/002.json").body)
+    return [(b, Rewrite(b, "", "--upstream", "anthropic",
+                        "--search", "hosted").body
+             if not b.endswith(b"}]") else b) for b in out]
+
+
+def lua_string(data):
+    """data as a Lua long string whose brackets it does not contain."""
+    level = 1
+    while b"]" + b"=" * level + b"]" in data:
+        level += 1
+    eq = "=" * level
+    return "[%s[%s]%s]" % (eq, data.decode(), eq)
+
+
+def wrk_script(path, pairs, close):
+    """Requests cycling through the bodies.  Under reloads each request has
+    its own connection: a keepalive connection an old worker closes while
+    wrk sends on it is a failure of the client's, not of the gateway's."""
+    with open(path, "w") as f:
+        f.write("local bodies = {%s}\n" % ",\n".join(
+            lua_string(b) for b, _ in pairs))
+        f.write("local digests = {%s}\n" % ", ".join(
+            '"%s"' % hashlib.sha256(want).hexdigest() for _, want in pairs))
+        f.write("""
+local i = 0
+request = function()
+    i = i % #bodies + 1
+    return wrk.format("POST", "/v1/messages", {
+        ["Content-Type"] = "application/json",
+        ["X-Expect-Digest"] = digests[i],
+        ["Connection"] = "CONNECTION"}, bodies[i])
+end
+""".replace("CONNECTION", "close" if close else "keep-alive"))
+
+
+def wrk(gw, script, seconds):
+    """Runs wrk; (requests completed, failures) from its report."""
+    out = subprocess.run(
+        ["wrk", "-t2", "-c16", "-d%ds" % seconds, "--timeout", "10s",
+         "-s", script, gw.url("/")],
+        capture_output=True, text=True, timeout=seconds + 60)
+    assert out.returncode == 0, out.stderr
+    done = int(re.search(r"(\d+) requests in", out.stdout).group(1))
+    failed = sum(int(n) for n in re.findall(
+        r"(?:Non-2xx or 3xx responses|connect|read|write|timeout)[: ]+(\d+)",
+        out.stdout))
+    return done, failed, out.stdout
+
+
+def workers(gw):
+    with open("/proc/%d/task/%d/children" % (gw.proc.pid, gw.proc.pid)) as f:
+        return [int(p) for p in f.read().split()]
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def assert_no_crash(gw):
+    log = gw.error_log()
+    assert "exited on signal" not in log, log[-2000:]
+    assert "[alert]" not in log, log[-2000:]
+
+
+def test_saturation_with_reloads(emulator, gateway, tmp_path):
+    emulator.keep = False
+    gw = gateway(http=HTTP, server=SERVER, log_level="notice")
+    script = str(tmp_path / "bodies.lua")
+    wrk_script(script, bodies(big=True), close=True)
+
+    proc = subprocess.Popen(
+        ["wrk", "-t2", "-c16", "-d%ds" % LOAD_SECONDS, "--timeout", "10s",
+         "-s", script, gw.url("/")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(RELOADS):
+            time.sleep(LOAD_SECONDS / (RELOADS + 1))
+            gw.proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=LOAD_SECONDS + 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+    assert proc.returncode == 0, err
+    done = int(re.search(r"(\d+) requests in", out).group(1))
+    assert done > 100, out
+    assert "Non-2xx" not in out and "Socket errors" not in out, out
+    assert emulator.corrupted == 0
+    assert emulator.received >= done
+    assert gw.error_log().count("(SIGHUP) received") == RELOADS
+    assert_no_crash(gw)
+    print("load: %d requests in %d s, %d reloads, 0 failed, 0 corrupted"
+          % (done, LOAD_SECONDS, RELOADS))
+
+
+def test_worker_memory_stays_flat(emulator, gateway, tmp_path):
+    emulator.keep = False
+    gw = gateway(http=HTTP, server=SERVER, log_level="notice")
+    script = str(tmp_path / "bodies.lua")
+    wrk_script(script, bodies(big=True), close=False)
+    worker = workers(gw)[0]
+
+    # warm up: pools, buffers and the allocator reach their working size
+    done, failed, out = wrk(gw, script, 3)
+    assert failed == 0, out
+    start, total = rss_kb(worker), done
+    deadline = time.monotonic() + max(60, RSS_REQUESTS / 100)
+    while total < RSS_REQUESTS and time.monotonic() < deadline:
+        done, failed, out = wrk(gw, script, 5)
+        assert failed == 0, out
+        total += done
+
+    end = rss_kb(worker)
+    assert workers(gw) == [worker], "the worker was replaced"
+    assert total >= RSS_REQUESTS, "only %d requests in time" % total
+    assert emulator.corrupted == 0
+    # flat: at most 4 MB or 10 % above the warmed-up size
+    assert end - start <= max(4096, start // 10), (start, end, total)
+    assert_no_crash(gw)
+    print("rss: %d requests, worker %d kB after warm-up, %d kB at the end"
+          % (total, start, end))
