@@ -35,7 +35,7 @@ static off_t ngx_http_toolsearch_body_size(ngx_chain_t *cl);
 static u_char *ngx_http_toolsearch_body_bytes(ngx_http_request_t *r,
     size_t len);
 static ngx_int_t ngx_http_toolsearch_apply(ngx_http_request_t *r,
-    ts_request_t *rq, size_t len);
+    ts_request_t *rq, u_char *body);
 static ngx_int_t ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
     u_char *body, size_t len);
@@ -637,7 +637,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     {
         ctx->decision = TS_DECISION_ERROR;
 
-    } else if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
+    } else if (ngx_http_toolsearch_apply(r, &rq, body) != NGX_OK) {
         ctx->decision = TS_DECISION_ERROR;
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;
@@ -831,10 +831,15 @@ ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
 }
 
 
-/* a new body, allocated before anything of the request changes */
+/*
+ * A new body, allocated before anything of the request changes: a chain
+ * whose buffers point into the body for the ranges the engine keeps and
+ * into one small block for the new bytes.
+ */
 typedef struct {
-    ngx_buf_t      *buf;
     ngx_chain_t    *cl;
+    ngx_buf_t      *last;
+    off_t           size;
     ngx_str_t       length;
 } ngx_http_toolsearch_body_t;
 
@@ -847,40 +852,107 @@ typedef struct {
 } ngx_http_toolsearch_betas_t;
 
 
+/*
+ * Counts the chain's buffers and the bytes it copies: the new bytes, and
+ * the kept ranges too when they do not lie in the request's body (the
+ * engine indexed a body of its own).
+ */
+static size_t
+ngx_http_toolsearch_body_count(ts_pieces_t it, ngx_flag_t in_body,
+    size_t *copied)
+{
+    size_t      n;
+    ts_piece_t  pc;
+
+    n = 0;
+    *copied = 0;
+
+    while (ts_pieces_next(&it, &pc)) {
+        n++;
+
+        if (!pc.kept || !in_body) {
+            *copied += pc.len;
+        }
+    }
+
+    return n;
+}
+
+
 static ngx_int_t
 ngx_http_toolsearch_body_prepare(ngx_http_request_t *r, ts_request_t *rq,
-    ngx_http_toolsearch_body_t *nb)
+    u_char *body, ngx_http_toolsearch_body_t *nb)
 {
-    u_char  *data;
-    size_t   len;
+    u_char        *p;
+    size_t         n, copied;
+    ngx_buf_t     *b, *bufs;
+    ngx_flag_t     in_body, copy, was_copy;
+    ngx_chain_t   *links, **ll;
+    ts_piece_t     pc;
+    ts_pieces_t    it;
 
-    len = ts_request_size(rq);
+    if (ts_request_pieces(rq, &it) != 0) {
+        return NGX_ERROR;
+    }
 
-    data = ngx_pnalloc(r->pool, len ? len : 1);
-    nb->buf = ngx_calloc_buf(r->pool);
-    nb->cl = ngx_alloc_chain_link(r->pool);
-    nb->length.data = ngx_pnalloc(r->pool, NGX_SIZE_T_LEN);
+    in_body = rq->ix.buf == (char *) body;
+    n = ngx_http_toolsearch_body_count(it, in_body, &copied);
 
-    if (data == NULL || nb->buf == NULL || nb->cl == NULL
-        || nb->length.data == NULL
-        || ts_request_render(rq, (char *) data) != 0)
+    bufs = ngx_pcalloc(r->pool, (n ? n : 1) * sizeof(ngx_buf_t));
+    links = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_chain_t));
+    p = ngx_pnalloc(r->pool, copied ? copied : 1);
+    nb->length.data = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
+
+    /* a JSON body never becomes empty */
+    if (n == 0 || bufs == NULL || links == NULL || p == NULL
+        || nb->length.data == NULL)
     {
         return NGX_ERROR;
     }
 
-    nb->length.len = ngx_sprintf(nb->length.data, "%uz", len)
+    b = NULL;
+    ll = &nb->cl;
+    was_copy = 0;
+    nb->size = 0;
+
+    while (ts_pieces_next(&it, &pc)) {
+        copy = !pc.kept || !in_body;
+        nb->size += pc.len;
+
+        /* copied pieces in a row are one range of the block */
+        if (copy && was_copy) {
+            p = ngx_cpymem(p, pc.data, pc.len);
+            b->last = p;
+            b->end = p;
+            continue;
+        }
+
+        b = bufs++;
+        b->start = copy ? p : (u_char *) pc.data;
+        b->end = b->start + pc.len;
+
+        if (copy) {
+            p = ngx_cpymem(p, pc.data, pc.len);
+        }
+
+        /* upstream retries rewind buffers to start */
+        b->pos = b->start;
+        b->last = b->end;
+        b->memory = 1;
+
+        links->buf = b;
+        *ll = links;
+        ll = &links->next;
+        links++;
+        was_copy = copy;
+    }
+
+    *ll = NULL;
+    b->last_buf = 1;
+    nb->last = b;
+
+    nb->length.len = ngx_sprintf(nb->length.data, "%O", nb->size)
                      - nb->length.data;
-
-    /* upstream retries rewind buffers to start */
-    nb->buf->start = data;
-    nb->buf->pos = data;
-    nb->buf->last = data + len;
-    nb->buf->end = data + len;
-    nb->buf->memory = 1;
-    nb->buf->last_buf = 1;
-
-    nb->cl->buf = nb->buf;
-    nb->cl->next = NULL;
 
     return NGX_OK;
 }
@@ -894,12 +966,12 @@ ngx_http_toolsearch_body_commit(ngx_http_request_t *r,
 
     rb = r->request_body;
     rb->bufs = nb->cl;
-    rb->buf = nb->buf;
+    rb->buf = nb->last;
 
     /* the pool cleanup still removes the file */
     rb->temp_file = NULL;
 
-    r->headers_in.content_length_n = nb->buf->last - nb->buf->pos;
+    r->headers_in.content_length_n = nb->size;
 
     if (r->headers_in.content_length) {
         r->headers_in.content_length->value = nb->length;
@@ -1128,18 +1200,20 @@ ngx_http_toolsearch_set_betas(ngx_http_request_t *r, const char *value,
  */
 static ngx_int_t
 ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
-    size_t len)
+    u_char *body)
 {
-    ngx_flag_t                    body;
+    ngx_flag_t                    changed;
     ngx_http_toolsearch_body_t    nb;
     ngx_http_toolsearch_betas_t   nh;
 
     ngx_memzero(&nb, sizeof(ngx_http_toolsearch_body_t));
     ngx_memzero(&nh, sizeof(ngx_http_toolsearch_betas_t));
 
-    body = ts_request_changed(rq);
+    changed = ts_request_changed(rq);
 
-    if (body && ngx_http_toolsearch_body_prepare(r, rq, &nb) != NGX_OK) {
+    if (changed
+        && ngx_http_toolsearch_body_prepare(r, rq, body, &nb) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -1151,7 +1225,7 @@ ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
         return NGX_ERROR;
     }
 
-    if (body) {
+    if (changed) {
         ngx_http_toolsearch_body_commit(r, &nb);
     }
 

@@ -378,6 +378,13 @@ ts_request_render(ts_request_t *rq, char *out)
 }
 
 
+int
+ts_request_pieces(ts_request_t *rq, ts_pieces_t *it)
+{
+    return ts_edits_pieces(&rq->edits, rq->ix.buf, rq->ix.len, it);
+}
+
+
 void
 ts_request_free(ts_request_t *rq)
 {
