@@ -28,6 +28,8 @@ static ts_decision_t ngx_http_toolsearch_precheck(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf);
 static ngx_int_t ngx_http_toolsearch_is_json(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_is_encoded(ngx_http_request_t *r);
+static void ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx);
 static void ngx_http_toolsearch_body_handler(ngx_http_request_t *r);
 static void ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
@@ -442,6 +444,8 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
     /* re-entry before the whole body is read must not run later phases */
     ctx->status = NGX_DONE;
 
+    ngx_http_toolsearch_read_in_one(r, ctx);
+
     rc = ngx_http_read_client_request_body(r,
                                            ngx_http_toolsearch_body_handler);
 
@@ -551,12 +555,69 @@ ngx_http_toolsearch_is_encoded(ngx_http_request_t *r)
 }
 
 
+/*
+ * nginx keeps the part of a body that came with the headers in the
+ * header buffer and reads the rest into a buffer of its own: two ranges,
+ * which the engine would need copied into one.  When nginx would keep
+ * the rest in memory anyway (below 1.25 x client_body_buffer_size, as
+ * ngx_http_read_client_request_body() decides), the header buffer is
+ * lent out for the read: a buffer of the body's size with the part
+ * already read at its start stands in, and nginx reads the rest right
+ * behind it (its case of a body that fits in r->header_in).  The body
+ * handler gives the header buffer back: keepalive and pipelining read
+ * r->header_in after the request pool, which holds the stand-in, is
+ * gone.  A read that fails closes the connection, so the stand-in is
+ * never looked at then.  Without memory nginx reads as it would.
+ */
+static void
+ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    off_t                      len;
+    size_t                     preread, size;
+    ngx_buf_t                 *b;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    size = clcf->client_body_buffer_size;
+    len = r->headers_in.content_length_n;
+    preread = r->header_in->last - r->header_in->pos;
+
+    if (preread == 0 || (off_t) preread >= len
+        || len - (off_t) preread >= (off_t) (size + (size >> 2))
+        || r->headers_in.chunked || r->request_body_in_file_only
+#if (NGX_HTTP_V2)
+        || r->stream
+#endif
+        )
+    {
+        return;
+    }
+
+    b = ngx_create_temp_buf(r->pool, (size_t) len);
+    if (b == NULL) {
+        return;
+    }
+
+    b->last = ngx_cpymem(b->pos, r->header_in->pos, preread);
+    r->header_in->pos = r->header_in->last;
+
+    ctx->header_in = r->header_in;
+    r->header_in = b;
+}
+
+
 static void
 ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
 {
     ngx_http_toolsearch_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (ctx->header_in) {
+        r->header_in = ctx->header_in;
+        ctx->header_in = NULL;
+    }
 
     ngx_http_toolsearch_process(r, ctx);
     ngx_http_toolsearch_report(r, ctx);
@@ -777,9 +838,44 @@ ngx_http_toolsearch_body_size(ngx_chain_t *cl)
 }
 
 
+/* the first byte of buffers in memory that follow each other, or NULL */
+static u_char *
+ngx_http_toolsearch_body_in_place(ngx_chain_t *cl)
+{
+    u_char  *first, *last;
+
+    first = NULL;
+    last = NULL;
+
+    for ( /* void */ ; cl; cl = cl->next) {
+        if (cl->buf->in_file) {
+            return NULL;
+        }
+
+        /* the empty last buffer of a chunked body */
+        if (ngx_buf_size(cl->buf) == 0) {
+            continue;
+        }
+
+        if (first == NULL) {
+            first = cl->buf->pos;
+
+        } else if (cl->buf->pos != last) {
+            return NULL;
+        }
+
+        last = cl->buf->last;
+    }
+
+    return first;
+}
+
+
 /*
- * The body as one contiguous range: a single memory buffer is used in
- * place, anything else (several buffers, a temp file) is copied.
+ * The body as one contiguous range: buffers that lie one after the
+ * other in memory (one buffer, or nginx's reads into one buffer) are
+ * used in place, anything else (separate buffers, a temp file) is
+ * copied.
  */
 static u_char *
 ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
@@ -795,8 +891,10 @@ ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
         return (u_char *) "";
     }
 
-    if (cl->next == NULL && !cl->buf->in_file) {
-        return cl->buf->pos;
+    body = ngx_http_toolsearch_body_in_place(cl);
+
+    if (body) {
+        return body;
     }
 
     body = ngx_pnalloc(r->pool, len);
@@ -1855,3 +1953,4 @@ ngx_http_toolsearch_init(ngx_conf_t *cf)
 
     return NGX_OK;
 }
+
