@@ -72,6 +72,7 @@ static void *ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
 static ngx_int_t ngx_http_toolsearch_init(ngx_conf_t *cf);
+static void ngx_http_toolsearch_exit_process(ngx_cycle_t *cycle);
 
 
 static ngx_conf_enum_t  ngx_http_toolsearch_upstreams[] = {
@@ -118,6 +119,14 @@ static ngx_conf_num_bounds_t  ngx_http_toolsearch_max_results_bounds = {
 
 /* the proxy module's loc conf starts with its ngx_http_upstream_conf_t */
 static ngx_module_t  *ngx_http_toolsearch_proxy_module;
+
+/*
+ * The engine's index arrays, kept by the worker for all its requests
+ * (one request is processed at a time): grown to the largest body seen,
+ * they spare each request fresh pages, whose faults cost more than the
+ * scan.
+ */
+static ts_index_mem_t  ngx_http_toolsearch_index_mem;
 
 
 static ngx_command_t  ngx_http_toolsearch_commands[] = {
@@ -312,7 +321,7 @@ ngx_module_t  ngx_http_toolsearch_module = {
     NULL,                                  /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
+    ngx_http_toolsearch_exit_process,      /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
@@ -810,6 +819,7 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
     in->policy = &tlcf->policy;
     in->upstream = ngx_http_toolsearch_upstream_of(r, tlcf);
     in->defer_mode = -1;
+    in->index_mem = &ngx_http_toolsearch_index_mem;
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);
@@ -1954,3 +1964,9 @@ ngx_http_toolsearch_init(ngx_conf_t *cf)
     return NGX_OK;
 }
 
+
+static void
+ngx_http_toolsearch_exit_process(ngx_cycle_t *cycle)
+{
+    ts_index_mem_free(&ngx_http_toolsearch_index_mem);
+}

@@ -1056,10 +1056,55 @@ ts_top(ts_scan_t *s)
 ts_status_t
 ts_index_build(ts_index_t *ix, const char *buf, size_t len)
 {
+    return ts_index_build_in(ix, buf, len, NULL);
+}
+
+
+/* the index's arrays in the order of caps[] */
+static void **
+ts_index_array(ts_index_t *ix, int i)
+{
+    switch (i) {
+    case 0:
+        return (void **) &ix->tools;
+    case 1:
+        return (void **) &ix->blocks;
+    case 2:
+        return (void **) &ix->messages;
+    default:
+        return (void **) &ix->members;
+    }
+}
+
+
+static void
+ts_index_borrow(ts_index_t *ix, ts_index_mem_t *mem)
+{
+    int  i;
+
+    if (mem == NULL || mem->lent) {
+        return;
+    }
+
+    for (i = 0; i < 4; i++) {
+        *ts_index_array(ix, i) = mem->arrays[i];
+        ix->caps[i] = mem->caps[i];
+    }
+
+    mem->lent = 1;
+    ix->mem = mem;
+}
+
+
+ts_status_t
+ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
+    ts_index_mem_t *mem)
+{
     ts_scan_t  s;
     int        i;
 
     memset(ix, 0, sizeof(ts_index_t));
+    ts_index_borrow(ix, mem);
     ix->buf = buf;
     ix->len = len;
 
@@ -1120,15 +1165,41 @@ ts_value_parse(const char *buf, size_t len, ts_val_t *v)
 void
 ts_index_free(ts_index_t *ix)
 {
-    free(ix->members);
-    free(ix->tools);
-    free(ix->messages);
-    free(ix->blocks);
+    void  **a;
+    int     i;
 
-    ix->members = NULL;
-    ix->tools = NULL;
-    ix->messages = NULL;
-    ix->blocks = NULL;
+    for (i = 0; i < 4; i++) {
+        a = ts_index_array(ix, i);
+
+        if (ix->mem) {
+            ix->mem->arrays[i] = *a;
+            ix->mem->caps[i] = ix->caps[i];
+
+        } else {
+            free(*a);
+        }
+
+        *a = NULL;
+        ix->caps[i] = 0;
+    }
+
+    if (ix->mem) {
+        ix->mem->lent = 0;
+        ix->mem = NULL;
+    }
+}
+
+
+void
+ts_index_mem_free(ts_index_mem_t *mem)
+{
+    int  i;
+
+    for (i = 0; i < 4; i++) {
+        free(mem->arrays[i]);
+    }
+
+    memset(mem, 0, sizeof(ts_index_mem_t));
 }
 
 
