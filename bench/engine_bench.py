@@ -100,7 +100,9 @@ def section(results):
              "fields stripped, references to text); *gateway search*: "
              "`toolsearch_search gateway`. *heap*: the engine's peak "
              "malloc'd bytes during the request, the block of new bytes "
-             "included." % RUNS, "",
+             "included; the index borrows memory kept from one request to "
+             "the next (`ts_index_build_in`, as the glue lends each "
+             "worker's), which is not counted." % RUNS, "",
              "| case | body | decision | edits | memcpy µs | engine µs "
              "| GB/s | × memcpy | cJSON µs | cJSON ÷ engine | heap ÷ body "
              "| same bytes every run |",
