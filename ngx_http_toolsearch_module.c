@@ -592,7 +592,9 @@ ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
     len = r->headers_in.content_length_n;
     preread = r->header_in->last - r->header_in->pos;
 
-    if (preread == 0 || (off_t) preread >= len
+    /* read already (by another module): what is left is not body */
+    if (r->request_body || r->discard_body
+        || preread == 0 || (off_t) preread >= len
         || len - (off_t) preread >= (off_t) (size + (size >> 2))
         || r->headers_in.chunked || r->request_body_in_file_only
 #if (NGX_HTTP_V2)
