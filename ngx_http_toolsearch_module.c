@@ -28,6 +28,8 @@ static ts_decision_t ngx_http_toolsearch_precheck(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf);
 static ngx_int_t ngx_http_toolsearch_is_json(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_is_encoded(ngx_http_request_t *r);
+static void ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx);
 static void ngx_http_toolsearch_body_handler(ngx_http_request_t *r);
 static void ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
@@ -35,7 +37,7 @@ static off_t ngx_http_toolsearch_body_size(ngx_chain_t *cl);
 static u_char *ngx_http_toolsearch_body_bytes(ngx_http_request_t *r,
     size_t len);
 static ngx_int_t ngx_http_toolsearch_apply(ngx_http_request_t *r,
-    ts_request_t *rq, size_t len);
+    ts_request_t *rq, u_char *body);
 static ngx_int_t ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
     u_char *body, size_t len);
@@ -70,6 +72,7 @@ static void *ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf);
 static char *ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent,
     void *child);
 static ngx_int_t ngx_http_toolsearch_init(ngx_conf_t *cf);
+static void ngx_http_toolsearch_exit_process(ngx_cycle_t *cycle);
 
 
 static ngx_conf_enum_t  ngx_http_toolsearch_upstreams[] = {
@@ -116,6 +119,14 @@ static ngx_conf_num_bounds_t  ngx_http_toolsearch_max_results_bounds = {
 
 /* the proxy module's loc conf starts with its ngx_http_upstream_conf_t */
 static ngx_module_t  *ngx_http_toolsearch_proxy_module;
+
+/*
+ * The engine's index arrays, kept by the worker for all its requests
+ * (one request is processed at a time): grown to the largest body seen,
+ * they spare each request fresh pages, whose faults cost more than the
+ * scan.
+ */
+static ts_index_mem_t  ngx_http_toolsearch_index_mem;
 
 
 static ngx_command_t  ngx_http_toolsearch_commands[] = {
@@ -310,7 +321,7 @@ ngx_module_t  ngx_http_toolsearch_module = {
     NULL,                                  /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
+    ngx_http_toolsearch_exit_process,      /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
@@ -442,6 +453,8 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
     /* re-entry before the whole body is read must not run later phases */
     ctx->status = NGX_DONE;
 
+    ngx_http_toolsearch_read_in_one(r, ctx);
+
     rc = ngx_http_read_client_request_body(r,
                                            ngx_http_toolsearch_body_handler);
 
@@ -551,12 +564,71 @@ ngx_http_toolsearch_is_encoded(ngx_http_request_t *r)
 }
 
 
+/*
+ * nginx keeps the part of a body that came with the headers in the
+ * header buffer and reads the rest into a buffer of its own: two ranges,
+ * which the engine would need copied into one.  When nginx would keep
+ * the rest in memory anyway (below 1.25 x client_body_buffer_size, as
+ * ngx_http_read_client_request_body() decides), the header buffer is
+ * lent out for the read: a buffer of the body's size with the part
+ * already read at its start stands in, and nginx reads the rest right
+ * behind it (its case of a body that fits in r->header_in).  The body
+ * handler gives the header buffer back: keepalive and pipelining read
+ * r->header_in after the request pool, which holds the stand-in, is
+ * gone.  A read that fails closes the connection, so the stand-in is
+ * never looked at then.  Without memory nginx reads as it would.
+ */
+static void
+ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    off_t                      len;
+    size_t                     preread, size;
+    ngx_buf_t                 *b;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    size = clcf->client_body_buffer_size;
+    len = r->headers_in.content_length_n;
+    preread = r->header_in->last - r->header_in->pos;
+
+    /* read already (by another module): what is left is not body */
+    if (r->request_body || r->discard_body
+        || preread == 0 || (off_t) preread >= len
+        || len - (off_t) preread >= (off_t) (size + (size >> 2))
+        || r->headers_in.chunked || r->request_body_in_file_only
+#if (NGX_HTTP_V2)
+        || r->stream
+#endif
+        )
+    {
+        return;
+    }
+
+    b = ngx_create_temp_buf(r->pool, (size_t) len);
+    if (b == NULL) {
+        return;
+    }
+
+    b->last = ngx_cpymem(b->pos, r->header_in->pos, preread);
+    r->header_in->pos = r->header_in->last;
+
+    ctx->header_in = r->header_in;
+    r->header_in = b;
+}
+
+
 static void
 ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
 {
     ngx_http_toolsearch_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (ctx->header_in) {
+        r->header_in = ctx->header_in;
+        ctx->header_in = NULL;
+    }
 
     ngx_http_toolsearch_process(r, ctx);
     ngx_http_toolsearch_report(r, ctx);
@@ -637,7 +709,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     {
         ctx->decision = TS_DECISION_ERROR;
 
-    } else if (ngx_http_toolsearch_apply(r, &rq, len) != NGX_OK) {
+    } else if (ngx_http_toolsearch_apply(r, &rq, body) != NGX_OK) {
         ctx->decision = TS_DECISION_ERROR;
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;
@@ -749,6 +821,7 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
     in->policy = &tlcf->policy;
     in->upstream = ngx_http_toolsearch_upstream_of(r, tlcf);
     in->defer_mode = -1;
+    in->index_mem = &ngx_http_toolsearch_index_mem;
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);
@@ -777,9 +850,44 @@ ngx_http_toolsearch_body_size(ngx_chain_t *cl)
 }
 
 
+/* the first byte of buffers in memory that follow each other, or NULL */
+static u_char *
+ngx_http_toolsearch_body_in_place(ngx_chain_t *cl)
+{
+    u_char  *first, *last;
+
+    first = NULL;
+    last = NULL;
+
+    for ( /* void */ ; cl; cl = cl->next) {
+        if (cl->buf->in_file) {
+            return NULL;
+        }
+
+        /* the empty last buffer of a chunked body */
+        if (ngx_buf_size(cl->buf) == 0) {
+            continue;
+        }
+
+        if (first == NULL) {
+            first = cl->buf->pos;
+
+        } else if (cl->buf->pos != last) {
+            return NULL;
+        }
+
+        last = cl->buf->last;
+    }
+
+    return first;
+}
+
+
 /*
- * The body as one contiguous range: a single memory buffer is used in
- * place, anything else (several buffers, a temp file) is copied.
+ * The body as one contiguous range: buffers that lie one after the
+ * other in memory (one buffer, or nginx's reads into one buffer) are
+ * used in place, anything else (separate buffers, a temp file) is
+ * copied.
  */
 static u_char *
 ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
@@ -795,8 +903,10 @@ ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
         return (u_char *) "";
     }
 
-    if (cl->next == NULL && !cl->buf->in_file) {
-        return cl->buf->pos;
+    body = ngx_http_toolsearch_body_in_place(cl);
+
+    if (body) {
+        return body;
     }
 
     body = ngx_pnalloc(r->pool, len);
@@ -831,10 +941,15 @@ ngx_http_toolsearch_body_bytes(ngx_http_request_t *r, size_t len)
 }
 
 
-/* a new body, allocated before anything of the request changes */
+/*
+ * A new body, allocated before anything of the request changes: a chain
+ * whose buffers point into the body for the ranges the engine keeps and
+ * into one small block for the new bytes.
+ */
 typedef struct {
-    ngx_buf_t      *buf;
     ngx_chain_t    *cl;
+    ngx_buf_t      *last;
+    off_t           size;
     ngx_str_t       length;
 } ngx_http_toolsearch_body_t;
 
@@ -847,40 +962,107 @@ typedef struct {
 } ngx_http_toolsearch_betas_t;
 
 
+/*
+ * Counts the chain's buffers and the bytes it copies: the new bytes, and
+ * the kept ranges too when they do not lie in the request's body (the
+ * engine indexed a body of its own).
+ */
+static size_t
+ngx_http_toolsearch_body_count(ts_pieces_t it, ngx_flag_t in_body,
+    size_t *copied)
+{
+    size_t      n;
+    ts_piece_t  pc;
+
+    n = 0;
+    *copied = 0;
+
+    while (ts_pieces_next(&it, &pc)) {
+        n++;
+
+        if (!pc.kept || !in_body) {
+            *copied += pc.len;
+        }
+    }
+
+    return n;
+}
+
+
 static ngx_int_t
 ngx_http_toolsearch_body_prepare(ngx_http_request_t *r, ts_request_t *rq,
-    ngx_http_toolsearch_body_t *nb)
+    u_char *body, ngx_http_toolsearch_body_t *nb)
 {
-    u_char  *data;
-    size_t   len;
+    u_char        *p;
+    size_t         n, copied;
+    ngx_buf_t     *b, *bufs;
+    ngx_flag_t     in_body, copy, was_copy;
+    ngx_chain_t   *links, **ll;
+    ts_piece_t     pc;
+    ts_pieces_t    it;
 
-    len = ts_request_size(rq);
+    if (ts_request_pieces(rq, &it) != 0) {
+        return NGX_ERROR;
+    }
 
-    data = ngx_pnalloc(r->pool, len ? len : 1);
-    nb->buf = ngx_calloc_buf(r->pool);
-    nb->cl = ngx_alloc_chain_link(r->pool);
-    nb->length.data = ngx_pnalloc(r->pool, NGX_SIZE_T_LEN);
+    in_body = rq->ix.buf == (char *) body;
+    n = ngx_http_toolsearch_body_count(it, in_body, &copied);
 
-    if (data == NULL || nb->buf == NULL || nb->cl == NULL
-        || nb->length.data == NULL
-        || ts_request_render(rq, (char *) data) != 0)
+    bufs = ngx_pcalloc(r->pool, (n ? n : 1) * sizeof(ngx_buf_t));
+    links = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_chain_t));
+    p = ngx_pnalloc(r->pool, copied ? copied : 1);
+    nb->length.data = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
+
+    /* a JSON body never becomes empty */
+    if (n == 0 || bufs == NULL || links == NULL || p == NULL
+        || nb->length.data == NULL)
     {
         return NGX_ERROR;
     }
 
-    nb->length.len = ngx_sprintf(nb->length.data, "%uz", len)
+    b = NULL;
+    ll = &nb->cl;
+    was_copy = 0;
+    nb->size = 0;
+
+    while (ts_pieces_next(&it, &pc)) {
+        copy = !pc.kept || !in_body;
+        nb->size += pc.len;
+
+        /* copied pieces in a row are one range of the block */
+        if (copy && was_copy) {
+            p = ngx_cpymem(p, pc.data, pc.len);
+            b->last = p;
+            b->end = p;
+            continue;
+        }
+
+        b = bufs++;
+        b->start = copy ? p : (u_char *) pc.data;
+        b->end = b->start + pc.len;
+
+        if (copy) {
+            p = ngx_cpymem(p, pc.data, pc.len);
+        }
+
+        /* upstream retries rewind buffers to start */
+        b->pos = b->start;
+        b->last = b->end;
+        b->memory = 1;
+
+        links->buf = b;
+        *ll = links;
+        ll = &links->next;
+        links++;
+        was_copy = copy;
+    }
+
+    *ll = NULL;
+    b->last_buf = 1;
+    nb->last = b;
+
+    nb->length.len = ngx_sprintf(nb->length.data, "%O", nb->size)
                      - nb->length.data;
-
-    /* upstream retries rewind buffers to start */
-    nb->buf->start = data;
-    nb->buf->pos = data;
-    nb->buf->last = data + len;
-    nb->buf->end = data + len;
-    nb->buf->memory = 1;
-    nb->buf->last_buf = 1;
-
-    nb->cl->buf = nb->buf;
-    nb->cl->next = NULL;
 
     return NGX_OK;
 }
@@ -894,12 +1076,12 @@ ngx_http_toolsearch_body_commit(ngx_http_request_t *r,
 
     rb = r->request_body;
     rb->bufs = nb->cl;
-    rb->buf = nb->buf;
+    rb->buf = nb->last;
 
     /* the pool cleanup still removes the file */
     rb->temp_file = NULL;
 
-    r->headers_in.content_length_n = nb->buf->last - nb->buf->pos;
+    r->headers_in.content_length_n = nb->size;
 
     if (r->headers_in.content_length) {
         r->headers_in.content_length->value = nb->length;
@@ -1128,18 +1310,20 @@ ngx_http_toolsearch_set_betas(ngx_http_request_t *r, const char *value,
  */
 static ngx_int_t
 ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
-    size_t len)
+    u_char *body)
 {
-    ngx_flag_t                    body;
+    ngx_flag_t                    changed;
     ngx_http_toolsearch_body_t    nb;
     ngx_http_toolsearch_betas_t   nh;
 
     ngx_memzero(&nb, sizeof(ngx_http_toolsearch_body_t));
     ngx_memzero(&nh, sizeof(ngx_http_toolsearch_betas_t));
 
-    body = ts_request_changed(rq);
+    changed = ts_request_changed(rq);
 
-    if (body && ngx_http_toolsearch_body_prepare(r, rq, &nb) != NGX_OK) {
+    if (changed
+        && ngx_http_toolsearch_body_prepare(r, rq, body, &nb) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -1151,7 +1335,7 @@ ngx_http_toolsearch_apply(ngx_http_request_t *r, ts_request_t *rq,
         return NGX_ERROR;
     }
 
-    if (body) {
+    if (changed) {
         ngx_http_toolsearch_body_commit(r, &nb);
     }
 
@@ -1780,4 +1964,11 @@ ngx_http_toolsearch_init(ngx_conf_t *cf)
     }
 
     return NGX_OK;
+}
+
+
+static void
+ngx_http_toolsearch_exit_process(ngx_cycle_t *cycle)
+{
+    ts_index_mem_free(&ngx_http_toolsearch_index_mem);
 }

@@ -64,6 +64,7 @@ typedef struct {
     size_t          discovered;
     size_t          hosted_searches;
     ngx_uint_t      changed;
+    ngx_buf_t      *header_in;      /* lent out while the body is read */
 
     /* gateway-executed search */
     ts_loop_t      *loop;

@@ -83,9 +83,10 @@ def section(results):
     lines = [begin, "## Engine, in process", "",
              "`make bench` (bench/engine_bench.py, build/bench_engine). "
              "Machine: %s." % report.machine(), "",
-             "Per request, what the glue calls: `ts_request_process`, "
-             "`ts_request_size`, `ts_request_render` into a fresh buffer, "
-             "`ts_request_free`. Baselines in the same rounds: `memcpy` of "
+             "Per request, what the glue does: `ts_request_process`, the "
+             "output's pieces (`ts_request_pieces`) with the new bytes "
+             "copied into one fresh block (the kept ranges are sent where "
+             "they lie), `ts_request_free`. Baselines in the same rounds: `memcpy` of "
              "the body (the floor) and cJSON parse + the same edit + print "
              "(`cJSON_PrintUnformatted`). Median of %d runs of each run's "
              "median. Bodies: the recorded Claude Code request "
@@ -98,8 +99,10 @@ def section(results):
              "deferral output with `toolsearch_defer off` (tool-search "
              "fields stripped, references to text); *gateway search*: "
              "`toolsearch_search gateway`. *heap*: the engine's peak "
-             "malloc'd bytes during the request, the output buffer "
-             "included." % RUNS, "",
+             "malloc'd bytes during the request, the block of new bytes "
+             "included; the index borrows memory kept from one request to "
+             "the next (`ts_index_build_in`, as the glue lends each "
+             "worker's), which is not counted." % RUNS, "",
              "| case | body | decision | edits | memcpy µs | engine µs "
              "| GB/s | × memcpy | cJSON µs | cJSON ÷ engine | heap ÷ body "
              "| same bytes every run |",

@@ -138,7 +138,8 @@ ts_edit_cmp(const void *a, const void *b)
 
 
 int
-ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out)
+ts_edits_pieces(ts_edits_t *e, const char *in, size_t inlen,
+    ts_pieces_t *it)
 {
     ts_edit_t  *ed;
     size_t      i, pos;
@@ -161,16 +162,84 @@ ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out)
             return -1;
         }
 
-        memcpy(out, in + pos, ed->off - pos);
-        out += ed->off - pos;
-        if (ed->len) {
-            memcpy(out, e->arena + ed->data, ed->len);
-            out += ed->len;
-        }
         pos = ed->off + ed->del;
     }
 
-    memcpy(out, in + pos, inlen - pos);
+    it->e = e;
+    it->in = in;
+    it->inlen = inlen;
+    it->i = 0;
+    it->pos = 0;
+    it->added = 0;
+
+    return 0;
+}
+
+
+int
+ts_pieces_next(ts_pieces_t *it, ts_piece_t *p)
+{
+    const ts_edit_t  *ed;
+
+    for ( ;; ) {
+        if (it->i == it->e->n) {
+            if (it->pos == it->inlen) {
+                return 0;
+            }
+
+            p->data = it->in + it->pos;
+            p->len = it->inlen - it->pos;
+            p->kept = 1;
+            it->pos = it->inlen;
+
+            return 1;
+        }
+
+        ed = &it->e->edits[it->i];
+
+        if (it->added) {
+            it->added = 0;
+            it->i++;
+            it->pos = ed->off + ed->del;
+
+            if (ed->len == 0) {
+                continue;
+            }
+
+            p->data = it->e->arena + ed->data;
+            p->len = ed->len;
+            p->kept = 0;
+
+            return 1;
+        }
+
+        it->added = 1;
+
+        if (ed->off > it->pos) {
+            p->data = it->in + it->pos;
+            p->len = ed->off - it->pos;
+            p->kept = 1;
+
+            return 1;
+        }
+    }
+}
+
+
+int
+ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out)
+{
+    ts_pieces_t  it;
+    ts_piece_t   p;
+
+    if (ts_edits_pieces(e, in, inlen, &it) != 0) {
+        return -1;
+    }
+
+    while (ts_pieces_next(&it, &p)) {
+        memcpy(out, p.data, p.len);
+        out += p.len;
+    }
 
     return 0;
 }

@@ -50,9 +50,39 @@ int ts_edit_put(ts_edits_t *e, size_t off, size_t del, const void *a,
 size_t ts_edits_size(const ts_edits_t *e, size_t inlen);
 
 /*
- * writes the output into out (ts_edits_size() bytes); returns -1 when
- * edits overlap or fall outside the input, or after an allocation failure
+ * The output as pieces in order: ranges of the input left as they are,
+ * and the new bytes of each edit.  A caller that can send pieces where
+ * they lie (a chain of buffers) needs no rendered copy of the input.
  */
+typedef struct {
+    const char  *data;      /* in the input, or in the edits' arena */
+    size_t       len;       /* never 0 */
+    int          kept;      /* 1: a range of the input */
+} ts_piece_t;
+
+
+typedef struct {
+    const ts_edits_t  *e;
+    const char        *in;
+    size_t             inlen;
+    size_t             i;       /* the next edit */
+    size_t             pos;     /* input bytes passed */
+    int                added;   /* edit i's new bytes come next */
+} ts_pieces_t;
+
+
+/*
+ * sorts the edits (insertion order breaks ties at one offset) and starts
+ * the walk; returns -1 when edits overlap or fall outside the input, or
+ * after an allocation failure
+ */
+int ts_edits_pieces(ts_edits_t *e, const char *in, size_t inlen,
+    ts_pieces_t *it);
+
+/* the next piece; 0 after the last */
+int ts_pieces_next(ts_pieces_t *it, ts_piece_t *p);
+
+/* writes the output into out (ts_edits_size() bytes); -1 as above */
 int ts_edits_render(ts_edits_t *e, const char *in, size_t inlen, char *out);
 
 

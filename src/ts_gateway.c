@@ -301,8 +301,9 @@ ts_has_gateway_call(const ts_normal_t *nm, const ts_message_t *m)
 static int
 ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
 {
-    char    *body;
-    size_t   len, i;
+    char            *body;
+    size_t           len, i;
+    ts_index_mem_t  *mem;
 
     len = ts_edits_size(&nm->edits, rq->ix.len);
     body = malloc(len ? len : 1);
@@ -315,6 +316,7 @@ ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
     }
 
     ts_names_sort(&nm->found);
+    mem = rq->ix.mem;
     ts_index_free(&rq->ix);
 
     /*
@@ -324,7 +326,7 @@ ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
      */
     rq->own = body;
 
-    if (ts_index_build(&rq->ix, body, len) != TS_OK) {
+    if (ts_index_build_in(&rq->ix, body, len, mem) != TS_OK) {
         return -1;
     }
     rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);

@@ -31,8 +31,11 @@ typedef struct {
 /* keys read inside objects, matched after escape decoding */
 typedef struct {
     const char  *name;
+    size_t       len;
     int          id;
 } ts_key_t;
+
+#define TS_KEY(name, id)  { name, sizeof(name) - 1, id }
 
 
 enum {
@@ -43,42 +46,42 @@ enum {
 
 
 static const ts_key_t  ts_top_keys[] = {
-    { "model", TS_TOP_MODEL },
-    { "messages", TS_TOP_MESSAGES },
-    { "tools", TS_TOP_TOOLS },
-    { "system", TS_TOP_SYSTEM },
-    { "stream", TS_TOP_STREAM },
-    { "tool_choice", TS_TOP_TOOL_CHOICE },
-    { "anthropic_beta", TS_TOP_ANTHROPIC_BETA },
-    { "anthropic_version", TS_TOP_ANTHROPIC_VERSION },
-    { NULL, 0 }
+    TS_KEY("model", TS_TOP_MODEL),
+    TS_KEY("messages", TS_TOP_MESSAGES),
+    TS_KEY("tools", TS_TOP_TOOLS),
+    TS_KEY("system", TS_TOP_SYSTEM),
+    TS_KEY("stream", TS_TOP_STREAM),
+    TS_KEY("tool_choice", TS_TOP_TOOL_CHOICE),
+    TS_KEY("anthropic_beta", TS_TOP_ANTHROPIC_BETA),
+    TS_KEY("anthropic_version", TS_TOP_ANTHROPIC_VERSION),
+    { NULL, 0, 0 }
 };
 
 static const ts_key_t  ts_tool_keys[] = {
-    { "name", TS_K_NAME },
-    { "type", TS_K_TYPE },
-    { "defer_loading", TS_K_DEFER },
-    { "cache_control", TS_K_CACHE },
-    { "description", TS_K_DESC },
-    { "input_schema", TS_K_SCHEMA },
-    { NULL, 0 }
+    TS_KEY("name", TS_K_NAME),
+    TS_KEY("type", TS_K_TYPE),
+    TS_KEY("defer_loading", TS_K_DEFER),
+    TS_KEY("cache_control", TS_K_CACHE),
+    TS_KEY("description", TS_K_DESC),
+    TS_KEY("input_schema", TS_K_SCHEMA),
+    { NULL, 0, 0 }
 };
 
 static const ts_key_t  ts_message_keys[] = {
-    { "role", TS_K_ROLE },
-    { "content", TS_K_CONTENT },
-    { NULL, 0 }
+    TS_KEY("role", TS_K_ROLE),
+    TS_KEY("content", TS_K_CONTENT),
+    { NULL, 0, 0 }
 };
 
 static const ts_key_t  ts_block_keys[] = {
-    { "type", TS_K_TYPE },
-    { "name", TS_K_NAME },
-    { "tool_name", TS_K_TOOL_NAME },
-    { "id", TS_K_ID },
-    { "tool_use_id", TS_K_TOOL_USE_ID },
-    { "content", TS_K_CONTENT },
-    { "caller", TS_K_CALLER },
-    { NULL, 0 }
+    TS_KEY("type", TS_K_TYPE),
+    TS_KEY("name", TS_K_NAME),
+    TS_KEY("tool_name", TS_K_TOOL_NAME),
+    TS_KEY("id", TS_K_ID),
+    TS_KEY("tool_use_id", TS_K_TOOL_USE_ID),
+    TS_KEY("content", TS_K_CONTENT),
+    TS_KEY("caller", TS_K_CALLER),
+    { NULL, 0, 0 }
 };
 
 
@@ -434,11 +437,24 @@ next:
 }
 
 
+/*
+ * Keys are compared by length and first byte before their bytes; an
+ * escaped key is decoded first, its raw length tells nothing.
+ */
 static int
 ts_key_id(const char *buf, const ts_val_t *key, const ts_key_t *keys)
 {
+    const char  *p;
+    size_t       len;
+
+    p = buf + key->off + 1;
+    len = key->len - 2;
+
     for ( /* void */ ; keys->name; keys++) {
-        if (ts_str_eq(buf, key, keys->name)) {
+        if (key->esc ? ts_str_eq(buf, key, keys->name)
+                     : len == keys->len && *p == *keys->name
+                       && memcmp(p, keys->name, len) == 0)
+        {
             return keys->id;
         }
     }
@@ -1056,10 +1072,55 @@ ts_top(ts_scan_t *s)
 ts_status_t
 ts_index_build(ts_index_t *ix, const char *buf, size_t len)
 {
+    return ts_index_build_in(ix, buf, len, NULL);
+}
+
+
+/* the index's arrays in the order of caps[] */
+static void **
+ts_index_array(ts_index_t *ix, int i)
+{
+    switch (i) {
+    case 0:
+        return (void **) &ix->tools;
+    case 1:
+        return (void **) &ix->blocks;
+    case 2:
+        return (void **) &ix->messages;
+    default:
+        return (void **) &ix->members;
+    }
+}
+
+
+static void
+ts_index_borrow(ts_index_t *ix, ts_index_mem_t *mem)
+{
+    int  i;
+
+    if (mem == NULL || mem->lent) {
+        return;
+    }
+
+    for (i = 0; i < 4; i++) {
+        *ts_index_array(ix, i) = mem->arrays[i];
+        ix->caps[i] = mem->caps[i];
+    }
+
+    mem->lent = 1;
+    ix->mem = mem;
+}
+
+
+ts_status_t
+ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
+    ts_index_mem_t *mem)
+{
     ts_scan_t  s;
     int        i;
 
     memset(ix, 0, sizeof(ts_index_t));
+    ts_index_borrow(ix, mem);
     ix->buf = buf;
     ix->len = len;
 
@@ -1126,15 +1187,41 @@ ts_value_parse(const char *buf, size_t len, ts_val_t *v)
 void
 ts_index_free(ts_index_t *ix)
 {
-    free(ix->members);
-    free(ix->tools);
-    free(ix->messages);
-    free(ix->blocks);
+    void  **a;
+    int     i;
 
-    ix->members = NULL;
-    ix->tools = NULL;
-    ix->messages = NULL;
-    ix->blocks = NULL;
+    for (i = 0; i < 4; i++) {
+        a = ts_index_array(ix, i);
+
+        if (ix->mem) {
+            ix->mem->arrays[i] = *a;
+            ix->mem->caps[i] = ix->caps[i];
+
+        } else {
+            free(*a);
+        }
+
+        *a = NULL;
+        ix->caps[i] = 0;
+    }
+
+    if (ix->mem) {
+        ix->mem->lent = 0;
+        ix->mem = NULL;
+    }
+}
+
+
+void
+ts_index_mem_free(ts_index_mem_t *mem)
+{
+    int  i;
+
+    for (i = 0; i < 4; i++) {
+        free(mem->arrays[i]);
+    }
+
+    memset(mem, 0, sizeof(ts_index_mem_t));
 }
 
 

@@ -108,6 +108,20 @@ typedef enum {
 } ts_top_key_t;
 
 
+/*
+ * Memory an index may reuse, such as the arrays a worker keeps for all
+ * its requests: an index built in it borrows the arrays and gives them
+ * back, grown to what it needed, when it is freed, so that the next
+ * request faults in no fresh pages.  One index at a time: an index built
+ * while the memory is lent takes its own.
+ */
+typedef struct {
+    void           *arrays[4];      /* as ts_index_t's, in caps order */
+    size_t          caps[4];
+    int             lent;
+} ts_index_mem_t;
+
+
 typedef struct {
     const char     *buf;
     size_t          len;
@@ -128,12 +142,21 @@ typedef struct {
     ts_status_t     status;
     size_t          err_off;        /* where scanning stopped on error */
 
-    size_t          caps[4];        /* allocated capacities */
+    size_t          caps[4];        /* tools, blocks, messages, members */
+    ts_index_mem_t *mem;            /* the arrays' lender, or NULL */
 } ts_index_t;
 
 
 ts_status_t ts_index_build(ts_index_t *ix, const char *buf, size_t len);
+
+/* the same in memory mem lends, if it is free (mem may be NULL) */
+ts_status_t ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
+    ts_index_mem_t *mem);
+
+/* frees the index's arrays, or gives them back to their lender */
 void ts_index_free(ts_index_t *ix);
+
+void ts_index_mem_free(ts_index_mem_t *mem);
 
 /* validates a whole document holding one JSON value of any kind */
 ts_status_t ts_value_parse(const char *buf, size_t len, ts_val_t *v);

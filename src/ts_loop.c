@@ -98,6 +98,9 @@ ts_loop_create(const ts_input_t *in, const char *body, size_t len)
     }
 
     lp->in = *in;
+
+    /* the loop's request lives between calls: its index has own memory */
+    lp->in.index_mem = NULL;
     lp->body = body;
     lp->len = len;
     lp->tool = ts_policy_search_tool(in->policy);

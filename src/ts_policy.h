@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "ts_json.h"
 #include "ts_match.h"
 
 
@@ -100,6 +101,8 @@ typedef struct {
     const unsigned char    *loaded;         /* per tool: loaded by it */
     const char             *tail;           /* turns after the messages */
     size_t                  tail_len;
+
+    ts_index_mem_t         *index_mem;      /* memory the index may reuse */
 } ts_input_t;
 
 

@@ -347,7 +347,7 @@ ts_request_process(ts_request_t *rq, const ts_input_t *in, const char *body,
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
-    st = ts_index_build(&rq->ix, body, len);
+    st = ts_index_build_in(&rq->ix, body, len, in ? in->index_mem : NULL);
     rq->decision = ts_status_decision(st);
 
     if (st == TS_OK && in != NULL && in->policy != NULL) {
@@ -377,6 +377,13 @@ int
 ts_request_render(ts_request_t *rq, char *out)
 {
     return ts_edits_render(&rq->edits, rq->ix.buf, rq->ix.len, out);
+}
+
+
+int
+ts_request_pieces(ts_request_t *rq, ts_pieces_t *it)
+{
+    return ts_edits_pieces(&rq->edits, rq->ix.buf, rq->ix.len, it);
 }
 
 

@@ -90,6 +90,9 @@ int ts_request_changed(const ts_request_t *rq);
 size_t ts_request_size(const ts_request_t *rq);
 int ts_request_render(ts_request_t *rq, char *out);
 
+/* the output as pieces (ts_edits_pieces): kept ranges lie in the body */
+int ts_request_pieces(ts_request_t *rq, ts_pieces_t *it);
+
 void ts_request_free(ts_request_t *rq);
 
 const char *ts_decision_name(ts_decision_t d);

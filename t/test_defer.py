@@ -4,6 +4,8 @@ example configuration and the directives' validation."""
 
 import json
 import os
+import socket
+import threading
 
 import pytest
 
@@ -69,6 +71,65 @@ def test_unset_fixture_is_deferred_and_accepted(emulator, gateway):
     assert defer_log(gw) == [
         "deferred_hosted mode=on upstream=anthropic total=149 deferred=122 "
         "chars=75316 threshold=0 converted=0"]
+
+
+class FailingUpstream:
+    """Reads each request whole, then answers 502: nginx sends the body
+    again to the next server."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.bodies = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.answer(conn)
+
+    def answer(self, conn):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(65536)
+        head, body = data.split(b"\r\n\r\n", 1)
+        length = [int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:")][0]
+        while len(body) < length:
+            body += conn.recv(65536)
+        self.bodies.append(body)
+        conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n"
+                     b"Connection: close\r\n\r\n")
+
+    def close(self):
+        self.sock.close()
+
+
+def test_retry_sends_the_rewritten_body_again(emulator, gateway):
+    # proxy_next_upstream rewinds the body's buffers to their start
+    fx = load_fixture("ts-unset/002.json")
+    bad = FailingUpstream()
+    try:
+        gw = gateway(
+            http="upstream retry { server 127.0.0.1:%d; server 127.0.0.1:%d; }"
+                 % (bad.port, emulator.port),
+            server="toolsearch on; toolsearch_upstream anthropic; "
+                   "location /v1/ { proxy_pass http://retry; "
+                   "proxy_next_upstream error http_502 non_idempotent; }")
+        r = send(gw, fx)
+    finally:
+        bad.close()
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_hosted"
+    want = Rewrite(fx.body, betas_of(fx.headers)).body
+    assert bad.bodies == [want]
+    assert emulator.last().body == want
 
 
 def test_claude_code_example_defers_its_141(emulator, gateway):

@@ -72,6 +72,55 @@ test_edit_basic(void)
 }
 
 
+/*
+ * The pieces: kept ranges point into the input, empty ones are left
+ * out, and edits at one offset come in insertion order.
+ */
+static void
+test_edit_pieces(void)
+{
+    static const char  in[] = "abcdefgh";
+    static const struct {
+        const char  *bytes;
+        int          kept;
+    }                  want[] = {
+        { "X", 0 }, { "bc", 1 }, { "+", 0 }, { "-", 0 }, { "gh", 1 }
+    };
+    ts_edits_t   e;
+    ts_pieces_t  it;
+    ts_piece_t   p;
+    size_t       n;
+
+    ts_edits_init(&e);
+    CHECK(ts_edit_replace(&e, 3, 3, "", 0) == 0);
+    CHECK(ts_edit_replace(&e, 6, 0, "+", 1) == 0);
+    CHECK(ts_edit_replace(&e, 0, 1, "X", 1) == 0);
+    CHECK(ts_edit_replace(&e, 6, 0, "-", 1) == 0);
+    CHECK(ts_edits_pieces(&e, in, 8, &it) == 0);
+
+    for (n = 0; ts_pieces_next(&it, &p); n++) {
+        if (!CHECK(n < sizeof(want) / sizeof(want[0]))) {
+            break;
+        }
+
+        CHECK(p.kept == want[n].kept && p.len == strlen(want[n].bytes)
+              && memcmp(p.data, want[n].bytes, p.len) == 0);
+        CHECK(!p.kept || (p.data >= in && p.data + p.len <= in + 8));
+    }
+
+    CHECK(n == sizeof(want) / sizeof(want[0]));
+    ts_edits_free(&e);
+
+    /* no edit: the input in one piece */
+    ts_edits_init(&e);
+    CHECK(ts_edits_pieces(&e, in, 8, &it) == 0);
+    CHECK(ts_pieces_next(&it, &p) == 1 && p.kept && p.data == in
+          && p.len == 8);
+    CHECK(ts_pieces_next(&it, &p) == 0);
+    ts_edits_free(&e);
+}
+
+
 /* deletes the tools whose position matches pick, on the tree as well */
 static void
 tst_delete_tools(const char *path, size_t (*pick)(size_t i, size_t n))
@@ -367,6 +416,7 @@ test_edit_keeps_numbers(void)
 
 const tst_case_t  tst_edit_tests[] = {
     { "edit_basic", test_edit_basic },
+    { "edit_pieces", test_edit_pieces },
     { "edit_delete_items", test_edit_delete_items },
     { "edit_insert_item", test_edit_insert_item },
     { "edit_insert_empty", test_edit_insert_empty },

@@ -453,7 +453,58 @@ test_index_handwritten(void)
 }
 
 
+/*
+ * Lent memory: an index reads the same in it, gives the arrays back
+ * grown, and one built while they are lent takes its own.
+ */
+static void
+test_index_lent_memory(void)
+{
+    tst_doc_t       d;
+    ts_index_t      ix, other;
+    ts_index_mem_t  mem;
+    void           *tools;
+    size_t          i;
+
+    if (!CHECK(tst_doc_load(&d, TS_FIXTURES "/claude-code/ts-unset/002.json")
+               == 0))
+    {
+        return;
+    }
+
+    memset(&mem, 0, sizeof(ts_index_mem_t));
+
+    CHECK(ts_index_build_in(&ix, d.buf, d.len, &mem) == TS_OK);
+    CHECK(ix.ntools == d.ix.ntools && ix.nmessages == d.ix.nmessages
+          && ix.nblocks == d.ix.nblocks && ix.nmembers == d.ix.nmembers);
+
+    for (i = 0; i < ix.ntools; i++) {
+        CHECK(ix.tools[i].name.off == d.ix.tools[i].name.off
+              && ix.tools[i].elem.len == d.ix.tools[i].elem.len);
+    }
+
+    CHECK(mem.lent);
+
+    CHECK(ts_index_build_in(&other, d.buf, d.len, &mem) == TS_OK);
+    CHECK(other.mem == NULL && other.tools != ix.tools);
+    ts_index_free(&other);
+
+    tools = ix.tools;
+    ts_index_free(&ix);
+    CHECK(!mem.lent && mem.arrays[0] == tools && mem.caps[0] >= d.ix.ntools);
+
+    /* the next index reuses them */
+    CHECK(ts_index_build_in(&ix, d.buf, d.len, &mem) == TS_OK);
+    CHECK(ix.tools == tools && ix.ntools == d.ix.ntools);
+    ts_index_free(&ix);
+
+    ts_index_mem_free(&mem);
+    tst_doc_free(&d);
+}
+
+
 const tst_case_t  tst_index_tests[] = {
+    { "index_lent_memory", test_index_lent_memory },
     { "index_fixture_list", test_index_fixture_list },
     { "index_fixture_status", test_index_fixture_status },
     { "index_fixture_members", test_index_fixture_members },
