@@ -72,18 +72,19 @@ typedef struct {
 } ts_builder_t;
 
 
-/* a field of the searchable text, closed by a NUL */
+/* a field of the searchable text at *end, closed by a NUL */
 static ts_span_t
-ts_put_field(ts_builder_t *b, const char *p, size_t len, uint32_t *words)
+ts_put_field(ts_builder_t *b, size_t *end, const char *p, size_t len,
+    uint32_t *words)
 {
     ts_span_t  s;
 
-    s.off = (uint32_t) b->c->text_len;
+    s.off = (uint32_t) *end;
     s.len = (uint32_t) len;
-    memcpy(b->c->text + b->c->text_len, p, len);
+    memcpy(b->c->text + *end, p, len);
     *words = ts_lower_count(b->c->text + s.off, len);
-    b->c->text_len += len;
-    b->c->text[b->c->text_len++] = '\0';
+    *end += len;
+    b->c->text[(*end)++] = '\0';
 
     return s;
 }
@@ -224,9 +225,9 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
         bare = e->mcp ? name + sizeof(TS_MCP_PREFIX) - 1 : name;
         blen = len - (size_t) (bare - name);
 
-        e->full = ts_put_field(b, bare, blen, &words);
+        e->full = ts_put_field(b, &c->full_len, bare, blen, &words);
         ts_put_parts(b, e, bare, blen);
-        e->hint = ts_put_field(b, phrase ? phrase : "",
+        e->hint = ts_put_field(b, &c->text_len, phrase ? phrase : "",
                                phrase ? strlen(phrase) : 0, &e->hint_words);
         ts_put_desc(b, e, ix->buf, &t->description);
 
@@ -305,7 +306,8 @@ ts_layout(ts_layout_t *l, size_t text, size_t names, size_t parts, size_t n)
     l->parts = ts_align(n * sizeof(ts_entry_t));
     l->pool = l->parts + ts_align(parts * sizeof(ts_span_t));
     l->text = l->pool + ts_align(n * sizeof(uint32_t));
-    l->names = l->text + ts_align(text);
+    /* word starts are found a chunk at a time */
+    l->names = l->text + ts_align(text + TS_CHUNK);
     l->total = l->names + ts_align(names) + 8;
 }
 
@@ -327,13 +329,14 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     ts_layout_t    l;
     const char   **phrase;
     char          *block;
-    size_t         i, n, names_cap, parts_cap;
+    size_t         i, n, names_cap, parts_cap, full_cap;
 
     memset(c, 0, sizeof(ts_catalog_t));
     b.c = c;
     b.text_cap = 0;
     names_cap = 0;
     parts_cap = 0;
+    full_cap = 0;
     n = ix->ntools;
 
     phrase = calloc(n ? n : 1, sizeof(char *));
@@ -342,9 +345,10 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     }
 
     /*
-     * decoding never lengthens a string: raw sizes bound the text (full
-     * and words take at most twice a name, and 4 NULs close the fields);
-     * a name of len bytes has at most len / 2 + 1 parts
+     * decoding never lengthens a string: raw sizes bound the text (the
+     * names region takes a name and a NUL, words at most twice a name,
+     * and 3 NULs close the other fields); a name of len bytes has at
+     * most len / 2 + 1 parts
      */
     for (i = 0; i < n; i++) {
         names_cap += ix->tools[i].name.len;
@@ -352,11 +356,14 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
         if (pool == NULL || pool[i]) {
             phrase[i] = ts_hint_of(ix, &ix->tools[i], hints);
             parts_cap += ix->tools[i].name.len / 2 + 1;
-            b.text_cap += 3 * ix->tools[i].name.len + 4
+            full_cap += ix->tools[i].name.len + 1;
+            b.text_cap += 2 * ix->tools[i].name.len + 3
                           + ix->tools[i].description.len
                           + (phrase[i] ? strlen(phrase[i]) : 0);
         }
     }
+
+    b.text_cap += full_cap;
 
     /* spans are 32-bit: far above any body the gateway reads */
     if (b.text_cap > UINT32_MAX || names_cap > UINT32_MAX
@@ -382,6 +389,8 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     c->text = block + l.text;
     c->names = block + l.names;
     c->schemas = schemas ? ix->buf : NULL;
+    c->schemas_len = schemas ? ix->len : 0;
+    c->text_len = full_cap;
 
     for (i = 0; i < n; i++) {
         if (ix->tools[i].name.kind == TS_STRING) {
@@ -391,6 +400,7 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     }
 
     free(phrase);
+    memset(c->text + c->text_len, 0, TS_CHUNK);
     ts_catalog_averages(c);
 
     return 0;

@@ -2,9 +2,6 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
-/* memmem */
-#define _GNU_SOURCE
-
 #include <string.h>
 
 #if (defined __SSE2__ && defined __GNUC__)
@@ -42,18 +39,17 @@ ts_same_bytes(const char *a, const char *b, size_t m, int fold)
 }
 
 
+/* terms and names are short: a first-byte check beats memmem's set-up */
 static const char *
 ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
     int fold)
 {
     size_t  i;
 
-    if (!fold) {
-        return memmem(hay, n, needle, m);
-    }
-
     for (i = 0; m <= n && i <= n - m; i++) {
-        if (ts_same_bytes(hay + i, needle, m, 1)) {
+        if (ts_same_byte(hay[i], needle[0], fold)
+            && ts_same_bytes(hay + i + 1, needle + 1, m - 1, fold))
+        {
             return hay + i;
         }
     }
@@ -139,6 +135,13 @@ const char *
 ts_find_icase(const char *hay, size_t n, const char *needle, size_t m)
 {
     return ts_find_fold(hay, n, needle, m, 1);
+}
+
+
+int
+ts_same_icase(const char *s, const char *needle, size_t m)
+{
+    return ts_same_bytes(s, needle, m, 1);
 }
 
 
@@ -384,6 +387,15 @@ ts_next_word(const char *p, size_t *len)
 static int
 ts_same_stem(const char *a, size_t alen, const char *b, size_t blen)
 {
+    /* a stem is a prefix: words of different first bytes differ */
+    if (alen == 0 || blen == 0) {
+        return alen == blen;
+    }
+
+    if (a[0] != b[0]) {
+        return 0;
+    }
+
     alen = ts_stem(a, alen);
     blen = ts_stem(b, blen);
 

@@ -1,0 +1,775 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts_lexicon.h"
+#include "ts_rank.h"
+
+
+#define TS_BM25_K1   1.2
+#define TS_BM25_B    0.75
+
+/* bits of a 64-bit word: words of a name, terms of a query */
+#define TS_BIT(i)    ((uint64_t) 1 << (i))
+
+
+/* BM25F field weights: hybrid, and the plain baseline */
+enum { TS_F_NAME = 0, TS_F_HINT, TS_F_DESC, TS_F_SCHEMA, TS_F_N };
+
+static const double  ts_hybrid_weights[] = { 3.0, 2.0, 1.0, 0.5 };
+static const double  ts_plain_weights[] = { 1.0, 1.0, 1.0, 0.0 };
+
+
+/* what the walk found of one term in the tool under way */
+typedef struct {
+    double       tf;        /* BM25F: weighted, length-normalised */
+    double       tf_schema; /* the same in the schema, whose words have
+                               a document frequency of their own */
+    uint8_t      part;      /* 2: a part is the word, 1: contains it */
+    uint8_t      full;      /* the name contains the word */
+    uint8_t      hint;      /* \b match in the hint */
+    uint8_t      desc;      /* \b match in the description */
+} ts_mark_t;
+
+
+/* the seed terms in a tool's name */
+typedef struct {
+    uint64_t     full;      /* the name has them */
+    uint64_t     whole;     /* a part is one */
+    uint64_t     inside;    /* a part has one */
+} ts_named_t;
+
+
+/* a term's frequencies in a tool, kept until its IDF is known */
+typedef struct {
+    uint32_t     tool;
+    uint32_t     term;
+    double       tf;
+    double       tf_schema;
+} ts_freq_t;
+
+
+/* the tool under way */
+typedef struct {
+    const ts_entry_t  *e;
+    uint32_t           idx;
+    uint64_t           touched;     /* terms with a mark */
+    uint64_t           named;       /* the words of its name terms start */
+    uint64_t           server;      /* the words of its MCP server */
+    uint32_t           server_len;  /* the bytes of its MCP server's part */
+    uint32_t           words;       /* words of its name */
+    uint32_t           others;      /* the first 64 without the server's */
+    double             norm[TS_F_N];
+    ts_mark_t          marks[TS_TERMS_MAX];
+} ts_visit_t;
+
+
+typedef struct {
+    const ts_catalog_t  *c;
+    const ts_query_t    *q;
+    ts_ranking_t        *r;
+    const double        *w;
+    uint64_t             first[256];    /* terms by their first byte */
+    uint64_t             second[256];   /* terms by their second byte */
+    uint64_t             names;     /* terms the seed looks for in names */
+    uint64_t             odd;       /* seed terms no word start begins */
+    uint64_t             schema;    /* terms looked for in schemas */
+    ts_named_t          *named;     /* by pool position */
+    ts_freq_t           *freqs;
+    size_t               nfreqs;
+    size_t               cap;
+    uint32_t             df[TS_TERMS_MAX];
+    uint32_t             df_schema[TS_TERMS_MAX];
+    long                 explain;   /* a tool whose points are noted */
+    char                *out;
+    char                *end;
+    unsigned             failed:1;
+} ts_rank_t;
+
+
+/* a term's bit for a byte and, for a letter, its capital too */
+static void
+ts_table_set(uint64_t *table, unsigned char c, uint64_t bit)
+{
+    table[c] |= bit;
+
+    if (c >= 'a' && c <= 'z') {
+        table[c - 'a' + 'A'] |= bit;
+    }
+}
+
+
+/*
+ * Terms are found where a word starts, by their first two bytes in
+ * either case (the text is lowercase, schemas are not); a seed term that
+ * starts with no letter or digit ("(a", "-x") may match anywhere and is
+ * searched for on its own.
+ */
+static void
+ts_rank_tables(ts_rank_t *rk)
+{
+    const ts_term_t  *t;
+    uint64_t          bit;
+    size_t            i, k;
+
+    for (i = 0; i < rk->q->nterms; i++) {
+        t = &rk->q->terms[i];
+        bit = TS_BIT(i);
+
+        rk->names |= t->seed ? bit : 0;
+        rk->schema |= t->own && !rk->q->whole && rk->c->schemas ? bit : 0;
+
+        if (!ts_ascii_alnum((unsigned char) t->p[0])) {
+            rk->odd |= bit;
+            continue;
+        }
+
+        ts_table_set(rk->first, (unsigned char) t->p[0], bit);
+
+        for (k = 0; t->scan < 2 && k < 256; k++) {
+            rk->second[k] |= bit;
+        }
+
+        if (t->scan >= 2) {
+            ts_table_set(rk->second, (unsigned char) t->p[1], bit);
+        }
+    }
+}
+
+
+static double
+ts_norm(double len, double avg)
+{
+    return avg > 0 ? 1 - TS_BM25_B + TS_BM25_B * len / avg : 1;
+}
+
+
+static void
+ts_visit_begin(ts_rank_t *rk, ts_visit_t *v, uint32_t idx)
+{
+    const ts_catalog_t  *c;
+    const ts_entry_t    *e;
+
+    c = rk->c;
+    e = &c->tools[idx];
+
+    v->e = e;
+    v->idx = idx;
+    v->touched = 0;
+    v->named = 0;
+    v->server = 0;
+    v->words = 0;
+    v->others = 0;
+    v->server_len = e->mcp && e->nparts > 1
+                    ? c->parts[e->part_first].len : 0;
+
+    v->norm[TS_F_NAME] = ts_norm(e->nparts, c->avg_words);
+    v->norm[TS_F_HINT] = ts_norm(e->hint_words, c->avg_hint);
+    v->norm[TS_F_DESC] = ts_norm(e->desc_words, c->avg_desc);
+    v->norm[TS_F_SCHEMA] = ts_norm(e->schema_words, c->avg_schema);
+}
+
+
+static ts_mark_t *
+ts_mark(ts_visit_t *v, size_t term)
+{
+    if (!(v->touched & TS_BIT(term))) {
+        v->touched |= TS_BIT(term);
+        memset(&v->marks[term], 0, sizeof(ts_mark_t));
+    }
+
+    return &v->marks[term];
+}
+
+
+/* the part of the name a seed term is: a whole part, or inside one */
+static void
+ts_name_part(const ts_catalog_t *c, const ts_entry_t *e, const ts_term_t *t,
+    uint64_t bit, ts_named_t *nm)
+{
+    const char  *s, *p;
+    size_t       n, at;
+
+    s = ts_catalog_str(c, e->words);
+    n = e->words.len;
+
+    for (p = s; (p = ts_find(p, n - (size_t) (p - s), t->p, t->len)); p++) {
+        at = (size_t) (p - s);
+
+        if ((at == 0 || s[at - 1] == ' ')
+            && (at + t->len == n || s[at + t->len] == ' '))
+        {
+            nm->whole |= bit;
+            return;
+        }
+
+        nm->inside |= bit;
+    }
+}
+
+
+/*
+ * seed 000: the names containing a seed term, and their parts.  The
+ * names lie one after the other at the start of the text, in pool order:
+ * one scan per term finds the term in every name.
+ */
+static void
+ts_rank_names(ts_rank_t *rk, size_t term)
+{
+    const ts_catalog_t  *c;
+    const ts_entry_t    *e;
+    const ts_term_t     *t;
+    const char          *p, *end;
+    size_t               k, at;
+
+    c = rk->c;
+    t = &rk->q->terms[term];
+    end = c->text + c->full_len;
+    k = 0;
+
+    for (p = c->text;
+         p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->len));
+         p++)
+    {
+        at = (size_t) (p - c->text);
+
+        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
+        {
+            k++;
+        }
+
+        e = &c->tools[c->pool[k]];
+
+        if (at + t->len <= e->full.off + e->full.len
+            && !(rk->named[k].full & TS_BIT(term)))
+        {
+            rk->named[k].full |= TS_BIT(term);
+            ts_name_part(c, e, t, TS_BIT(term), &rk->named[k]);
+        }
+    }
+}
+
+
+/* what the names scan found in the tool at pool position k */
+static void
+ts_visit_names(ts_rank_t *rk, ts_visit_t *v, size_t k)
+{
+    const ts_named_t  *nm;
+    ts_mark_t         *m;
+    uint64_t           bits;
+    size_t             i;
+
+    nm = &rk->named[k];
+
+    for (bits = nm->full; bits; bits &= bits - 1) {
+        i = ts_ctz(bits);
+        m = ts_mark(v, i);
+        m->full = 1;
+        m->part = nm->whole & TS_BIT(i) ? 2 : (nm->inside & TS_BIT(i)) != 0;
+    }
+}
+
+
+/* the term's prefix searched for is at text[at], within [.., end) */
+static int
+ts_prefix_at(const char *text, size_t at, size_t end, const ts_term_t *t)
+{
+    return at + t->scan <= end && memcmp(text + at, t->p, t->scan) == 0;
+}
+
+
+/* the whole word, not only its prefix, is at text[at] */
+static int
+ts_word_at(const char *text, size_t at, size_t end, const ts_term_t *t)
+{
+    return at + t->len <= end
+           && memcmp(text + at + t->scan, t->p + t->scan,
+                     t->len - t->scan) == 0;
+}
+
+
+/* BM25F: a prefix at a word start, which must end a word for whole words */
+static double
+ts_tf(const ts_rank_t *rk, const ts_visit_t *v, const char *text,
+    size_t end, size_t at, const ts_term_t *t, int field)
+{
+    if (rk->q->whole && !ts_word_end(text, end, at + t->scan)) {
+        return 0;
+    }
+
+    return rk->w[field] / v->norm[field];
+}
+
+
+/*
+ * A word of the name: counted (for the share of the name a query
+ * covers), and noted for every term it starts
+ */
+static void
+ts_rank_name_word(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
+{
+    const ts_entry_t  *e;
+    const ts_term_t   *t;
+    const char        *text;
+    uint64_t           bit;
+    size_t             i, end;
+
+    e = v->e;
+    text = rk->c->text;
+    end = e->words.off + e->words.len;
+    bit = v->words < 64 ? TS_BIT(v->words) : 0;
+    v->words++;
+
+    if (at - e->words.off < v->server_len) {
+        v->server |= bit;
+
+    } else {
+        v->others += bit != 0;
+    }
+
+    for ( /* void */ ; cand; cand &= cand - 1) {
+        i = ts_ctz(cand);
+        t = &rk->q->terms[i];
+
+        if (ts_prefix_at(text, at, end, t)) {
+            ts_mark(v, i)->tf += ts_tf(rk, v, text, end, at, t, TS_F_NAME);
+            v->named |= bit;
+        }
+    }
+}
+
+
+/* the terms starting at text[at] in the hint or the description */
+static void
+ts_rank_prose(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
+{
+    const ts_term_t  *t;
+    const char       *text;
+    ts_span_t         f;
+    ts_mark_t        *m;
+    size_t            i, end;
+    int               field, bounded;
+
+    field = at < v->e->desc.off ? TS_F_HINT : TS_F_DESC;
+    f = field == TS_F_HINT ? v->e->hint : v->e->desc;
+    text = rk->c->text;
+    end = f.off + f.len;
+
+    for ( /* void */ ; cand; cand &= cand - 1) {
+        i = ts_ctz(cand);
+        t = &rk->q->terms[i];
+
+        if (!ts_prefix_at(text, at, end, t)) {
+            continue;
+        }
+
+        m = ts_mark(v, i);
+        m->tf += ts_tf(rk, v, text, end, at, t, field);
+
+        bounded = t->seed && ts_word_at(text, at, end, t)
+                  && ts_word_bounded(text + f.off, f.len, at - f.off,
+                                     t->len);
+
+        if (field == TS_F_HINT) {
+            m->hint |= bounded;
+
+        } else {
+            m->desc |= bounded;
+        }
+    }
+}
+
+
+/* one walk over the word starts of the name parts, hint and description */
+static void
+ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
+{
+    const ts_entry_t  *e;
+    const char        *text, *p, *end, *limit;
+    uint64_t           bits, carry, cand;
+    size_t             at;
+
+    e = v->e;
+    text = rk->c->text;
+    end = text + e->desc.off + e->desc.len;
+    limit = text + rk->c->text_len + TS_CHUNK;
+
+    /* the fields are NUL-separated: no word runs from one to the next */
+    for (p = text + e->words.off, carry = 0; p < end; p += TS_CHUNK) {
+        for (bits = ts_word_starts(p, end, limit, &carry); bits;
+             bits &= bits - 1)
+        {
+            at = (size_t) (p - text) + ts_ctz(bits);
+            cand = rk->first[(unsigned char) text[at]]
+                   & rk->second[(unsigned char) text[at + 1]];
+
+            if (at < e->hint.off) {
+                ts_rank_name_word(rk, v, at, cand);
+
+            } else if (cand) {
+                ts_rank_prose(rk, v, at, cand);
+            }
+        }
+    }
+}
+
+
+/* seed terms that start with no letter or digit, in hint and description */
+static void
+ts_rank_odd(ts_rank_t *rk, ts_visit_t *v)
+{
+    const ts_term_t  *t;
+    const char       *s, *p;
+    ts_span_t         f;
+    uint64_t          bits;
+    size_t            i, at;
+    int               field;
+
+    for (bits = rk->odd; bits; bits &= bits - 1) {
+        i = ts_ctz(bits);
+        t = &rk->q->terms[i];
+
+        for (field = TS_F_HINT; field <= TS_F_DESC; field++) {
+            f = field == TS_F_HINT ? v->e->hint : v->e->desc;
+            s = ts_catalog_str(rk->c, f);
+
+            for (p = s;
+                 (p = ts_find(p, f.len - (size_t) (p - s), t->p, t->len));
+                 p++)
+            {
+                at = (size_t) (p - s);
+
+                if (ts_word_bounded(s, f.len, at, t->len)) {
+                    *(field == TS_F_HINT ? &ts_mark(v, i)->hint
+                                         : &ts_mark(v, i)->desc) = 1;
+                }
+            }
+        }
+    }
+}
+
+
+/* the terms starting at s[0] in an input schema, ignoring case */
+static void
+ts_rank_schema_word(ts_rank_t *rk, ts_visit_t *v, const char *s,
+    const char *end, uint64_t cand)
+{
+    const ts_term_t  *t;
+    size_t            i;
+
+    for ( /* void */ ; cand; cand &= cand - 1) {
+        i = ts_ctz(cand);
+        t = &rk->q->terms[i];
+
+        if ((size_t) (end - s) >= t->scan && ts_same_icase(s, t->p, t->scan)) {
+            ts_mark(v, i)->tf_schema += rk->w[TS_F_SCHEMA]
+                                        / v->norm[TS_F_SCHEMA];
+        }
+    }
+}
+
+
+/* the input schema, where the request body has it */
+static void
+ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
+{
+    const char  *start, *end, *limit, *p, *s;
+    uint64_t     bits, carry, cand;
+
+    start = rk->c->schemas + v->e->schema.off;
+    end = start + v->e->schema.len;
+    limit = rk->c->schemas + rk->c->schemas_len;
+    carry = v->e->schema.off > 0 && ts_ascii_alnum((unsigned char) start[-1]);
+
+    for (p = start; p < end; p += TS_CHUNK) {
+        for (bits = ts_word_starts(p, end, limit, &carry); bits;
+             bits &= bits - 1)
+        {
+            s = p + ts_ctz(bits);
+            cand = rk->first[(unsigned char) s[0]] & rk->schema;
+
+            /* the second byte is read only where it can be */
+            if (cand && s + 1 < end) {
+                ts_rank_schema_word(rk, v, s, end,
+                                    cand & rk->second[(unsigned char) s[1]]);
+            }
+        }
+    }
+}
+
+
+/* appends to an explanation, never past its end */
+static void
+ts_note(ts_rank_t *rk, uint32_t idx, const ts_term_t *t, const char *what,
+    int pts)
+{
+    int  n;
+
+    if ((long) idx != rk->explain || rk->out >= rk->end) {
+        return;
+    }
+
+    n = snprintf(rk->out, (size_t) (rk->end - rk->out), " %.*s:%s+%d",
+                 (int) t->len, t->p, what, pts);
+
+    rk->out += n > 0 ? (size_t) n : 0;
+
+    if (rk->out > rk->end) {
+        rk->out = rk->end;
+    }
+}
+
+
+/* seed 000, scoreToolForQuery, one term */
+static void
+ts_seed_points(ts_rank_t *rk, uint32_t idx, const ts_term_t *t,
+    const ts_mark_t *m)
+{
+    double  *seed;
+    int      mcp, pts;
+
+    seed = &rk->r->seed[idx];
+    mcp = rk->c->tools[idx].mcp;
+    pts = 0;
+
+    if (m->part) {
+        pts = m->part == 2 ? (mcp ? 12 : 10) : (mcp ? 6 : 5);
+        ts_note(rk, idx, t, m->part == 2 ? "part" : "in-part", pts);
+
+    } else if (m->full && *seed == 0) {
+        pts = 3;
+        ts_note(rk, idx, t, "in-name", 3);
+    }
+
+    if (m->hint) {
+        pts += 4;
+        ts_note(rk, idx, t, "hint", 4);
+    }
+
+    if (m->desc) {
+        pts += 2;
+        ts_note(rk, idx, t, "description", 2);
+    }
+
+    *seed += pts;
+    rk->r->req[idx] += t->required && (m->full || m->hint || m->desc);
+}
+
+
+static void
+ts_keep_freq(ts_rank_t *rk, uint32_t idx, size_t term, const ts_mark_t *m)
+{
+    ts_freq_t  *f;
+    size_t      cap;
+
+    if (rk->nfreqs == rk->cap) {
+        cap = rk->cap ? 2 * rk->cap : 64 + rk->c->npooled;
+        f = realloc(rk->freqs, cap * sizeof(ts_freq_t));
+
+        if (f == NULL) {
+            rk->failed = 1;
+            return;
+        }
+
+        rk->freqs = f;
+        rk->cap = cap;
+    }
+
+    f = &rk->freqs[rk->nfreqs++];
+    f->tool = idx;
+    f->term = (uint32_t) term;
+    f->tf = m->tf;
+    f->tf_schema = m->tf_schema;
+
+    rk->df[term] += m->tf > 0;
+    rk->df_schema[term] += m->tf_schema > 0;
+}
+
+
+/*
+ * The share of a tool's name the query covers, its MCP server left out:
+ * "find my emails" covers all of search_emails (through the thesaurus)
+ * and half of send_email or find_releases.
+ */
+static double
+ts_coverage(const ts_visit_t *v)
+{
+    uint64_t  named;
+    unsigned  k;
+
+    named = v->named & ~v->server;
+
+    for (k = 0; named; k++) {
+        named &= named - 1;
+    }
+
+    return v->others ? (double) k / (double) v->others : 0;
+}
+
+
+/* the tool's marks, term by term in query order, become its scores */
+static void
+ts_visit_end(ts_rank_t *rk, ts_visit_t *v)
+{
+    const ts_term_t  *t;
+    const ts_mark_t  *m;
+    uint64_t          bits;
+    size_t            i;
+
+    for (bits = v->touched; bits; bits &= bits - 1) {
+        i = ts_ctz(bits);
+        t = &rk->q->terms[i];
+        m = &v->marks[i];
+
+        if (t->seed) {
+            ts_seed_points(rk, v->idx, t, m);
+        }
+
+        if (t->weight > 0 && (m->tf > 0 || m->tf_schema > 0)) {
+            ts_keep_freq(rk, v->idx, i, m);
+        }
+    }
+
+    rk->r->cover[v->idx] = ts_coverage(v);
+}
+
+
+static double
+ts_idf(size_t n, size_t df)
+{
+    return log(1 + ((double) n - (double) df + 0.5) / ((double) df + 0.5));
+}
+
+
+static double
+ts_saturate(double tf)
+{
+    return tf * (TS_BM25_K1 + 1) / (tf + TS_BM25_K1);
+}
+
+
+/*
+ * A word every schema has ("type", "string") says nothing about a tool
+ * even when few descriptions have it: the schema field is weighted by
+ * its own document frequency.
+ */
+static void
+ts_rank_bm25(ts_rank_t *rk)
+{
+    const ts_term_t  *t;
+    const ts_freq_t  *f;
+    double            idf[TS_TERMS_MAX], idf_schema[TS_TERMS_MAX];
+    size_t            i;
+
+    for (i = 0; i < rk->q->nterms; i++) {
+        idf[i] = ts_idf(rk->c->npooled, rk->df[i]);
+        idf_schema[i] = ts_idf(rk->c->npooled, rk->df_schema[i]);
+    }
+
+    for (i = 0; i < rk->nfreqs; i++) {
+        f = &rk->freqs[i];
+        t = &rk->q->terms[f->term];
+        rk->r->bm[f->tool] += t->weight
+                              * (idf[f->term] * ts_saturate(f->tf)
+                                 + idf_schema[f->term]
+                                   * ts_saturate(f->tf_schema));
+    }
+}
+
+
+static int
+ts_ranking_init(ts_ranking_t *r, size_t n)
+{
+    n = n ? n : 1;
+    r->seed = calloc(3 * n, sizeof(double));
+    r->req = calloc(n, 1);
+
+    if (r->seed == NULL || r->req == NULL) {
+        ts_ranking_free(r);
+        return -1;
+    }
+
+    r->bm = r->seed + n;
+    r->cover = r->bm + n;
+
+    return 0;
+}
+
+
+void
+ts_ranking_free(ts_ranking_t *r)
+{
+    free(r->seed);
+    free(r->req);
+    memset(r, 0, sizeof(ts_ranking_t));
+}
+
+
+int
+ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
+    long explain, char *out, size_t cap)
+{
+    ts_rank_t   rk;
+    ts_visit_t  v;
+    uint64_t    bits;
+    size_t      k;
+
+    memset(r, 0, sizeof(ts_ranking_t));
+
+    if (ts_ranking_init(r, c->ntools) != 0) {
+        return -1;
+    }
+
+    memset(&rk, 0, sizeof(ts_rank_t));
+    rk.c = c;
+    rk.q = q;
+    rk.r = r;
+    rk.w = q->whole ? ts_plain_weights : ts_hybrid_weights;
+    rk.explain = explain;
+    rk.out = out;
+    rk.end = out ? out + cap - 1 : NULL;
+    ts_rank_tables(&rk);
+
+    rk.named = calloc(c->npooled ? c->npooled : 1, sizeof(ts_named_t));
+    if (rk.named == NULL) {
+        ts_ranking_free(r);
+        return -1;
+    }
+
+    for (bits = rk.names; bits; bits &= bits - 1) {
+        ts_rank_names(&rk, ts_ctz(bits));
+    }
+
+    for (k = 0; q->nterms > 0 && k < c->npooled; k++) {
+        ts_visit_begin(&rk, &v, c->pool[k]);
+        ts_visit_names(&rk, &v, k);
+        ts_rank_text(&rk, &v);
+        ts_rank_odd(&rk, &v);
+
+        if (rk.schema) {
+            ts_rank_schema(&rk, &v);
+        }
+
+        ts_visit_end(&rk, &v);
+    }
+
+    ts_rank_bm25(&rk);
+    free(rk.freqs);
+    free(rk.named);
+
+    if (out != NULL) {
+        out[cap - 1] = '\0';
+    }
+
+    if (rk.failed) {
+        ts_ranking_free(r);
+        return -1;
+    }
+
+    return 0;
+}
