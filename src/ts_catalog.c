@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if (defined __SSE2__ && defined __GNUC__)
+#include <emmintrin.h>
+#define TS_HAVE_SSE2  1
+#endif
+
 #include "ts_catalog.h"
 #include "ts_lexicon.h"
 #include "ts_names.h"
@@ -13,53 +18,74 @@
 
 #define TS_MCP_PREFIX  "mcp__"
 
-
-#define TS_ONES   0x0101010101010101ULL
-#define TS_HIGHS  0x8080808080808080ULL
+#define TS_BIT(i)      ((uint64_t) 1 << (i))
 
 
-/* eight bytes at a time: ASCII capitals get 0x20, spaces are counted */
+/* the spaces of 16 bytes, as bits: there are few */
 static uint32_t
-ts_lower8(uint64_t *x)
+ts_count_bits(unsigned bits)
 {
-    uint64_t  v, low, ge, gt, sp;
+    uint32_t  n;
 
-    v = *x;
-    low = v & ~TS_HIGHS;
-    ge = low + TS_ONES * (0x80 - 'A');
-    gt = low + TS_ONES * (0x80 - 'Z' - 1);
-    *x = v | (((ge ^ gt) & ~v & TS_HIGHS) >> 2);
+    for (n = 0; bits; n++) {
+        bits &= bits - 1;
+    }
 
-    /* a space byte is the one whose xor with ' ' is zero */
-    sp = v ^ (TS_ONES * ' ');
-    sp = ~(((sp & ~TS_HIGHS) + ~TS_HIGHS) | sp) & TS_HIGHS;
-
-    return (uint32_t) (((sp >> 7) * TS_ONES) >> 56);
+    return n;
 }
 
 
+#ifdef TS_HAVE_SSE2
+
+/* ASCII capitals of 16 bytes get 0x20; returns their spaces as bits */
+static unsigned
+ts_lower16(char *dst, const char *src)
+{
+    __m128i  x, up;
+
+    x = _mm_loadu_si128((const __m128i *) (const void *) src);
+    up = _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char) (128 - 'A'))),
+                        _mm_set1_epi8((char) (26 - 128)));
+    _mm_storeu_si128((__m128i *) (void *) dst,
+                     _mm_or_si128(x, _mm_and_si128(up, _mm_set1_epi8(0x20))));
+
+    return (unsigned) _mm_movemask_epi8(
+               _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+}
+
+#endif
+
+
 /*
- * ASCII lowercase in place; returns the number of words, counted as
- * spaces plus one (BM25 only needs lengths in proportion)
+ * Copies src[0..len) to dst ASCII-lowercased (dst may be src); returns
+ * the number of words, counted as spaces plus one (BM25 only needs
+ * lengths in proportion)
  */
 static uint32_t
-ts_lower_count(char *p, size_t len)
+ts_lower_copy(char *dst, const char *src, size_t len)
 {
-    uint64_t       x;
-    uint32_t       spaces;
-    unsigned char  c;
-    size_t         i;
+    uint32_t  spaces;
+    size_t    i;
 
-    for (i = 0, spaces = 0; i + 8 <= len; i += 8) {
-        memcpy(&x, p + i, 8);
-        spaces += ts_lower8(&x);
-        memcpy(p + i, &x, 8);
+    spaces = 0;
+    i = 0;
+
+#ifdef TS_HAVE_SSE2
+    for ( /* void */ ; i + 16 <= len; i += 16) {
+        spaces += ts_count_bits(ts_lower16(dst + i, src + i));
     }
 
+    /* the last 16 bytes again: lowercasing twice changes nothing */
+    if (len >= 16 && i < len) {
+        spaces += ts_count_bits(ts_lower16(dst + len - 16, src + len - 16)
+                                >> (16 - (len - i)));
+        i = len;
+    }
+#endif
+
     for ( /* void */ ; i < len; i++) {
-        c = (unsigned char) p[i];
-        p[i] = ts_ascii_lower((char) c);
-        spaces += c == ' ';
+        spaces += src[i] == ' ';
+        dst[i] = ts_ascii_lower(src[i]);
     }
 
     return len ? spaces + 1 : 0;
@@ -81,8 +107,7 @@ ts_put_field(ts_builder_t *b, size_t *end, const char *p, size_t len,
 
     s.off = (uint32_t) *end;
     s.len = (uint32_t) len;
-    memcpy(b->c->text + *end, p, len);
-    *words = ts_lower_count(b->c->text + s.off, len);
+    *words = ts_lower_copy(b->c->text + s.off, p, len);
     *end += len;
     b->c->text[(*end)++] = '\0';
 
@@ -90,57 +115,146 @@ ts_put_field(ts_builder_t *b, size_t *end, const char *p, size_t len,
 }
 
 
-/*
- * "mcp__slack__send_message" -> "slack send message";
- * "NotebookEdit" -> "notebook edit": underscores and lower-to-upper
- * transitions separate parts (seed 000, parseToolName).
- */
+/* the separators, capitals and small letters of a name's bytes, as bits */
+typedef struct {
+    uint64_t  sep;
+    uint64_t  upper;
+    uint64_t  lower;
+} ts_classes_t;
+
+
+#ifdef TS_HAVE_SSE2
+
+/* 1 for the bytes of x in [lo, lo + n): x + (128 - lo) < n - 128, signed */
+static __m128i
+ts_in_range(__m128i x, char lo, int n)
+{
+    return _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char) (128 - lo))),
+                          _mm_set1_epi8((char) (n - 128)));
+}
+
+#endif
+
+
+/* the classes of p[0..64), which must be readable */
 static void
-ts_put_parts(ts_builder_t *b, ts_entry_t *e, const char *s, size_t len)
+ts_classes64(const char *p, ts_classes_t *k)
+{
+#ifdef TS_HAVE_SSE2
+    __m128i  x, sep;
+    int      i;
+
+    memset(k, 0, sizeof(ts_classes_t));
+
+    for (i = 0; i < TS_CHUNK; i += 16) {
+        x = _mm_loadu_si128((const __m128i *) (const void *) (p + i));
+        sep = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('_')),
+                                        _mm_cmpeq_epi8(x, _mm_set1_epi8(' '))),
+                           _mm_cmpeq_epi8(x, _mm_setzero_si128()));
+        k->sep |= (uint64_t) (unsigned) _mm_movemask_epi8(sep) << i;
+        k->upper |= (uint64_t) (unsigned) _mm_movemask_epi8(
+                        ts_in_range(x, 'A', 26)) << i;
+        k->lower |= (uint64_t) (unsigned) _mm_movemask_epi8(
+                        ts_in_range(x, 'a', 26)) << i;
+    }
+#else
+    unsigned char  c;
+    int            i;
+
+    memset(k, 0, sizeof(ts_classes_t));
+
+    for (i = 0; i < TS_CHUNK; i++) {
+        c = (unsigned char) p[i];
+        k->sep |= (uint64_t) (c == '_' || c == ' ' || c == '\0') << i;
+        k->upper |= (uint64_t) (c >= 'A' && c <= 'Z') << i;
+        k->lower |= (uint64_t) (c >= 'a' && c <= 'z') << i;
+    }
+#endif
+}
+
+
+/* a part of the name, copied from its lowercase spelling */
+static void
+ts_put_part(ts_builder_t *b, ts_entry_t *e, const char *low, size_t len)
 {
     ts_catalog_t  *c;
     ts_span_t     *part;
-    size_t         i;
-    unsigned char  ch;
-    int            open;
 
     c = b->c;
-    e->words.off = (uint32_t) c->text_len;
-    e->part_first = (uint32_t) c->nparts;
-    part = NULL;
-    open = 0;
 
-    for (i = 0; i < len; i++) {
-        ch = (unsigned char) s[i];
-
-        if (ch == '_' || ch == ' ' || ch == '\0') {
-            open = 0;
-            continue;
-        }
-
-        if (open && ts_ascii_upper(ch) && s[i - 1] >= 'a' && s[i - 1] <= 'z')
-        {
-            open = 0;
-        }
-
-        if (!open) {
-            if (c->nparts > e->part_first) {
-                c->text[c->text_len++] = ' ';
-            }
-
-            part = &c->parts[c->nparts++];
-            part->off = (uint32_t) c->text_len;
-            part->len = 0;
-            open = 1;
-        }
-
-        c->text[c->text_len++] = ts_ascii_lower((char) ch);
-        part->len++;
+    if (c->nparts > e->part_first) {
+        c->text[c->text_len++] = ' ';
     }
 
-    e->nparts = (uint32_t) c->nparts - e->part_first;
-    e->words.len = (uint32_t) c->text_len - e->words.off;
-    c->text[c->text_len++] = '\0';
+    part = &c->parts[c->nparts++];
+    part->off = (uint32_t) c->text_len;
+    part->len = (uint32_t) len;
+    memcpy(c->text + c->text_len, low, len);
+    c->text_len += len;
+}
+
+
+/*
+ * "mcp__slack__send_message" -> "slack send message";
+ * "NotebookEdit" -> "notebook edit": underscores and lower-to-upper
+ * transitions separate parts (seed 000, parseToolName).  A part starts
+ * after a separator or at a capital after a small letter, and ends at
+ * the next start or separator; its bytes come from low, the name
+ * lowercased.
+ */
+static void
+ts_put_parts(ts_builder_t *b, ts_entry_t *e, const char *s, const char *low,
+    size_t len)
+{
+    ts_classes_t  k;
+    const char   *p;
+    char          tail[TS_CHUNK];
+    uint64_t      starts, ends, valid, after_sep, after_lower;
+    size_t        base, n, at, open;
+
+    e->words.off = (uint32_t) b->c->text_len;
+    e->part_first = (uint32_t) b->c->nparts;
+    after_sep = 1;
+    after_lower = 0;
+    open = len;
+
+    for (base = 0; base < len; base += TS_CHUNK) {
+        n = len - base;
+        p = s + base;
+
+        if (n < TS_CHUNK) {
+            memset(tail, 0, sizeof(tail));
+            memcpy(tail, p, n);
+            p = tail;
+        }
+
+        ts_classes64(p, &k);
+        valid = n < TS_CHUNK ? ((uint64_t) 1 << n) - 1 : ~(uint64_t) 0;
+
+        starts = (~k.sep & ((k.sep << 1) | after_sep))
+                 | (k.upper & ((k.lower << 1) | after_lower));
+        ends = k.sep & ~((k.sep << 1) | after_sep);
+        after_sep = k.sep >> (TS_CHUNK - 1);
+        after_lower = k.lower >> (TS_CHUNK - 1);
+
+        for (ends = (starts | ends) & valid; ends; ends &= ends - 1) {
+            at = base + ts_ctz(ends);
+
+            if (open < len) {
+                ts_put_part(b, e, low + open, at - open);
+            }
+
+            open = starts & TS_BIT(at - base) ? at : len;
+        }
+    }
+
+    if (open < len) {
+        ts_put_part(b, e, low + open, len - open);
+    }
+
+    e->nparts = (uint32_t) b->c->nparts - e->part_first;
+    e->words.len = (uint32_t) b->c->text_len - e->words.off;
+    b->c->text[b->c->text_len++] = '\0';
 }
 
 
@@ -157,16 +271,18 @@ ts_put_desc(ts_builder_t *b, ts_entry_t *e, const char *buf,
 
     if (v->kind == TS_STRING && !v->esc) {
         n = v->len - 2;
-        memcpy(c->text + c->text_len, buf + v->off + 1, n);
+        e->desc_words = ts_lower_copy(c->text + c->text_len,
+                                      buf + v->off + 1, n);
 
     } else if (v->kind == TS_STRING) {
         /* fits: decoding never lengthens a string */
         n = ts_str_decode(buf, v, c->text + c->text_len,
                           b->text_cap - c->text_len);
+        e->desc_words = ts_lower_copy(c->text + c->text_len,
+                                      c->text + c->text_len, n);
     }
 
     e->desc.len = (uint32_t) n;
-    e->desc_words = ts_lower_count(c->text + c->text_len, n);
     c->text_len += n;
     c->text[c->text_len++] = '\0';
 }
@@ -226,7 +342,7 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
         blen = len - (size_t) (bare - name);
 
         e->full = ts_put_field(b, &c->full_len, bare, blen, &words);
-        ts_put_parts(b, e, bare, blen);
+        ts_put_parts(b, e, bare, ts_catalog_str(c, e->full), blen);
         e->hint = ts_put_field(b, &c->text_len, phrase ? phrase : "",
                                phrase ? strlen(phrase) : 0, &e->hint_words);
         ts_put_desc(b, e, ix->buf, &t->description);
