@@ -14,6 +14,7 @@
 #include "ts_lexicon.h"
 #include "ts_names.h"
 #include "ts_policy.h"
+#include "ts_starts.h"
 
 
 #define TS_MCP_PREFIX  "mcp__"

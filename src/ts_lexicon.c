@@ -141,7 +141,19 @@ ts_find_icase(const char *hay, size_t n, const char *needle, size_t m)
 int
 ts_same_icase(const char *s, const char *needle, size_t m)
 {
-    return ts_same_bytes(s, needle, m, 1);
+    size_t  i;
+
+    /* a capital and its small letter differ in 0x20 only */
+    for (i = 0; i < m; i++) {
+        if (s[i] != needle[i]
+            && !(ts_ascii_upper((unsigned char) s[i])
+                 && (s[i] | 0x20) == needle[i]))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
 }
 
 
@@ -172,18 +184,6 @@ ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen)
 }
 
 
-int
-ts_word_start(const char *text, size_t at)
-{
-    return at == 0 || !ts_ascii_alnum((unsigned char) text[at - 1]);
-}
-
-
-int
-ts_word_end(const char *text, size_t len, size_t end)
-{
-    return end == len || !ts_ascii_alnum((unsigned char) text[end]);
-}
 
 
 static int

@@ -9,6 +9,7 @@
 
 #include "ts_lexicon.h"
 #include "ts_rank.h"
+#include "ts_starts.h"
 
 
 #define TS_BM25_K1   1.2
@@ -79,6 +80,8 @@ typedef struct {
     uint64_t             names;     /* terms the seed looks for in names */
     uint64_t             odd;       /* seed terms no word start begins */
     uint64_t             schema;    /* terms looked for in schemas */
+    ts_pairs_t           pairs;     /* their first two bytes */
+    ts_pairs_pt          kernel;    /* where they may begin, or NULL */
     ts_named_t          *named;     /* by pool position */
     ts_freq_t           *freqs;
     size_t               nfreqs;
@@ -90,6 +93,20 @@ typedef struct {
     char                *end;
     unsigned             failed:1;
 } ts_rank_t;
+
+
+/* the set bits of x */
+static unsigned
+ts_count(uint64_t x)
+{
+    unsigned  n;
+
+    for (n = 0; x; n++) {
+        x &= x - 1;
+    }
+
+    return n;
+}
 
 
 /* a term's bit for a byte and, for a letter, its capital too */
@@ -122,11 +139,15 @@ ts_rank_tables(ts_rank_t *rk)
         bit = TS_BIT(i);
 
         rk->names |= t->seed ? bit : 0;
-        rk->schema |= t->own && !rk->q->whole && rk->c->schemas ? bit : 0;
 
         if (!ts_ascii_alnum((unsigned char) t->p[0])) {
             rk->odd |= bit;
             continue;
+        }
+
+        if (t->own && !rk->q->whole && rk->c->schemas) {
+            ts_pairs_add(&rk->pairs, t->p, t->scan, ts_count(rk->schema));
+            rk->schema |= bit;
         }
 
         ts_table_set(rk->first, (unsigned char) t->p[0], bit);
@@ -474,23 +495,51 @@ ts_rank_schema_word(ts_rank_t *rk, ts_visit_t *v, const char *s,
 }
 
 
+/*
+ * The places of the chunk at p of a schema where a term may begin: the
+ * kernel's, or every word start
+ */
+static uint64_t
+ts_schema_places(const ts_rank_t *rk, const char *p, const char *end,
+    const char *limit, uint64_t *carry)
+{
+    char         tail[TS_CHUNK + 1];
+    const char  *q;
+    size_t       n;
+
+    if (rk->kernel == NULL) {
+        return ts_word_starts(p, end, limit, carry);
+    }
+
+    q = ts_chunk_at(p, end, limit, TS_CHUNK + 1, tail, &n);
+
+    return rk->kernel(q, &rk->pairs) & ts_low_bits(n);
+}
+
+
 /* the input schema, where the request body has it */
 static void
 ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
 {
-    const char  *start, *end, *limit, *p, *s;
+    const char  *body, *start, *end, *limit, *p, *s;
     uint64_t     bits, carry, cand;
 
-    start = rk->c->schemas + v->e->schema.off;
+    body = rk->c->schemas;
+    start = body + v->e->schema.off;
     end = start + v->e->schema.len;
-    limit = rk->c->schemas + rk->c->schemas_len;
-    carry = v->e->schema.off > 0 && ts_ascii_alnum((unsigned char) start[-1]);
+    limit = body + rk->c->schemas_len;
+    carry = !ts_word_start(body, v->e->schema.off);
 
     for (p = start; p < end; p += TS_CHUNK) {
-        for (bits = ts_word_starts(p, end, limit, &carry); bits;
+        for (bits = ts_schema_places(rk, p, end, limit, &carry); bits;
              bits &= bits - 1)
         {
             s = p + ts_ctz(bits);
+
+            if (!ts_word_start(body, (size_t) (s - body))) {
+                continue;
+            }
+
             cand = rk->first[(unsigned char) s[0]] & rk->schema;
 
             /* the second byte is read only where it can be */
@@ -599,16 +648,9 @@ ts_keep_freq(ts_rank_t *rk, uint32_t idx, size_t term, const ts_mark_t *m)
 static double
 ts_coverage(const ts_visit_t *v)
 {
-    uint64_t  named;
-    unsigned  k;
-
-    named = v->named & ~v->server;
-
-    for (k = 0; named; k++) {
-        named &= named - 1;
-    }
-
-    return v->others ? (double) k / (double) v->others : 0;
+    return v->others ? (double) ts_count(v->named & ~v->server)
+                       / (double) v->others
+                     : 0;
 }
 
 
@@ -731,6 +773,7 @@ ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
     rk.r = r;
     rk.w = q->whole ? ts_plain_weights : ts_hybrid_weights;
     rk.explain = explain;
+    rk.kernel = ts_pairs_kernel();
     rk.out = out;
     rk.end = out ? out + cap - 1 : NULL;
     ts_rank_tables(&rk);
