@@ -516,7 +516,9 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
         }
     }
 
+    /* walks read a chunk at a time, past the names and the text */
     free(phrase);
+    memset(c->text + c->full_len, 0, full_cap - c->full_len);
     memset(c->text + c->text_len, 0, TS_CHUNK);
     ts_catalog_averages(c);
 

@@ -70,18 +70,25 @@ typedef struct {
 } ts_visit_t;
 
 
+/* terms by their first two bytes: bit i of first[b] for term i, etc. */
+typedef struct {
+    uint64_t     first[256];
+    uint64_t     second[256];
+} ts_heads_t;
+
+
 typedef struct {
     const ts_catalog_t  *c;
     const ts_query_t    *q;
     ts_ranking_t        *r;
     const double        *w;
-    uint64_t             first[256];    /* terms by their first byte */
-    uint64_t             second[256];   /* terms by their second byte */
-    uint64_t             names;     /* terms the seed looks for in names */
+    ts_heads_t           words;     /* terms found where words start */
+    ts_heads_t           heads;     /* seed terms, found in names */
+    ts_pairs_t           name_pairs;
     uint64_t             odd;       /* seed terms no word start begins */
     uint64_t             schema;    /* terms looked for in schemas */
     ts_pairs_t           pairs;     /* their first two bytes */
-    ts_pairs_pt          kernel;    /* where they may begin, or NULL */
+    ts_pairs_pt          kernel;    /* where pairs may be, or NULL */
     ts_named_t          *named;     /* by pool position */
     ts_freq_t           *freqs;
     size_t               nfreqs;
@@ -109,55 +116,68 @@ ts_count(uint64_t x)
 }
 
 
-/* a term's bit for a byte and, for a letter, its capital too */
+/* a term's bit for a byte and, with fold, for a letter's capital too */
 static void
-ts_table_set(uint64_t *table, unsigned char c, uint64_t bit)
+ts_head_set(uint64_t *table, unsigned char c, uint64_t bit, int fold)
 {
     table[c] |= bit;
 
-    if (c >= 'a' && c <= 'z') {
+    if (fold && c >= 'a' && c <= 'z') {
         table[c - 'a' + 'A'] |= bit;
+    }
+}
+
+
+static void
+ts_heads_add(ts_heads_t *h, const ts_term_t *t, uint64_t bit, int fold)
+{
+    size_t  k;
+
+    ts_head_set(h->first, (unsigned char) t->p[0], bit, fold);
+
+    for (k = 0; t->scan < 2 && k < 256; k++) {
+        h->second[k] |= bit;
+    }
+
+    if (t->scan >= 2) {
+        ts_head_set(h->second, (unsigned char) t->p[1], bit, fold);
     }
 }
 
 
 /*
  * Terms are found where a word starts, by their first two bytes in
- * either case (the text is lowercase, schemas are not); a seed term that
- * starts with no letter or digit ("(a", "-x") may match anywhere and is
- * searched for on its own.
+ * either case (the text is lowercase, schemas are not); seed terms are
+ * found anywhere in names (lowercase too), and a seed term that starts
+ * with no letter or digit ("(a", "-x") anywhere in hints and
+ * descriptions, on its own.
  */
 static void
 ts_rank_tables(ts_rank_t *rk)
 {
     const ts_term_t  *t;
     uint64_t          bit;
-    size_t            i, k;
+    size_t            i;
 
     for (i = 0; i < rk->q->nterms; i++) {
         t = &rk->q->terms[i];
         bit = TS_BIT(i);
 
-        rk->names |= t->seed ? bit : 0;
+        if (t->seed) {
+            ts_heads_add(&rk->heads, t, bit, 0);
+            ts_pairs_add(&rk->name_pairs, t->p, t->len, i);
+        }
 
         if (!ts_ascii_alnum((unsigned char) t->p[0])) {
             rk->odd |= bit;
             continue;
         }
 
+        ts_heads_add(&rk->words, t, bit, 1);
+
         if (t->own && !rk->q->whole && rk->c->schemas) {
             ts_pairs_add(&rk->pairs, t->p, t->scan, ts_count(rk->schema));
             rk->schema |= bit;
-        }
-
-        ts_table_set(rk->first, (unsigned char) t->p[0], bit);
-
-        for (k = 0; t->scan < 2 && k < 256; k++) {
-            rk->second[k] |= bit;
-        }
-
-        if (t->scan >= 2) {
-            ts_table_set(rk->second, (unsigned char) t->p[1], bit);
         }
     }
 }
@@ -234,43 +254,73 @@ ts_name_part(const ts_catalog_t *c, const ts_entry_t *e, const ts_term_t *t,
 }
 
 
-/*
- * seed 000: the names containing a seed term, and their parts.  The
- * names lie one after the other at the start of the text, in pool order:
- * one scan per term finds the term in every name.
- */
+/* the seed terms cand that begin at text[at], in the name of pool[k] */
 static void
-ts_rank_names(ts_rank_t *rk, size_t term)
+ts_name_hits(ts_rank_t *rk, size_t k, size_t at, uint64_t cand)
 {
     const ts_catalog_t  *c;
     const ts_entry_t    *e;
     const ts_term_t     *t;
-    const char          *p, *end;
+    ts_named_t          *nm;
+    size_t               i;
+
+    c = rk->c;
+    e = &c->tools[c->pool[k]];
+    nm = &rk->named[k];
+
+    for (cand &= ~nm->full; cand; cand &= cand - 1) {
+        i = ts_ctz(cand);
+        t = &rk->q->terms[i];
+
+        if (at + t->len <= e->full.off + e->full.len
+            && memcmp(c->text + at, t->p, t->len) == 0)
+        {
+            nm->full |= TS_BIT(i);
+            ts_name_part(c, e, t, TS_BIT(i), nm);
+        }
+    }
+}
+
+
+/*
+ * seed 000: the names containing a seed term, and their parts.  The
+ * names lie one after the other at the start of the text, in pool order:
+ * one walk finds every seed term in every name.
+ */
+static void
+ts_rank_names(ts_rank_t *rk)
+{
+    const ts_catalog_t  *c;
+    const char          *text, *p, *end, *limit;
+    uint64_t             bits, cand;
     size_t               k, at;
 
     c = rk->c;
-    t = &rk->q->terms[term];
-    end = c->text + c->full_len;
-    k = 0;
+    text = c->text;
+    end = text + c->full_len;
+    limit = text + c->text_len + TS_CHUNK;
 
-    for (p = c->text;
-         p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->len));
-         p++)
-    {
-        at = (size_t) (p - c->text);
-
-        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
+    for (p = text, k = 0; p < end; p += TS_CHUNK) {
+        for (bits = ts_pairs_places(rk->kernel, &rk->name_pairs, p, end,
+                                    limit);
+             bits;
+             bits &= bits - 1)
         {
-            k++;
-        }
+            at = (size_t) (p - text) + ts_ctz(bits);
+            cand = rk->heads.first[(unsigned char) text[at]]
+                   & rk->heads.second[(unsigned char) text[at + 1]];
 
-        e = &c->tools[c->pool[k]];
+            if (cand == 0) {
+                continue;
+            }
 
-        if (at + t->len <= e->full.off + e->full.len
-            && !(rk->named[k].full & TS_BIT(term)))
-        {
-            rk->named[k].full |= TS_BIT(term);
-            ts_name_part(c, e, t, TS_BIT(term), &rk->named[k]);
+            while (k + 1 < c->npooled
+                   && c->tools[c->pool[k + 1]].full.off <= at)
+            {
+                k++;
+            }
+
+            ts_name_hits(rk, k, at, cand);
         }
     }
 }
@@ -426,8 +476,8 @@ ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
              bits &= bits - 1)
         {
             at = (size_t) (p - text) + ts_ctz(bits);
-            cand = rk->first[(unsigned char) text[at]]
-                   & rk->second[(unsigned char) text[at + 1]];
+            cand = rk->words.first[(unsigned char) text[at]]
+                   & rk->words.second[(unsigned char) text[at + 1]];
 
             if (at < e->hint.off) {
                 ts_rank_name_word(rk, v, at, cand);
@@ -495,25 +545,17 @@ ts_rank_schema_word(ts_rank_t *rk, ts_visit_t *v, const char *s,
 }
 
 
-/*
- * The places of the chunk at p of a schema where a term may begin: the
- * kernel's, or every word start
- */
+/* the places of a schema's chunk where a term may begin */
 static uint64_t
 ts_schema_places(const ts_rank_t *rk, const char *p, const char *end,
     const char *limit, uint64_t *carry)
 {
-    char         tail[TS_CHUNK + 1];
-    const char  *q;
-    size_t       n;
-
+    /* without a kernel, the word starts are fewer than every place */
     if (rk->kernel == NULL) {
         return ts_word_starts(p, end, limit, carry);
     }
 
-    q = ts_chunk_at(p, end, limit, TS_CHUNK + 1, tail, &n);
-
-    return rk->kernel(q, &rk->pairs) & ts_low_bits(n);
+    return ts_pairs_places(rk->kernel, &rk->pairs, p, end, limit);
 }
 
 
@@ -540,12 +582,13 @@ ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
                 continue;
             }
 
-            cand = rk->first[(unsigned char) s[0]] & rk->schema;
+            cand = rk->words.first[(unsigned char) s[0]] & rk->schema;
 
             /* the second byte is read only where it can be */
             if (cand && s + 1 < end) {
                 ts_rank_schema_word(rk, v, s, end,
-                                    cand & rk->second[(unsigned char) s[1]]);
+                                    cand & rk->words.second[
+                                               (unsigned char) s[1]]);
             }
         }
     }
@@ -758,7 +801,6 @@ ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
 {
     ts_rank_t   rk;
     ts_visit_t  v;
-    uint64_t    bits;
     size_t      k;
 
     memset(r, 0, sizeof(ts_ranking_t));
@@ -784,9 +826,7 @@ ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
         return -1;
     }
 
-    for (bits = rk.names; bits; bits &= bits - 1) {
-        ts_rank_names(&rk, ts_ctz(bits));
-    }
+    ts_rank_names(&rk);
 
     for (k = 0; q->nterms > 0 && k < c->npooled; k++) {
         ts_visit_begin(&rk, &v, c->pool[k]);

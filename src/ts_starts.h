@@ -139,7 +139,26 @@ void ts_pairs_add(ts_pairs_t *t, const char *w, size_t len, unsigned g);
  */
 typedef uint64_t (*ts_pairs_pt)(const char *p, const ts_pairs_t *t);
 
-/* the kernel this CPU runs, or NULL: then every word start is a place */
+/* the kernel this CPU runs, or NULL */
 ts_pairs_pt ts_pairs_kernel(void);
+
+
+/*
+ * The places of the chunk at p of a text [.., end), readable up to
+ * limit, where a word of t may begin: the kernel's, or every place
+ * without one.
+ */
+static inline uint64_t
+ts_pairs_places(ts_pairs_pt kernel, const ts_pairs_t *t, const char *p,
+    const char *end, const char *limit)
+{
+    char         tail[TS_CHUNK + 1];
+    const char  *q;
+    size_t       n;
+
+    q = ts_chunk_at(p, end, limit, TS_CHUNK + 1, tail, &n);
+
+    return (kernel != NULL ? kernel(q, t) : ~(uint64_t) 0) & ts_low_bits(n);
+}
 
 #endif /* TS_STARTS_H */
