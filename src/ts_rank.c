@@ -282,6 +282,37 @@ ts_name_hits(ts_rank_t *rk, size_t k, size_t at, uint64_t cand)
 }
 
 
+/* the seed terms at the places of a chunk of the names, text[base..] */
+static void
+ts_name_chunk(ts_rank_t *rk, size_t base, uint64_t bits, size_t *k)
+{
+    const ts_catalog_t  *c;
+    const char          *text;
+    uint64_t             cand;
+    size_t               at;
+
+    c = rk->c;
+    text = c->text;
+
+    for ( /* void */ ; bits; bits &= bits - 1) {
+        at = base + ts_ctz(bits);
+        cand = rk->heads.first[(unsigned char) text[at]]
+               & rk->heads.second[(unsigned char) text[at + 1]];
+
+        if (cand == 0) {
+            continue;
+        }
+
+        while (*k + 1 < c->npooled && c->tools[c->pool[*k + 1]].full.off <= at)
+        {
+            (*k)++;
+        }
+
+        ts_name_hits(rk, *k, at, cand);
+    }
+}
+
+
 /*
  * seed 000: the names containing a seed term, and their parts.  The
  * names lie one after the other at the start of the text, in pool order:
@@ -290,37 +321,21 @@ ts_name_hits(ts_rank_t *rk, size_t k, size_t at, uint64_t cand)
 static void
 ts_rank_names(ts_rank_t *rk)
 {
-    const ts_catalog_t  *c;
-    const char          *text, *p, *end, *limit;
-    uint64_t             bits, cand;
-    size_t               k, at;
+    const char  *text, *p, *end, *limit;
+    uint64_t     block[TS_BLOCK];
+    size_t       i, n, k;
 
-    c = rk->c;
-    text = c->text;
-    end = text + c->full_len;
-    limit = text + c->text_len + TS_CHUNK;
+    text = rk->c->text;
+    end = text + rk->c->full_len;
+    limit = text + rk->c->text_len + TS_CHUNK;
 
-    for (p = text, k = 0; p < end; p += TS_CHUNK) {
-        for (bits = ts_pairs_places(rk->kernel, &rk->name_pairs, p, end,
-                                    limit);
-             bits;
-             bits &= bits - 1)
-        {
-            at = (size_t) (p - text) + ts_ctz(bits);
-            cand = rk->heads.first[(unsigned char) text[at]]
-                   & rk->heads.second[(unsigned char) text[at + 1]];
+    for (p = text, k = 0; p < end; p += n * TS_CHUNK) {
+        n = ts_pairs_places(rk->kernel, &rk->name_pairs, p, end, limit,
+                            block);
 
-            if (cand == 0) {
-                continue;
-            }
-
-            while (k + 1 < c->npooled
-                   && c->tools[c->pool[k + 1]].full.off <= at)
-            {
-                k++;
-            }
-
-            ts_name_hits(rk, k, at, cand);
+        for (i = 0; i < n; i++) {
+            ts_name_chunk(rk, (size_t) (p - text) + i * TS_CHUNK, block[i],
+                          &k);
         }
     }
 }
@@ -460,26 +475,27 @@ ts_rank_prose(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
 static void
 ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
 {
-    const ts_entry_t  *e;
+    const ts_heads_t  *h;
     const char        *text, *p, *end, *limit;
     uint64_t           bits, carry, cand;
-    size_t             at;
+    size_t             at, hint;
 
-    e = v->e;
+    h = &rk->words;
     text = rk->c->text;
-    end = text + e->desc.off + e->desc.len;
+    end = text + v->e->desc.off + v->e->desc.len;
     limit = text + rk->c->text_len + TS_CHUNK;
+    hint = v->e->hint.off;
 
     /* the fields are NUL-separated: no word runs from one to the next */
-    for (p = text + e->words.off, carry = 0; p < end; p += TS_CHUNK) {
+    for (p = text + v->e->words.off, carry = 0; p < end; p += TS_CHUNK) {
         for (bits = ts_word_starts(p, end, limit, &carry); bits;
              bits &= bits - 1)
         {
             at = (size_t) (p - text) + ts_ctz(bits);
-            cand = rk->words.first[(unsigned char) text[at]]
-                   & rk->words.second[(unsigned char) text[at + 1]];
+            cand = h->first[(unsigned char) text[at]]
+                   & h->second[(unsigned char) text[at + 1]];
 
-            if (at < e->hint.off) {
+            if (at < hint) {
                 ts_rank_name_word(rk, v, at, cand);
 
             } else if (cand) {
@@ -545,17 +561,49 @@ ts_rank_schema_word(ts_rank_t *rk, ts_visit_t *v, const char *s,
 }
 
 
-/* the places of a schema's chunk where a term may begin */
-static uint64_t
+/*
+ * The places of a schema's chunks from p where a term may begin, into
+ * block; returns the number of chunks
+ */
+static size_t
 ts_schema_places(const ts_rank_t *rk, const char *p, const char *end,
-    const char *limit, uint64_t *carry)
+    const char *limit, uint64_t *carry, uint64_t *block)
 {
     /* without a kernel, the word starts are fewer than every place */
     if (rk->kernel == NULL) {
-        return ts_word_starts(p, end, limit, carry);
+        block[0] = ts_word_starts(p, end, limit, carry);
+        return 1;
     }
 
-    return ts_pairs_places(rk->kernel, &rk->pairs, p, end, limit);
+    return ts_pairs_places(rk->kernel, &rk->pairs, p, end, limit, block);
+}
+
+
+/* the terms at the places of a schema's chunk at p */
+static void
+ts_schema_chunk(ts_rank_t *rk, ts_visit_t *v, const char *p,
+    const char *end, uint64_t bits)
+{
+    const char  *body, *s;
+    uint64_t     cand;
+
+    body = rk->c->schemas;
+
+    for ( /* void */ ; bits; bits &= bits - 1) {
+        s = p + ts_ctz(bits);
+
+        if (!ts_word_start(body, (size_t) (s - body))) {
+            continue;
+        }
+
+        cand = rk->words.first[(unsigned char) s[0]] & rk->schema;
+
+        /* the second byte is read only where it can be */
+        if (cand && s + 1 < end) {
+            ts_rank_schema_word(rk, v, s, end,
+                                cand & rk->words.second[(unsigned char) s[1]]);
+        }
+    }
 }
 
 
@@ -563,8 +611,9 @@ ts_schema_places(const ts_rank_t *rk, const char *p, const char *end,
 static void
 ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
 {
-    const char  *body, *start, *end, *limit, *p, *s;
-    uint64_t     bits, carry, cand;
+    const char  *body, *start, *end, *limit, *p;
+    uint64_t     block[TS_BLOCK], carry;
+    size_t       i, n;
 
     body = rk->c->schemas;
     start = body + v->e->schema.off;
@@ -572,24 +621,11 @@ ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
     limit = body + rk->c->schemas_len;
     carry = !ts_word_start(body, v->e->schema.off);
 
-    for (p = start; p < end; p += TS_CHUNK) {
-        for (bits = ts_schema_places(rk, p, end, limit, &carry); bits;
-             bits &= bits - 1)
-        {
-            s = p + ts_ctz(bits);
+    for (p = start; p < end; p += n * TS_CHUNK) {
+        n = ts_schema_places(rk, p, end, limit, &carry, block);
 
-            if (!ts_word_start(body, (size_t) (s - body))) {
-                continue;
-            }
-
-            cand = rk->words.first[(unsigned char) s[0]] & rk->schema;
-
-            /* the second byte is read only where it can be */
-            if (cand && s + 1 < end) {
-                ts_rank_schema_word(rk, v, s, end,
-                                    cand & rk->words.second[
-                                               (unsigned char) s[1]]);
-            }
+        for (i = 0; i < n; i++) {
+            ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, block[i]);
         }
     }
 }

@@ -276,22 +276,25 @@ ts_server_named(const ts_catalog_t *c, const ts_query_t *q,
     const char       *full, *sep, *dash;
     size_t            i, n, first;
 
-    if (!e->mcp) {
-        return 0;
-    }
-
     full = ts_catalog_str(c, e->full);
-    sep = ts_find(full, e->full.len, "__", 2);
-    n = sep ? (size_t) (sep - full) : 0;
-    dash = memchr(full, '-', n);
-    first = dash ? (size_t) (dash - full) : n;
 
-    for (i = 0; i < q->nterms; i++) {
+    for (i = 0; e->mcp && i < q->nterms; i++) {
         t = &q->terms[i];
 
-        if (t->own && (t->len == n || t->len == first
-                       || (t->len >= TS_SERVER_PREFIX_MIN && t->len < first))
-            && memcmp(t->p, full, t->len) == 0)
+        /* a word naming the server begins the name: most do not */
+        if (!t->own || t->len > e->full.len
+            || memcmp(t->p, full, t->len) != 0)
+        {
+            continue;
+        }
+
+        sep = ts_find(full, e->full.len, "__", 2);
+        n = sep ? (size_t) (sep - full) : 0;
+        dash = memchr(full, '-', n);
+        first = dash ? (size_t) (dash - full) : n;
+
+        if (t->len == n || t->len == first
+            || (t->len >= TS_SERVER_PREFIX_MIN && t->len < first))
         {
             return 1;
         }

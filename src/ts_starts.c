@@ -78,26 +78,26 @@ ts_table256(const uint8_t *table)
 
 
 __attribute__((target("avx2")))
-static uint64_t
-ts_pairs_avx2(const char *p, const ts_pairs_t *t)
+static void
+ts_pairs_avx2(const char *p, size_t n, const ts_pairs_t *t, uint64_t *bits)
 {
-    __m256i   lo0, hi0, lo1, hi1, m;
-    uint64_t  bits;
-    int       i;
+    __m256i  lo0, hi0, lo1, hi1, m;
+    size_t   k;
+    int      i;
 
     lo0 = ts_table256(t->lo0);
     hi0 = ts_table256(t->hi0);
     lo1 = ts_table256(t->lo1);
     hi1 = ts_table256(t->hi1);
 
-    for (i = 0, bits = 0; i < TS_CHUNK; i += 32) {
-        m = _mm256_and_si256(ts_lookup256(p + i, lo0, hi0),
-                             ts_lookup256(p + i + 1, lo1, hi1));
-        bits |= (uint64_t) (uint32_t) ~_mm256_movemask_epi8(
-                    _mm256_cmpeq_epi8(m, _mm256_setzero_si256())) << i;
+    for (k = 0; k < n; k++, p += TS_CHUNK) {
+        for (i = 0, bits[k] = 0; i < TS_CHUNK; i += 32) {
+            m = _mm256_and_si256(ts_lookup256(p + i, lo0, hi0),
+                                 ts_lookup256(p + i + 1, lo1, hi1));
+            bits[k] |= (uint64_t) (uint32_t) ~_mm256_movemask_epi8(
+                           _mm256_cmpeq_epi8(m, _mm256_setzero_si256())) << i;
+        }
     }
-
-    return bits;
 }
 
 #endif

@@ -133,32 +133,62 @@ typedef struct {
 void ts_pairs_add(ts_pairs_t *t, const char *w, size_t len, unsigned g);
 
 
+/* chunks a pairs kernel covers in one call */
+#define TS_BLOCK  16
+
+
 /*
- * A pairs kernel: a superset of the places of p[0..64) where a word of
- * t may begin, as bits.  p[0..65) must be readable.
+ * A pairs kernel: for n chunks from p (n <= TS_BLOCK), a superset of
+ * the places where a word of t may begin, as bits, into bits[0..n).
+ * p[0..64 n + 1) must be readable.
  */
-typedef uint64_t (*ts_pairs_pt)(const char *p, const ts_pairs_t *t);
+typedef void (*ts_pairs_pt)(const char *p, size_t n, const ts_pairs_t *t,
+    uint64_t *bits);
 
 /* the kernel this CPU runs, or NULL */
 ts_pairs_pt ts_pairs_kernel(void);
 
 
 /*
- * The places of the chunk at p of a text [.., end), readable up to
+ * The places of the chunks from p of a text [.., end), readable up to
  * limit, where a word of t may begin: the kernel's, or every place
- * without one.
+ * without one; into bits, for as many chunks as the function returns
+ * (at most TS_BLOCK).
  */
-static inline uint64_t
+static inline size_t
 ts_pairs_places(ts_pairs_pt kernel, const ts_pairs_t *t, const char *p,
-    const char *end, const char *limit)
+    const char *end, const char *limit, uint64_t *bits)
 {
     char         tail[TS_CHUNK + 1];
     const char  *q;
-    size_t       n;
+    size_t       n, k, last;
 
-    q = ts_chunk_at(p, end, limit, TS_CHUNK + 1, tail, &n);
+    /* whole chunks whose next byte is readable too */
+    n = (size_t) (end - p + TS_CHUNK - 1) / TS_CHUNK;
+    n = n < TS_BLOCK ? n : TS_BLOCK;
+    k = (size_t) (limit - p) > TS_CHUNK ? (size_t) (limit - p - 1) / TS_CHUNK
+                                        : 0;
+    n = n < k ? n : k;
+    q = p;
 
-    return (kernel != NULL ? kernel(q, t) : ~(uint64_t) 0) & ts_low_bits(n);
+    if (n == 0) {
+        q = ts_chunk_at(p, end, limit, TS_CHUNK + 1, tail, &last);
+        n = 1;
+    }
+
+    if (kernel != NULL) {
+        kernel(q, n, t, bits);
+
+    } else {
+        for (k = 0; k < n; k++) {
+            bits[k] = ~(uint64_t) 0;
+        }
+    }
+
+    last = (size_t) (end - p) - (n - 1) * TS_CHUNK;
+    bits[n - 1] &= ts_low_bits(last);
+
+    return n;
 }
 
 #endif /* TS_STARTS_H */
