@@ -83,6 +83,7 @@ typedef struct {
     ts_ranking_t        *r;
     const double        *w;
     ts_heads_t           words;     /* terms found where words start */
+    ts_pairs_t           word_pairs;
     ts_heads_t           heads;     /* seed terms, found in names */
     ts_pairs_t           name_pairs;
     uint64_t             odd;       /* seed terms no word start begins */
@@ -174,6 +175,7 @@ ts_rank_tables(ts_rank_t *rk)
         }
 
         ts_heads_add(&rk->words, t, bit, 1);
+        ts_pairs_add(&rk->word_pairs, t->p, t->scan, i);
 
         if (t->own && !rk->q->whole && rk->c->schemas) {
             ts_pairs_add(&rk->pairs, t->p, t->scan, ts_count(rk->schema));
@@ -471,36 +473,93 @@ ts_rank_prose(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
 }
 
 
-/* one walk over the word starts of the name parts, hint and description */
+/*
+ * The places of the chunks from p of a text where a word of t may
+ * begin, into block; returns the number of chunks
+ */
+static size_t
+ts_places(const ts_rank_t *rk, const ts_pairs_t *t, const char *p,
+    const char *end, const char *limit, uint64_t *carry, uint64_t *block)
+{
+    /* without a kernel, the word starts are fewer than every place */
+    if (rk->kernel == NULL) {
+        block[0] = ts_word_starts(p, end, limit, carry);
+        return 1;
+    }
+
+    return ts_pairs_places(rk->kernel, t, p, end, limit, block);
+}
+
+
+/* a walk over the word starts of the name parts, all of them counted */
 static void
-ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
+ts_rank_name_words(ts_rank_t *rk, ts_visit_t *v)
 {
     const ts_heads_t  *h;
     const char        *text, *p, *end, *limit;
-    uint64_t           bits, carry, cand;
-    size_t             at, hint;
+    uint64_t           bits, carry;
+    size_t             at;
 
     h = &rk->words;
     text = rk->c->text;
-    end = text + v->e->desc.off + v->e->desc.len;
+    end = text + v->e->words.off + v->e->words.len;
     limit = text + rk->c->text_len + TS_CHUNK;
-    hint = v->e->hint.off;
 
-    /* the fields are NUL-separated: no word runs from one to the next */
     for (p = text + v->e->words.off, carry = 0; p < end; p += TS_CHUNK) {
         for (bits = ts_word_starts(p, end, limit, &carry); bits;
              bits &= bits - 1)
         {
             at = (size_t) (p - text) + ts_ctz(bits);
-            cand = h->first[(unsigned char) text[at]]
-                   & h->second[(unsigned char) text[at + 1]];
+            ts_rank_name_word(rk, v, at,
+                              h->first[(unsigned char) text[at]]
+                              & h->second[(unsigned char) text[at + 1]]);
+        }
+    }
+}
 
-            if (at < hint) {
-                ts_rank_name_word(rk, v, at, cand);
 
-            } else if (cand) {
-                ts_rank_prose(rk, v, at, cand);
-            }
+/* the terms at the places of a chunk of hint and description */
+static void
+ts_prose_chunk(ts_rank_t *rk, ts_visit_t *v, size_t base, uint64_t bits)
+{
+    const ts_heads_t  *h;
+    const char        *text;
+    uint64_t           cand;
+    size_t             at;
+
+    h = &rk->words;
+    text = rk->c->text;
+
+    for ( /* void */ ; bits; bits &= bits - 1) {
+        at = base + ts_ctz(bits);
+        cand = h->first[(unsigned char) text[at]]
+               & h->second[(unsigned char) text[at + 1]];
+
+        if (cand && ts_word_start(text, at)) {
+            ts_rank_prose(rk, v, at, cand);
+        }
+    }
+}
+
+
+/* the hint and the description, which are NUL-separated */
+static void
+ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
+{
+    const char  *text, *p, *end, *limit;
+    uint64_t     block[TS_BLOCK], carry;
+    size_t       i, n;
+
+    text = rk->c->text;
+    end = text + v->e->desc.off + v->e->desc.len;
+    limit = text + rk->c->text_len + TS_CHUNK;
+
+    for (p = text + v->e->hint.off, carry = 0; p < end; p += n * TS_CHUNK) {
+        n = ts_places(rk, &rk->word_pairs, p, end, limit, &carry, block);
+
+        for (i = 0; i < n; i++) {
+            ts_prose_chunk(rk, v, (size_t) (p - text) + i * TS_CHUNK,
+                           block[i]);
         }
     }
 }
@@ -561,24 +620,6 @@ ts_rank_schema_word(ts_rank_t *rk, ts_visit_t *v, const char *s,
 }
 
 
-/*
- * The places of a schema's chunks from p where a term may begin, into
- * block; returns the number of chunks
- */
-static size_t
-ts_schema_places(const ts_rank_t *rk, const char *p, const char *end,
-    const char *limit, uint64_t *carry, uint64_t *block)
-{
-    /* without a kernel, the word starts are fewer than every place */
-    if (rk->kernel == NULL) {
-        block[0] = ts_word_starts(p, end, limit, carry);
-        return 1;
-    }
-
-    return ts_pairs_places(rk->kernel, &rk->pairs, p, end, limit, block);
-}
-
-
 /* the terms at the places of a schema's chunk at p */
 static void
 ts_schema_chunk(ts_rank_t *rk, ts_visit_t *v, const char *p,
@@ -622,7 +663,7 @@ ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
     carry = !ts_word_start(body, v->e->schema.off);
 
     for (p = start; p < end; p += n * TS_CHUNK) {
-        n = ts_schema_places(rk, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->pairs, p, end, limit, &carry, block);
 
         for (i = 0; i < n; i++) {
             ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, block[i]);
@@ -867,6 +908,7 @@ ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
     for (k = 0; q->nterms > 0 && k < c->npooled; k++) {
         ts_visit_begin(&rk, &v, c->pool[k]);
         ts_visit_names(&rk, &v, k);
+        ts_rank_name_words(&rk, &v);
         ts_rank_text(&rk, &v);
         ts_rank_odd(&rk, &v);
 
