@@ -22,25 +22,21 @@
 #define TS_BIT(i)      ((uint64_t) 1 << (i))
 
 
-/* the spaces of 16 bytes, as bits: there are few */
-static uint32_t
-ts_count_bits(unsigned bits)
-{
-    uint32_t  n;
-
-    for (n = 0; bits; n++) {
-        bits &= bits - 1;
-    }
-
-    return n;
-}
-
-
 #ifdef TS_HAVE_SSE2
 
-/* ASCII capitals of 16 bytes get 0x20; returns their spaces as bits */
-static unsigned
-ts_lower16(char *dst, const char *src)
+/* 16 bytes loaded from ts_last + k are 1 in their last k, 0 before */
+static const unsigned char  ts_last[32] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+};
+
+
+/*
+ * ASCII capitals of 16 bytes get 0x20; returns the spaces among those
+ * whose byte of count is 1, summed in two 64-bit halves (psadbw)
+ */
+static __m128i
+ts_lower16(char *dst, const char *src, __m128i count)
 {
     __m128i  x, up;
 
@@ -50,8 +46,9 @@ ts_lower16(char *dst, const char *src)
     _mm_storeu_si128((__m128i *) (void *) dst,
                      _mm_or_si128(x, _mm_and_si128(up, _mm_set1_epi8(0x20))));
 
-    return (unsigned) _mm_movemask_epi8(
-               _mm_cmpeq_epi8(x, _mm_set1_epi8(' ')));
+    return _mm_sad_epu8(_mm_and_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')),
+                                      count),
+                        _mm_setzero_si128());
 }
 
 #endif
@@ -67,21 +64,31 @@ ts_lower_copy(char *dst, const char *src, size_t len)
 {
     uint32_t  spaces;
     size_t    i;
+#ifdef TS_HAVE_SSE2
+    __m128i   sum;
+#endif
 
     spaces = 0;
     i = 0;
 
 #ifdef TS_HAVE_SSE2
+    sum = _mm_setzero_si128();
+
     for ( /* void */ ; i + 16 <= len; i += 16) {
-        spaces += ts_count_bits(ts_lower16(dst + i, src + i));
+        sum = _mm_add_epi64(sum, ts_lower16(dst + i, src + i,
+                                            _mm_set1_epi8(1)));
     }
 
     /* the last 16 bytes again: lowercasing twice changes nothing */
     if (len >= 16 && i < len) {
-        spaces += ts_count_bits(ts_lower16(dst + len - 16, src + len - 16)
-                                >> (16 - (len - i)));
+        sum = _mm_add_epi64(sum, ts_lower16(dst + len - 16, src + len - 16,
+                                 _mm_loadu_si128((const __m128i *)
+                                     (const void *) (ts_last + (len - i)))));
         i = len;
     }
+
+    spaces = (uint32_t) (_mm_cvtsi128_si32(sum)
+                         + _mm_cvtsi128_si32(_mm_srli_si128(sum, 8)));
 #endif
 
     for ( /* void */ ; i < len; i++) {

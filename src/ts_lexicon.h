@@ -61,7 +61,23 @@ const char *ts_find_icase(const char *hay, size_t n, const char *needle,
     size_t m);
 
 /* 1 when s[0..m) is needle ignoring the case of s's ASCII letters */
-int ts_same_icase(const char *s, const char *needle, size_t m);
+static inline int
+ts_same_icase(const char *s, const char *needle, size_t m)
+{
+    size_t  i;
+
+    /* a capital and its small letter differ in 0x20 only */
+    for (i = 0; i < m; i++) {
+        if (s[i] != needle[i]
+            && !(ts_ascii_upper((unsigned char) s[i])
+                 && (s[i] | 0x20) == needle[i]))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
 
 
 /* 1 when text[at, at + tlen) lies between \b boundaries ('_' a word byte) */

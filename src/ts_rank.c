@@ -363,11 +363,31 @@ ts_visit_names(ts_rank_t *rk, ts_visit_t *v, size_t k)
 }
 
 
-/* the term's prefix searched for is at text[at], within [.., end) */
+/* terms are short: a loop beats a call to memcmp */
+static int
+ts_same(const char *a, const char *b, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n && a[i] == b[i]; i++) { /* void */ }
+
+    return i == n;
+}
+
+
+/*
+ * The term's prefix searched for is at text[at], within [.., end); the
+ * tables that chose the term matched its first two bytes already
+ */
 static int
 ts_prefix_at(const char *text, size_t at, size_t end, const ts_term_t *t)
 {
-    return at + t->scan <= end && memcmp(text + at, t->p, t->scan) == 0;
+    size_t  known;
+
+    known = t->scan < 2 ? t->scan : 2;
+
+    return at + t->scan <= end
+           && ts_same(text + at + known, t->p + known, t->scan - known);
 }
 
 
@@ -376,8 +396,7 @@ static int
 ts_word_at(const char *text, size_t at, size_t end, const ts_term_t *t)
 {
     return at + t->len <= end
-           && memcmp(text + at + t->scan, t->p + t->scan,
-                     t->len - t->scan) == 0;
+           && ts_same(text + at + t->scan, t->p + t->scan, t->len - t->scan);
 }
 
 

@@ -117,8 +117,8 @@ ts_word_starts(const char *p, const char *end, const char *limit,
 
 /*
  * Two-byte fingerprints of up to 8 groups of words (Teddy): nibble
- * tables of their first and second bytes (letters in small form), whose
- * bit g is set by the words of group g.  A place where all four
+ * tables of their first and second bytes (letters in either case),
+ * whose bit g is set by the words of group g.  A place where all four
  * lookups share a bit may begin a word of that group.
  */
 typedef struct {
