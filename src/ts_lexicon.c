@@ -241,7 +241,8 @@ ts_unplural(const char *w, size_t len)
 
 /*
  * The plural goes first, so that "meetings" and "meeting" share "meet";
- * a final "e" goes last, so that "create" finds "creation" and "creating"
+ * a final "e" or "y" goes last, so that "create" finds "creation" and
+ * "creating", and "entry" finds "entries"
  */
 size_t
 ts_stem(const char *w, size_t len)
@@ -257,7 +258,7 @@ ts_stem(const char *w, size_t len)
         n = n - 2 >= TS_STEM_MIN ? n - 2 : n - 1;
     }
 
-    if (ts_ends(w, n, "e") && n - 1 >= TS_STEM_MIN) {
+    if ((ts_ends(w, n, "e") || ts_ends(w, n, "y")) && n - 1 >= TS_STEM_MIN) {
         n--;
     }
 
@@ -272,30 +273,30 @@ ts_stem(const char *w, size_t len)
  */
 static const char *const  ts_thesaurus[] = {
     "create add new make insert generate",
-    "delete remove erase drop destroy discard",
+    "delete remove erase drop destroy discard clear purge",
     "list enumerate browse",
     "get fetch retrieve read view obtain load show display",
-    "update edit modify change alter patch",
+    "update edit modify change alter patch replace rewrite",
     "search find look lookup locate query discover",
-    "send post message notify publish",
+    "send post message notify publish share",
     "reply respond answer",
-    "run execute exec invoke launch trigger",
+    "run execute exec invoke launch trigger perform",
     "stop kill terminate cancel abort",
     "close dismiss exit",
     "folder directory dir",
     "file document",
     "screenshot capture snapshot",
-    "page tab website site webpage",
+    "page tab website site webpage homepage",
     "navigate visit goto open go",
     "click press tap",
-    "type fill enter input",
-    "remember memorize memory recall knowledge",
+    "type fill enter input form textbox",
+    "remember memorize memory recall knowledge know",
     "note observation fact",
     "bug issue ticket defect problem",
     "pr pull merge",
     "repository repo project codebase",
     "comment remark feedback note",
-    "user member person people account",
+    "user member person people account contact colleague",
     "channel room chat conversation",
     "database db sql table",
     "error exception failure crash",
@@ -307,13 +308,13 @@ static const char *const  ts_thesaurus[] = {
     "move rename transfer",
     "copy duplicate clone",
     "javascript js script evaluate eval",
-    "request network http traffic",
-    "performance trace profile speed slow",
+    "request network http traffic connection bandwidth",
+    "performance trace profile speed slow fast latency",
     "location place address map",
     "route directions navigation",
-    "calendar schedule event meeting",
+    "calendar schedule event meeting appointment",
     "email mail inbox",
-    "image picture photo png jpg jpeg gif svg",
+    "image picture photo logo icon png jpg jpeg gif svg",
     "size resize dimension viewport",
     "select choose pick option dropdown",
     "hover mouse",
@@ -321,7 +322,7 @@ static const char *const  ts_thesaurus[] = {
     "relation link connection relationship",
     "entity node object",
     "think reason plan step",
-    "docs documentation reference manual",
+    "docs documentation reference manual guide wiki",
     "library package dependency module",
     "star favorite bookmark",
     "fork copy",
@@ -333,12 +334,41 @@ static const char *const  ts_thesaurus[] = {
     "row record entry item",
     "task todo story item",
     "label tag category",
-    "height elevation altitude",
+    "height elevation altitude high tall",
     "accessibility a11y",
     "research investigate investigation study",
     "url link href",
     "port forward tunnel proxy",
-    "calculate compute sum total",
+    "calculate compute sum total add plus arithmetic",
+    "history past previous earlier recent timeline",
+    "say said talk discuss discussion mention",
+    "check verify validate inspect examine",
+    "audit review analyze analyse assess score report",
+    "element node component widget",
+    "tree hierarchy outline structure layout",
+    "cost price billing spend expense budget invoice payment",
+    "block paragraph section content",
+    "status state progress stage phase",
+    "tracker board backlog kanban",
+    "local localhost machine laptop computer",
+    "connect reach access",
+    "login signin auth authenticate credential password",
+    "secret token credential password",
+    "result response return outcome",
+    "title heading caption",
+    "remote hosted cloud online",
+    "config configuration setting settings preference",
+    "permission access role grant",
+    "alert alarm incident notification",
+    "metric measurement statistic stats",
+    "chart plot visualization dashboard",
+    "pipeline build workflow job",
+    "convert transform format translate",
+    "summarize summary overview digest",
+    "detail details info information describe",
+    "date time timestamp day",
+    "watch monitor observe track follow subscribe",
+    "backup archive restore",
     NULL
 };
 

@@ -46,12 +46,14 @@ typedef struct {
 } ts_named_t;
 
 
-/* a term's frequencies in a tool, kept until its IDF is known */
+/* a term's frequencies and seed points in a tool, kept until its IDF
+   is known */
 typedef struct {
     uint32_t     tool;
     uint32_t     term;
     double       tf;
     double       tf_schema;
+    int          pts;
 } ts_freq_t;
 
 
@@ -713,8 +715,8 @@ ts_note(ts_rank_t *rk, uint32_t idx, const ts_term_t *t, const char *what,
 }
 
 
-/* seed 000, scoreToolForQuery, one term */
-static void
+/* seed 000, scoreToolForQuery, one term; returns its points */
+static int
 ts_seed_points(ts_rank_t *rk, uint32_t idx, const ts_term_t *t,
     const ts_mark_t *m)
 {
@@ -746,11 +748,14 @@ ts_seed_points(ts_rank_t *rk, uint32_t idx, const ts_term_t *t,
 
     *seed += pts;
     rk->r->req[idx] += t->required && (m->full || m->hint || m->desc);
+
+    return pts;
 }
 
 
 static void
-ts_keep_freq(ts_rank_t *rk, uint32_t idx, size_t term, const ts_mark_t *m)
+ts_keep_freq(ts_rank_t *rk, uint32_t idx, size_t term, const ts_mark_t *m,
+    int pts)
 {
     ts_freq_t  *f;
     size_t      cap;
@@ -773,6 +778,7 @@ ts_keep_freq(ts_rank_t *rk, uint32_t idx, size_t term, const ts_mark_t *m)
     f->term = (uint32_t) term;
     f->tf = m->tf;
     f->tf_schema = m->tf_schema;
+    f->pts = pts;
 
     rk->df[term] += m->tf > 0;
     rk->df_schema[term] += m->tf_schema > 0;
@@ -801,18 +807,16 @@ ts_visit_end(ts_rank_t *rk, ts_visit_t *v)
     const ts_mark_t  *m;
     uint64_t          bits;
     size_t            i;
+    int               pts;
 
     for (bits = v->touched; bits; bits &= bits - 1) {
         i = ts_ctz(bits);
         t = &rk->q->terms[i];
         m = &v->marks[i];
+        pts = t->seed ? ts_seed_points(rk, v->idx, t, m) : 0;
 
-        if (t->seed) {
-            ts_seed_points(rk, v->idx, t, m);
-        }
-
-        if (t->weight > 0 && (m->tf > 0 || m->tf_schema > 0)) {
-            ts_keep_freq(rk, v->idx, i, m);
+        if ((t->weight > 0 && (m->tf > 0 || m->tf_schema > 0)) || pts > 0) {
+            ts_keep_freq(rk, v->idx, i, m, pts);
         }
     }
 
@@ -835,30 +839,41 @@ ts_saturate(double tf)
 
 
 /*
- * A word every schema has ("type", "string") says nothing about a tool
- * even when few descriptions have it: the schema field is weighted by
- * its own document frequency.
+ * The parts of a score that need the terms' IDF.  BM25: a word every
+ * schema has ("type", "string") says nothing about a tool even when few
+ * descriptions have it, so the schema field is weighted by its own
+ * document frequency.  The seed's points, for the hybrid scorer: each
+ * term's scaled by its IDF relative to the rarest of the query's words,
+ * so that a common word that is a part of dozens of names ("test",
+ * "find") counts less than the rare one that tells the tools apart.
  */
 static void
-ts_rank_bm25(ts_rank_t *rk)
+ts_rank_idf(ts_rank_t *rk)
 {
     const ts_term_t  *t;
     const ts_freq_t  *f;
-    double            idf[TS_TERMS_MAX], idf_schema[TS_TERMS_MAX];
+    double            idf[TS_TERMS_MAX], idf_schema[TS_TERMS_MAX], top;
     size_t            i;
 
-    for (i = 0; i < rk->q->nterms; i++) {
+    for (i = 0, top = 0; i < rk->q->nterms; i++) {
         idf[i] = ts_idf(rk->c->npooled, rk->df[i]);
         idf_schema[i] = ts_idf(rk->c->npooled, rk->df_schema[i]);
+        top = rk->q->terms[i].seed && idf[i] > top ? idf[i] : top;
     }
 
     for (i = 0; i < rk->nfreqs; i++) {
         f = &rk->freqs[i];
         t = &rk->q->terms[f->term];
-        rk->r->bm[f->tool] += t->weight
-                              * (idf[f->term] * ts_saturate(f->tf)
-                                 + idf_schema[f->term]
-                                   * ts_saturate(f->tf_schema));
+
+        if (t->weight > 0) {
+            rk->r->bm[f->tool] += t->weight
+                                  * (idf[f->term] * ts_saturate(f->tf)
+                                     + idf_schema[f->term]
+                                       * ts_saturate(f->tf_schema));
+        }
+
+        rk->r->seed_idf[f->tool] += top > 0 ? f->pts * idf[f->term] / top
+                                            : 0;
     }
 }
 
@@ -867,7 +882,7 @@ static int
 ts_ranking_init(ts_ranking_t *r, size_t n)
 {
     n = n ? n : 1;
-    r->seed = calloc(3 * n, sizeof(double));
+    r->seed = calloc(4 * n, sizeof(double));
     r->req = calloc(n, 1);
 
     if (r->seed == NULL || r->req == NULL) {
@@ -877,6 +892,7 @@ ts_ranking_init(ts_ranking_t *r, size_t n)
 
     r->bm = r->seed + n;
     r->cover = r->bm + n;
+    r->seed_idf = r->cover + n;
 
     return 0;
 }
@@ -938,7 +954,7 @@ ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
         ts_visit_end(&rk, &v);
     }
 
-    ts_rank_bm25(&rk);
+    ts_rank_idf(&rk);
     free(rk.freqs);
     free(rk.named);
 

@@ -47,6 +47,9 @@ typedef struct {
     double      *bm;        /* BM25 */
     double      *cover;     /* the share of the name (its MCP server left
                                out) whose words the terms start */
+    double      *seed_idf;  /* the seed's points, each term's weighted by
+                               its IDF relative to the query's rarest
+                               word (the hybrid scorer's) */
     uint8_t     *req;       /* required terms found */
 } ts_ranking_t;
 

@@ -14,8 +14,8 @@
 #define TS_SYNONYMS_MAX      16
 
 /* hybrid weights, tuned on the dev half of docs/search.md's evaluation */
-#define TS_W_SYNONYM         0.5
-#define TS_W_SEED            0.9
+#define TS_W_SYNONYM         0.6
+#define TS_W_SEED            1.2
 #define TS_W_SERVER          0.5
 #define TS_W_COVER           0.25
 
@@ -347,8 +347,9 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
     }
 
     /*
-     * BM25 relative to the best tool, seed points relative to an exact
-     * part match of every word: a lone description match adds little
+     * BM25 relative to the best tool, seed points (weighted by IDF)
+     * relative to an exact part match of every word: a lone description
+     * match adds little
      */
     sm = 12.0 * (double) (q->nwords ? q->nwords : 1);
     bmax = ts_max_of(rk.bm, c->ntools);
@@ -364,7 +365,7 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
         h.score = scoring == TS_SCORING_SEED ? rk.seed[i]
                   : scoring == TS_SCORING_BM25 ? rk.bm[i]
                   : (bmax > 0 ? rk.bm[i] / bmax : 0)
-                    + TS_W_SEED * rk.seed[i] / sm;
+                    + TS_W_SEED * rk.seed_idf[i] / sm;
 
         if (scoring == TS_SCORING_HYBRID && h.score > 0) {
             h.score += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
