@@ -58,13 +58,17 @@ def body_with(corpus, n):
 
 
 def machine():
-    model = "unknown CPU"
+    model, avx2 = "unknown CPU", False
     with open("/proc/cpuinfo") as f:
         for line in f:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
-                break
-    return "%s, %d cores, %s" % (model, os.cpu_count(), platform.platform())
+            if line.startswith("flags"):
+                avx2 = "avx2" in line.split()
+    return "%s, %d cores, %s, %s" % (
+        model, os.cpu_count(), platform.platform(),
+        "AVX2 (the two-byte kernel runs)" if avx2
+        else "no AVX2 (word starts only)")
 
 
 # glibc serves allocations above its mmap threshold with fresh pages, so
@@ -97,7 +101,8 @@ def section(tables, quality):
              "`make bench-search` (bench/search_bench.py). Machine: %s."
              % machine(), "",
              "Per request: catalogue preparation (decode, lowercase, name "
-             "parts; input schemas are read in place) plus one query over %d tools; median of %d runs of %d "
+             "parts; input schemas are read in place) plus one query over "
+             "%d tools; median of %d runs of %d "
              "rounds. The baseline is `memcpy` of the same request body, "
              "measured in the same rounds. Goal: a 4-term query in at most "
              "200 µs. *cold*: glibc's default allocator, which maps fresh "

@@ -85,13 +85,13 @@ typedef struct {
     ts_ranking_t        *r;
     const double        *w;
     ts_heads_t           words;     /* terms found where words start */
-    ts_pairs_t           word_pairs;
+    ts_prints_t          word_prints;
     ts_heads_t           heads;     /* seed terms, found in names */
-    ts_pairs_t           name_pairs;
+    ts_prints_t          name_prints;
     uint64_t             odd;       /* seed terms no word start begins */
     uint64_t             schema;    /* terms looked for in schemas */
-    ts_pairs_t           pairs;     /* their first two bytes */
-    ts_pairs_pt          kernel;    /* where pairs may be, or NULL */
+    ts_prints_t          prints;    /* their fingerprints */
+    ts_prints_pt         kernel;    /* where prints may be, or NULL */
     ts_named_t          *named;     /* by pool position */
     ts_freq_t           *freqs;
     size_t               nfreqs;
@@ -168,7 +168,7 @@ ts_rank_tables(ts_rank_t *rk)
 
         if (t->seed) {
             ts_heads_add(&rk->heads, t, bit, 0);
-            ts_pairs_add(&rk->name_pairs, t->p, t->len, i);
+            ts_prints_add(&rk->name_prints, t->p, t->len, i);
         }
 
         if (!ts_ascii_alnum((unsigned char) t->p[0])) {
@@ -177,10 +177,11 @@ ts_rank_tables(ts_rank_t *rk)
         }
 
         ts_heads_add(&rk->words, t, bit, 1);
-        ts_pairs_add(&rk->word_pairs, t->p, t->scan, i);
+        ts_prints_add(&rk->word_prints, t->p, t->scan, i);
 
         if (t->own && !rk->q->whole && rk->c->schemas) {
-            ts_pairs_add(&rk->pairs, t->p, t->scan, ts_count(rk->schema));
+            ts_prints_add(&rk->prints, t->p, t->scan,
+                          ts_count(rk->schema));
             rk->schema |= bit;
         }
     }
@@ -334,7 +335,7 @@ ts_rank_names(ts_rank_t *rk)
     limit = text + rk->c->text_len + TS_CHUNK;
 
     for (p = text, k = 0; p < end; p += n * TS_CHUNK) {
-        n = ts_pairs_places(rk->kernel, &rk->name_pairs, p, end, limit,
+        n = ts_prints_places(rk->kernel, &rk->name_prints, p, end, limit,
                             block);
 
         for (i = 0; i < n; i++) {
@@ -499,7 +500,7 @@ ts_rank_prose(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
  * begin, into block; returns the number of chunks
  */
 static size_t
-ts_places(const ts_rank_t *rk, const ts_pairs_t *t, const char *p,
+ts_places(const ts_rank_t *rk, const ts_prints_t *t, const char *p,
     const char *end, const char *limit, uint64_t *carry, uint64_t *block)
 {
     /* without a kernel, the word starts are fewer than every place */
@@ -508,7 +509,7 @@ ts_places(const ts_rank_t *rk, const ts_pairs_t *t, const char *p,
         return 1;
     }
 
-    return ts_pairs_places(rk->kernel, t, p, end, limit, block);
+    return ts_prints_places(rk->kernel, t, p, end, limit, block);
 }
 
 
@@ -576,7 +577,7 @@ ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
     limit = text + rk->c->text_len + TS_CHUNK;
 
     for (p = text + v->e->hint.off, carry = 0; p < end; p += n * TS_CHUNK) {
-        n = ts_places(rk, &rk->word_pairs, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->word_prints, p, end, limit, &carry, block);
 
         for (i = 0; i < n; i++) {
             ts_prose_chunk(rk, v, (size_t) (p - text) + i * TS_CHUNK,
@@ -684,7 +685,7 @@ ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
     carry = !ts_word_start(body, v->e->schema.off);
 
     for (p = start; p < end; p += n * TS_CHUNK) {
-        n = ts_places(rk, &rk->pairs, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->prints, p, end, limit, &carry, block);
 
         for (i = 0; i < n; i++) {
             ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, block[i]);
@@ -927,7 +928,7 @@ ts_rank(ts_ranking_t *r, const ts_catalog_t *c, const ts_query_t *q,
     rk.r = r;
     rk.w = q->whole ? ts_plain_weights : ts_hybrid_weights;
     rk.explain = explain;
-    rk.kernel = ts_pairs_kernel();
+    rk.kernel = ts_prints_kernel();
     rk.out = out;
     rk.end = out ? out + cap - 1 : NULL;
     ts_rank_tables(&rk);

@@ -3,9 +3,9 @@
  *
  * Where words start in a text, a 64-byte chunk at a time: tool search
  * walks every word start of the catalogue once, whatever the number of
- * terms.  In the input schemas, the bulk of a catalogue where a query's
- * own words are all that is looked for, an AVX2 kernel (chosen at run
- * time) finds the places whose first two bytes may begin one of them
+ * terms.  Where few words are looked for (the bulk of a catalogue, its
+ * input schemas and descriptions), an AVX2 kernel chosen at run time
+ * finds the places whose first three bytes may begin one of them
  * instead.
  */
 
@@ -115,38 +115,40 @@ ts_word_starts(const char *p, const char *end, const char *limit,
 }
 
 
+/* bytes of a word's fingerprint */
+#define TS_PRINT  3
+
+
 /*
- * Two-byte fingerprints of up to 8 groups of words (Teddy): nibble
- * tables of their first and second bytes (letters in either case),
- * whose bit g is set by the words of group g.  A place where all four
- * lookups share a bit may begin a word of that group.
+ * Three-byte fingerprints of up to 8 groups of words (Teddy): nibble
+ * tables of their first bytes (letters in either case), whose bit g is
+ * set by the words of group g.  A place where all lookups share a bit
+ * may begin a word of that group.
  */
 typedef struct {
-    uint8_t  lo0[16];
-    uint8_t  hi0[16];
-    uint8_t  lo1[16];
-    uint8_t  hi1[16];
-} ts_pairs_t;
+    uint8_t  lo[TS_PRINT][16];
+    uint8_t  hi[TS_PRINT][16];
+} ts_prints_t;
 
 
 /* adds a word of at least one byte to group g (0..7) */
-void ts_pairs_add(ts_pairs_t *t, const char *w, size_t len, unsigned g);
+void ts_prints_add(ts_prints_t *t, const char *w, size_t len, unsigned g);
 
 
-/* chunks a pairs kernel covers in one call */
+/* chunks a kernel covers in one call */
 #define TS_BLOCK  16
 
 
 /*
- * A pairs kernel: for n chunks from p (n <= TS_BLOCK), a superset of
- * the places where a word of t may begin, as bits, into bits[0..n).
- * p[0..64 n + 1) must be readable.
+ * A fingerprints kernel: for n chunks from p (n <= TS_BLOCK), a superset
+ * of the places where a word of t may begin, as bits, into bits[0..n).
+ * p[0..64 n + TS_PRINT - 1) must be readable.
  */
-typedef void (*ts_pairs_pt)(const char *p, size_t n, const ts_pairs_t *t,
+typedef void (*ts_prints_pt)(const char *p, size_t n, const ts_prints_t *t,
     uint64_t *bits);
 
 /* the kernel this CPU runs, or NULL */
-ts_pairs_pt ts_pairs_kernel(void);
+ts_prints_pt ts_prints_kernel(void);
 
 
 /*
@@ -156,23 +158,23 @@ ts_pairs_pt ts_pairs_kernel(void);
  * (at most TS_BLOCK).
  */
 static inline size_t
-ts_pairs_places(ts_pairs_pt kernel, const ts_pairs_t *t, const char *p,
+ts_prints_places(ts_prints_pt kernel, const ts_prints_t *t, const char *p,
     const char *end, const char *limit, uint64_t *bits)
 {
-    char         tail[TS_CHUNK + 1];
+    char         tail[TS_CHUNK + TS_PRINT - 1];
     const char  *q;
     size_t       n, k, last;
 
-    /* whole chunks whose next byte is readable too */
+    /* whole chunks whose print can be read past their end */
     n = (size_t) (end - p + TS_CHUNK - 1) / TS_CHUNK;
     n = n < TS_BLOCK ? n : TS_BLOCK;
-    k = (size_t) (limit - p) > TS_CHUNK ? (size_t) (limit - p - 1) / TS_CHUNK
-                                        : 0;
+    k = (size_t) (limit - p) >= TS_CHUNK + TS_PRINT - 1
+        ? (size_t) (limit - p - (TS_PRINT - 1)) / TS_CHUNK : 0;
     n = n < k ? n : k;
     q = p;
 
     if (n == 0) {
-        q = ts_chunk_at(p, end, limit, TS_CHUNK + 1, tail, &last);
+        q = ts_chunk_at(p, end, limit, sizeof(tail), tail, &last);
         n = 1;
     }
 

@@ -635,39 +635,41 @@ test_word_starts(void)
 
 /* every place where a word of the set begins is among the kernel's */
 static void
-test_pairs_kernel(void)
+test_prints_kernel(void)
 {
     static const char *const  words[] = { "page", "ta", "x9", "_q", "zz" };
     static const char         alphabet[] = "pPaAgGtTxX9_qQzZ e";
-    ts_pairs_pt               kernel;
-    ts_pairs_t                t;
+    ts_prints_pt               kernel;
+    ts_prints_t                t;
     uint64_t                  block[TS_BLOCK];
     char                      text[2000];
     const char               *p, *end;
-    size_t                    i, k, n, at, w;
+    size_t                    i, k, n, at, w, k3;
     int                       ok, found;
 
-    memset(&t, 0, sizeof(ts_pairs_t));
+    memset(&t, 0, sizeof(ts_prints_t));
 
     for (w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
-        ts_pairs_add(&t, words[w], strlen(words[w]), (unsigned) w);
+        ts_prints_add(&t, words[w], strlen(words[w]), (unsigned) w);
     }
 
     tbytes(text, sizeof(text), alphabet);
     end = text + sizeof(text) - 3;
-    kernel = ts_pairs_kernel();
+    kernel = ts_prints_kernel();
     ok = 1;
 
     for (p = text; p < end; p += n * TS_CHUNK) {
-        n = ts_pairs_places(kernel, &t, p, end, end, block);
+        n = ts_prints_places(kernel, &t, p, end, end, block);
 
         for (k = 0; k < n; k++) {
             for (i = 0; i < TS_CHUNK && p + k * TS_CHUNK + i < end; i++) {
                 at = (size_t) (p - text) + k * TS_CHUNK + i;
 
                 for (w = 0, found = 0; w < 5; w++) {
-                    found |= at + 2 <= (size_t) (end - text)
-                             && ts_same_icase(text + at, words[w], 2);
+                    k3 = strlen(words[w]) < TS_PRINT ? strlen(words[w])
+                                                     : TS_PRINT;
+                    found |= at + k3 <= (size_t) (end - text)
+                             && ts_same_icase(text + at, words[w], k3);
                 }
 
                 ok &= !found || ((block[k] >> i) & 1);
@@ -745,7 +747,7 @@ const tst_case_t  tst_search_tests[] = {
     { "search: hybrid on natural queries", test_hybrid_natural },
     { "search: lent memory", test_lent_memory },
     { "search: word starts", test_word_starts },
-    { "search: two-byte kernel", test_pairs_kernel },
+    { "search: fingerprint kernel", test_prints_kernel },
     { "search: description words", test_description_words },
     { "search: hybrid idf", test_hybrid_idf },
     { NULL, NULL }
