@@ -12,43 +12,14 @@
 #include "ts_lexicon.h"
 
 
-/* the byte a folded comparison sees: ASCII letters lowercase */
-static int
-ts_same_byte(char a, char b, int fold)
-{
-    return a == b || (fold && ts_ascii_lower(a) == b);
-}
-
-
-static int
-ts_same_bytes(const char *a, const char *b, size_t m, int fold)
-{
-    size_t  i;
-
-    if (!fold) {
-        return memcmp(a, b, m) == 0;
-    }
-
-    for (i = 0; i < m; i++) {
-        if (!ts_same_byte(a[i], b[i], 1)) {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
 /* terms and names are short: a first-byte check beats memmem's set-up */
 static const char *
-ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
-    int fold)
+ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m)
 {
     size_t  i;
 
     for (i = 0; m <= n && i <= n - m; i++) {
-        if (ts_same_byte(hay[i], needle[0], fold)
-            && ts_same_bytes(hay + i + 1, needle + 1, m - 1, fold))
+        if (hay[i] == needle[0] && memcmp(hay + i + 1, needle + 1, m - 1) == 0)
         {
             return hay + i;
         }
@@ -60,82 +31,53 @@ ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
 
 #ifdef TS_HAVE_SSE2
 
-/* OR-ing 0x20 lowercases a letter and leaves a digit as it is */
-static __m128i
-ts_fold_mask(char c, int fold)
-{
-    return _mm_set1_epi8(fold && c >= 'a' && c <= 'z' ? 0x20 : 0);
-}
-
-
 /*
- * Terms are short and searched over the whole catalogue text once per
- * query: compare the first and the last byte of the needle at 16
- * positions at a time, and compare the rest only where both agree.
+ * Where the haystack is long (odd seed terms in descriptions), compare
+ * the first and the last byte of the needle at 16 positions at a time,
+ * and the rest only where both agree
  */
-static const char *
-ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
-    int fold)
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
 {
-    __m128i   first, last, ff, lf, a, b;
+    __m128i   first, last;
     unsigned  mask, bit;
     size_t    i;
 
     if (m < 2 || n < m + 16) {
-        return ts_find_bytes(hay, n, needle, m, fold);
+        return ts_find_bytes(hay, n, needle, m);
     }
 
     first = _mm_set1_epi8(needle[0]);
     last = _mm_set1_epi8(needle[m - 1]);
-    ff = ts_fold_mask(needle[0], fold);
-    lf = ts_fold_mask(needle[m - 1], fold);
 
     for (i = 0; i + m - 1 + 16 <= n; i += 16) {
-        a = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i)), ff);
-        b = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i + m - 1)),
-                         lf);
-        mask = (unsigned) _mm_movemask_epi8(
-                   _mm_and_si128(_mm_cmpeq_epi8(a, first),
-                                 _mm_cmpeq_epi8(b, last)));
+        mask = (unsigned) _mm_movemask_epi8(_mm_and_si128(
+                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)
+                                                  (hay + i)), first),
+                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)
+                                                  (hay + i + m - 1)), last)));
 
-        while (mask) {
-            bit = (unsigned) __builtin_ctz(mask);
+        for ( /* void */ ; mask; mask &= mask - 1) {
+            bit = ts_ctz(mask);
 
-            if (ts_same_bytes(hay + i + bit, needle, m, fold)) {
+            if (memcmp(hay + i + bit, needle, m) == 0) {
                 return hay + i + bit;
             }
-
-            mask &= mask - 1;
         }
     }
 
-    return ts_find_bytes(hay + i, n - i, needle, m, fold);
+    return ts_find_bytes(hay + i, n - i, needle, m);
 }
 
 #else
 
-static const char *
-ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
-    int fold)
-{
-    return ts_find_bytes(hay, n, needle, m, fold);
-}
-
-#endif
-
-
 const char *
 ts_find(const char *hay, size_t n, const char *needle, size_t m)
 {
-    return ts_find_fold(hay, n, needle, m, 0);
+    return ts_find_bytes(hay, n, needle, m);
 }
 
-
-const char *
-ts_find_icase(const char *hay, size_t n, const char *needle, size_t m)
-{
-    return ts_find_fold(hay, n, needle, m, 1);
-}
+#endif
 
 
 static int

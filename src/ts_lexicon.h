@@ -56,9 +56,6 @@ ts_ctz(uint64_t x)
 /* the first occurrence of needle in hay, or NULL (memmem) */
 const char *ts_find(const char *hay, size_t n, const char *needle, size_t m);
 
-/* the same ignoring the case of hay's ASCII letters; needle is lowercase */
-const char *ts_find_icase(const char *hay, size_t n, const char *needle,
-    size_t m);
 
 /* 1 when s[0..m) is needle ignoring the case of s's ASCII letters */
 static inline int
