@@ -19,8 +19,6 @@
 
 #define TS_MCP_PREFIX  "mcp__"
 
-#define TS_BIT(i)      ((uint64_t) 1 << (i))
-
 
 #ifdef TS_HAVE_SSE2
 

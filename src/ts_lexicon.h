@@ -35,6 +35,10 @@ ts_ascii_lower(char c)
 }
 
 
+/* bit i of a 64-bit set: of terms, of words of a name */
+#define TS_BIT(i)  ((uint64_t) 1 << (i))
+
+
 /* the lowest set bit of x, which is not 0 */
 static inline unsigned
 ts_ctz(uint64_t x)

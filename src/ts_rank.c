@@ -15,9 +15,6 @@
 #define TS_BM25_K1   1.2
 #define TS_BM25_B    0.75
 
-/* bits of a 64-bit word: words of a name, terms of a query */
-#define TS_BIT(i)    ((uint64_t) 1 << (i))
-
 
 /* BM25F field weights: hybrid, and the plain baseline */
 enum { TS_F_NAME = 0, TS_F_HINT, TS_F_DESC, TS_F_SCHEMA, TS_F_N };
