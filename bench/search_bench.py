@@ -56,6 +56,15 @@ def body_with(corpus, n):
             "messages": [{"role": "user", "content": "hi"}], "tools": tools}
 
 
+def kernel():
+    """whether the search's two-byte kernel runs here"""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags") and "avx2" in line.split():
+                return "AVX2 (the two-byte kernel runs)"
+    return "no AVX2 (word starts only)"
+
+
 # glibc serves allocations above its mmap threshold with fresh pages, so
 # every request pays page faults; "warm" raises the threshold, as a long
 # running worker whose heap already holds such blocks would see
@@ -84,9 +93,10 @@ def measure(path, warm):
 def section(tables, quality):
     lines = [BEGIN, "## Tool search", "",
              "`make bench-search` (bench/search_bench.py). Machine: %s."
-             % report.machine(), "",
+             % (report.machine() + ", " + kernel()), "",
              "Per request: catalogue preparation (decode, lowercase, name "
-             "parts; input schemas are read in place) plus one query over %d tools; median of %d runs of %d "
+             "parts; input schemas are read in place) plus one query over "
+             "%d tools; median of %d runs of %d "
              "rounds. The baseline is `memcpy` of the same request body, "
              "measured in the same rounds. Goal: a 4-term query in at most "
              "200 µs. *cold*: glibc's default allocator, which maps fresh "

@@ -5,61 +5,93 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if (defined __SSE2__ && defined __GNUC__)
+#include <emmintrin.h>
+#define TS_HAVE_SSE2  1
+#endif
+
 #include "ts_catalog.h"
 #include "ts_lexicon.h"
 #include "ts_names.h"
 #include "ts_policy.h"
+#include "ts_starts.h"
 
 
 #define TS_MCP_PREFIX  "mcp__"
 
 
-#define TS_ONES   0x0101010101010101ULL
-#define TS_HIGHS  0x8080808080808080ULL
+#ifdef TS_HAVE_SSE2
 
-
-/* eight bytes at a time: ASCII capitals get 0x20, spaces are counted */
-static uint32_t
-ts_lower8(uint64_t *x)
-{
-    uint64_t  v, low, ge, gt, sp;
-
-    v = *x;
-    low = v & ~TS_HIGHS;
-    ge = low + TS_ONES * (0x80 - 'A');
-    gt = low + TS_ONES * (0x80 - 'Z' - 1);
-    *x = v | (((ge ^ gt) & ~v & TS_HIGHS) >> 2);
-
-    /* a space byte is the one whose xor with ' ' is zero */
-    sp = v ^ (TS_ONES * ' ');
-    sp = ~(((sp & ~TS_HIGHS) + ~TS_HIGHS) | sp) & TS_HIGHS;
-
-    return (uint32_t) (((sp >> 7) * TS_ONES) >> 56);
-}
+/* 16 bytes loaded from ts_last + k are 1 in their last k, 0 before */
+static const unsigned char  ts_last[32] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+};
 
 
 /*
- * ASCII lowercase in place; returns the number of words, counted as
- * spaces plus one (BM25 only needs lengths in proportion)
+ * ASCII capitals of 16 bytes get 0x20; returns the spaces among those
+ * whose byte of count is 1, summed in two 64-bit halves (psadbw)
+ */
+static __m128i
+ts_lower16(char *dst, const char *src, __m128i count)
+{
+    __m128i  x, up;
+
+    x = _mm_loadu_si128((const __m128i *) (const void *) src);
+    up = _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char) (128 - 'A'))),
+                        _mm_set1_epi8((char) (26 - 128)));
+    _mm_storeu_si128((__m128i *) (void *) dst,
+                     _mm_or_si128(x, _mm_and_si128(up, _mm_set1_epi8(0x20))));
+
+    return _mm_sad_epu8(_mm_and_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')),
+                                      count),
+                        _mm_setzero_si128());
+}
+
+#endif
+
+
+/*
+ * Copies src[0..len) to dst ASCII-lowercased (dst may be src); returns
+ * the number of words, counted as spaces plus one (BM25 only needs
+ * lengths in proportion)
  */
 static uint32_t
-ts_lower_count(char *p, size_t len)
+ts_lower_copy(char *dst, const char *src, size_t len)
 {
-    uint64_t       x;
-    uint32_t       spaces;
-    unsigned char  c;
-    size_t         i;
+    uint32_t  spaces;
+    size_t    i;
+#ifdef TS_HAVE_SSE2
+    __m128i   sum;
+#endif
 
-    for (i = 0, spaces = 0; i + 8 <= len; i += 8) {
-        memcpy(&x, p + i, 8);
-        spaces += ts_lower8(&x);
-        memcpy(p + i, &x, 8);
+    spaces = 0;
+    i = 0;
+
+#ifdef TS_HAVE_SSE2
+    sum = _mm_setzero_si128();
+
+    for ( /* void */ ; i + 16 <= len; i += 16) {
+        sum = _mm_add_epi64(sum, ts_lower16(dst + i, src + i,
+                                            _mm_set1_epi8(1)));
     }
 
+    /* the last 16 bytes again: lowercasing twice changes nothing */
+    if (len >= 16 && i < len) {
+        sum = _mm_add_epi64(sum, ts_lower16(dst + len - 16, src + len - 16,
+                                 _mm_loadu_si128((const __m128i *)
+                                     (const void *) (ts_last + (len - i)))));
+        i = len;
+    }
+
+    spaces = (uint32_t) (_mm_cvtsi128_si32(sum)
+                         + _mm_cvtsi128_si32(_mm_srli_si128(sum, 8)));
+#endif
+
     for ( /* void */ ; i < len; i++) {
-        c = (unsigned char) p[i];
-        p[i] = ts_ascii_lower((char) c);
-        spaces += c == ' ';
+        spaces += src[i] == ' ';
+        dst[i] = ts_ascii_lower(src[i]);
     }
 
     return len ? spaces + 1 : 0;
@@ -72,74 +104,163 @@ typedef struct {
 } ts_builder_t;
 
 
-/* a field of the searchable text, closed by a NUL */
+/* a field of the searchable text at *end, closed by a NUL */
 static ts_span_t
-ts_put_field(ts_builder_t *b, const char *p, size_t len, uint32_t *words)
+ts_put_field(ts_builder_t *b, size_t *end, const char *p, size_t len,
+    uint32_t *words)
 {
     ts_span_t  s;
 
-    s.off = (uint32_t) b->c->text_len;
+    s.off = (uint32_t) *end;
     s.len = (uint32_t) len;
-    memcpy(b->c->text + b->c->text_len, p, len);
-    *words = ts_lower_count(b->c->text + s.off, len);
-    b->c->text_len += len;
-    b->c->text[b->c->text_len++] = '\0';
+    *words = ts_lower_copy(b->c->text + s.off, p, len);
+    *end += len;
+    b->c->text[(*end)++] = '\0';
 
     return s;
+}
+
+
+/* the separators, capitals and small letters of a name's bytes, as bits */
+typedef struct {
+    uint64_t  sep;
+    uint64_t  upper;
+    uint64_t  lower;
+} ts_classes_t;
+
+
+#ifdef TS_HAVE_SSE2
+
+/* 1 for the bytes of x in [lo, lo + n): x + (128 - lo) < n - 128, signed */
+static __m128i
+ts_in_range(__m128i x, char lo, int n)
+{
+    return _mm_cmplt_epi8(_mm_add_epi8(x, _mm_set1_epi8((char) (128 - lo))),
+                          _mm_set1_epi8((char) (n - 128)));
+}
+
+#endif
+
+
+/* the classes of p[0..64), which must be readable */
+static void
+ts_classes64(const char *p, ts_classes_t *k)
+{
+#ifdef TS_HAVE_SSE2
+    __m128i  x, sep;
+    int      i;
+
+    memset(k, 0, sizeof(ts_classes_t));
+
+    for (i = 0; i < TS_CHUNK; i += 16) {
+        x = _mm_loadu_si128((const __m128i *) (const void *) (p + i));
+        sep = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('_')),
+                                        _mm_cmpeq_epi8(x, _mm_set1_epi8(' '))),
+                           _mm_cmpeq_epi8(x, _mm_setzero_si128()));
+        k->sep |= (uint64_t) (unsigned) _mm_movemask_epi8(sep) << i;
+        k->upper |= (uint64_t) (unsigned) _mm_movemask_epi8(
+                        ts_in_range(x, 'A', 26)) << i;
+        k->lower |= (uint64_t) (unsigned) _mm_movemask_epi8(
+                        ts_in_range(x, 'a', 26)) << i;
+    }
+#else
+    unsigned char  c;
+    int            i;
+
+    memset(k, 0, sizeof(ts_classes_t));
+
+    for (i = 0; i < TS_CHUNK; i++) {
+        c = (unsigned char) p[i];
+        k->sep |= (uint64_t) (c == '_' || c == ' ' || c == '\0') << i;
+        k->upper |= (uint64_t) (c >= 'A' && c <= 'Z') << i;
+        k->lower |= (uint64_t) (c >= 'a' && c <= 'z') << i;
+    }
+#endif
+}
+
+
+/* a part of the name, copied from its lowercase spelling */
+static void
+ts_put_part(ts_builder_t *b, ts_entry_t *e, const char *low, size_t len)
+{
+    ts_catalog_t  *c;
+    ts_span_t     *part;
+
+    c = b->c;
+
+    if (c->nparts > e->part_first) {
+        c->text[c->text_len++] = ' ';
+    }
+
+    part = &c->parts[c->nparts++];
+    part->off = (uint32_t) c->text_len;
+    part->len = (uint32_t) len;
+    memcpy(c->text + c->text_len, low, len);
+    c->text_len += len;
 }
 
 
 /*
  * "mcp__slack__send_message" -> "slack send message";
  * "NotebookEdit" -> "notebook edit": underscores and lower-to-upper
- * transitions separate parts (seed 000, parseToolName).
+ * transitions separate parts (seed 000, parseToolName).  A part starts
+ * after a separator or at a capital after a small letter, and ends at
+ * the next start or separator; its bytes come from low, the name
+ * lowercased.
  */
 static void
-ts_put_parts(ts_builder_t *b, ts_entry_t *e, const char *s, size_t len)
+ts_put_parts(ts_builder_t *b, ts_entry_t *e, const char *s, const char *low,
+    size_t len)
 {
-    ts_catalog_t  *c;
-    ts_span_t     *part;
-    size_t         i;
-    unsigned char  ch;
-    int            open;
+    ts_classes_t  k;
+    const char   *p;
+    char          tail[TS_CHUNK];
+    uint64_t      starts, ends, valid, after_sep, after_lower;
+    size_t        base, n, at, open;
 
-    c = b->c;
-    e->words.off = (uint32_t) c->text_len;
-    e->part_first = (uint32_t) c->nparts;
-    part = NULL;
-    open = 0;
+    e->words.off = (uint32_t) b->c->text_len;
+    e->part_first = (uint32_t) b->c->nparts;
+    after_sep = 1;
+    after_lower = 0;
+    open = len;
 
-    for (i = 0; i < len; i++) {
-        ch = (unsigned char) s[i];
+    for (base = 0; base < len; base += TS_CHUNK) {
+        n = len - base;
+        p = s + base;
 
-        if (ch == '_' || ch == ' ' || ch == '\0') {
-            open = 0;
-            continue;
+        if (n < TS_CHUNK) {
+            memset(tail, 0, sizeof(tail));
+            memcpy(tail, p, n);
+            p = tail;
         }
 
-        if (open && ts_ascii_upper(ch) && s[i - 1] >= 'a' && s[i - 1] <= 'z')
-        {
-            open = 0;
-        }
+        ts_classes64(p, &k);
+        valid = n < TS_CHUNK ? ((uint64_t) 1 << n) - 1 : ~(uint64_t) 0;
 
-        if (!open) {
-            if (c->nparts > e->part_first) {
-                c->text[c->text_len++] = ' ';
+        starts = (~k.sep & ((k.sep << 1) | after_sep))
+                 | (k.upper & ((k.lower << 1) | after_lower));
+        ends = k.sep & ~((k.sep << 1) | after_sep);
+        after_sep = k.sep >> (TS_CHUNK - 1);
+        after_lower = k.lower >> (TS_CHUNK - 1);
+
+        for (ends = (starts | ends) & valid; ends; ends &= ends - 1) {
+            at = base + ts_ctz(ends);
+
+            if (open < len) {
+                ts_put_part(b, e, low + open, at - open);
             }
 
-            part = &c->parts[c->nparts++];
-            part->off = (uint32_t) c->text_len;
-            part->len = 0;
-            open = 1;
+            open = starts & TS_BIT(at - base) ? at : len;
         }
-
-        c->text[c->text_len++] = ts_ascii_lower((char) ch);
-        part->len++;
     }
 
-    e->nparts = (uint32_t) c->nparts - e->part_first;
-    e->words.len = (uint32_t) c->text_len - e->words.off;
-    c->text[c->text_len++] = '\0';
+    if (open < len) {
+        ts_put_part(b, e, low + open, len - open);
+    }
+
+    e->nparts = (uint32_t) b->c->nparts - e->part_first;
+    e->words.len = (uint32_t) b->c->text_len - e->words.off;
+    b->c->text[b->c->text_len++] = '\0';
 }
 
 
@@ -156,16 +277,18 @@ ts_put_desc(ts_builder_t *b, ts_entry_t *e, const char *buf,
 
     if (v->kind == TS_STRING && !v->esc) {
         n = v->len - 2;
-        memcpy(c->text + c->text_len, buf + v->off + 1, n);
+        e->desc_words = ts_lower_copy(c->text + c->text_len,
+                                      buf + v->off + 1, n);
 
     } else if (v->kind == TS_STRING) {
         /* fits: decoding never lengthens a string */
         n = ts_str_decode(buf, v, c->text + c->text_len,
                           b->text_cap - c->text_len);
+        e->desc_words = ts_lower_copy(c->text + c->text_len,
+                                      c->text + c->text_len, n);
     }
 
     e->desc.len = (uint32_t) n;
-    e->desc_words = ts_lower_count(c->text + c->text_len, n);
     c->text_len += n;
     c->text[c->text_len++] = '\0';
 }
@@ -224,9 +347,9 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
         bare = e->mcp ? name + sizeof(TS_MCP_PREFIX) - 1 : name;
         blen = len - (size_t) (bare - name);
 
-        e->full = ts_put_field(b, bare, blen, &words);
-        ts_put_parts(b, e, bare, blen);
-        e->hint = ts_put_field(b, phrase ? phrase : "",
+        e->full = ts_put_field(b, &c->full_len, bare, blen, &words);
+        ts_put_parts(b, e, bare, ts_catalog_str(c, e->full), blen);
+        e->hint = ts_put_field(b, &c->text_len, phrase ? phrase : "",
                                phrase ? strlen(phrase) : 0, &e->hint_words);
         ts_put_desc(b, e, ix->buf, &t->description);
 
@@ -305,7 +428,8 @@ ts_layout(ts_layout_t *l, size_t text, size_t names, size_t parts, size_t n)
     l->parts = ts_align(n * sizeof(ts_entry_t));
     l->pool = l->parts + ts_align(parts * sizeof(ts_span_t));
     l->text = l->pool + ts_align(n * sizeof(uint32_t));
-    l->names = l->text + ts_align(text);
+    /* word starts are found a chunk at a time */
+    l->names = l->text + ts_align(text + TS_CHUNK);
     l->total = l->names + ts_align(names) + 8;
 }
 
@@ -327,13 +451,14 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     ts_layout_t    l;
     const char   **phrase;
     char          *block;
-    size_t         i, n, names_cap, parts_cap;
+    size_t         i, n, names_cap, parts_cap, full_cap;
 
     memset(c, 0, sizeof(ts_catalog_t));
     b.c = c;
     b.text_cap = 0;
     names_cap = 0;
     parts_cap = 0;
+    full_cap = 0;
     n = ix->ntools;
 
     phrase = calloc(n ? n : 1, sizeof(char *));
@@ -342,9 +467,10 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     }
 
     /*
-     * decoding never lengthens a string: raw sizes bound the text (full
-     * and words take at most twice a name, and 4 NULs close the fields);
-     * a name of len bytes has at most len / 2 + 1 parts
+     * decoding never lengthens a string: raw sizes bound the text (the
+     * names region takes a name and a NUL, words at most twice a name,
+     * and 3 NULs close the other fields); a name of len bytes has at
+     * most len / 2 + 1 parts
      */
     for (i = 0; i < n; i++) {
         names_cap += ix->tools[i].name.len;
@@ -352,11 +478,14 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
         if (pool == NULL || pool[i]) {
             phrase[i] = ts_hint_of(ix, &ix->tools[i], hints);
             parts_cap += ix->tools[i].name.len / 2 + 1;
-            b.text_cap += 3 * ix->tools[i].name.len + 4
+            full_cap += ix->tools[i].name.len + 1;
+            b.text_cap += 2 * ix->tools[i].name.len + 3
                           + ix->tools[i].description.len
                           + (phrase[i] ? strlen(phrase[i]) : 0);
         }
     }
+
+    b.text_cap += full_cap;
 
     /* spans are 32-bit: far above any body the gateway reads */
     if (b.text_cap > UINT32_MAX || names_cap > UINT32_MAX
@@ -382,6 +511,8 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     c->text = block + l.text;
     c->names = block + l.names;
     c->schemas = schemas ? ix->buf : NULL;
+    c->schemas_len = schemas ? ix->len : 0;
+    c->text_len = full_cap;
 
     for (i = 0; i < n; i++) {
         if (ix->tools[i].name.kind == TS_STRING) {
@@ -390,7 +521,10 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
         }
     }
 
+    /* walks read a chunk at a time, past the names and the text */
     free(phrase);
+    memset(c->text + c->full_len, 0, full_cap - c->full_len);
+    memset(c->text + c->text_len, 0, TS_CHUNK);
     ts_catalog_averages(c);
 
     return 0;

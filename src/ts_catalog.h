@@ -24,10 +24,11 @@ typedef struct {
 
 
 /*
- * A pooled tool's searchable text lies in one run of the catalogue's
- * text: full, words, hint and description, each followed by a NUL, so a
- * single scan of the text finds a term in every tool and no match can
- * span two fields.
+ * A pooled tool's searchable text: its full name in the names region at
+ * the start of the catalogue's text (the pool's names one after the
+ * other, for the seed's substring search), then one run of words, hint
+ * and description.  Each field is followed by a NUL, so no match or word
+ * can span two fields.
  */
 typedef struct {
     ts_span_t   name;       /* as the request spells it, in names */
@@ -57,10 +58,13 @@ typedef struct {
 typedef struct {
     char           *block;      /* the memory below, when not lent */
     size_t          need;       /* its size, to lend next time */
-    char           *text;       /* the pool's searchable text */
+    char           *text;       /* the pool's searchable text, followed
+                                   by TS_CHUNK readable bytes */
     size_t          text_len;
+    size_t          full_len;   /* text[0, full_len): the names region */
     const char     *schemas;    /* the request body, or NULL: the hybrid
                                    scorer reads input schemas in place */
+    size_t          schemas_len;
     char           *names;      /* every tool's name */
     size_t          names_len;
     uint32_t       *pool;       /* entries of the pool, in text order */

@@ -2,9 +2,6 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
-/* memmem */
-#define _GNU_SOURCE
-
 #include <string.h>
 
 #if (defined __SSE2__ && defined __GNUC__)
@@ -15,45 +12,15 @@
 #include "ts_lexicon.h"
 
 
-/* the byte a folded comparison sees: ASCII letters lowercase */
-static int
-ts_same_byte(char a, char b, int fold)
-{
-    return a == b || (fold && ts_ascii_lower(a) == b);
-}
-
-
-static int
-ts_same_bytes(const char *a, const char *b, size_t m, int fold)
-{
-    size_t  i;
-
-    if (!fold) {
-        return memcmp(a, b, m) == 0;
-    }
-
-    for (i = 0; i < m; i++) {
-        if (!ts_same_byte(a[i], b[i], 1)) {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
+/* terms and names are short: a first-byte check beats memmem's set-up */
 static const char *
-ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
-    int fold)
+ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m)
 {
     size_t  i;
-
-    if (!fold) {
-        return memmem(hay, n, needle, m);
-    }
 
     for (i = 0; m <= n && i <= n - m; i++) {
-        if (ts_same_bytes(hay + i, needle, m, 1)) {
+        if (hay[i] == needle[0] && memcmp(hay + i + 1, needle + 1, m - 1) == 0)
+        {
             return hay + i;
         }
     }
@@ -64,82 +31,53 @@ ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m,
 
 #ifdef TS_HAVE_SSE2
 
-/* OR-ing 0x20 lowercases a letter and leaves a digit as it is */
-static __m128i
-ts_fold_mask(char c, int fold)
-{
-    return _mm_set1_epi8(fold && c >= 'a' && c <= 'z' ? 0x20 : 0);
-}
-
-
 /*
- * Terms are short and searched over the whole catalogue text once per
- * query: compare the first and the last byte of the needle at 16
- * positions at a time, and compare the rest only where both agree.
+ * Where the haystack is long (odd seed terms in descriptions), compare
+ * the first and the last byte of the needle at 16 positions at a time,
+ * and the rest only where both agree
  */
-static const char *
-ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
-    int fold)
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
 {
-    __m128i   first, last, ff, lf, a, b;
+    __m128i   first, last;
     unsigned  mask, bit;
     size_t    i;
 
     if (m < 2 || n < m + 16) {
-        return ts_find_bytes(hay, n, needle, m, fold);
+        return ts_find_bytes(hay, n, needle, m);
     }
 
     first = _mm_set1_epi8(needle[0]);
     last = _mm_set1_epi8(needle[m - 1]);
-    ff = ts_fold_mask(needle[0], fold);
-    lf = ts_fold_mask(needle[m - 1], fold);
 
     for (i = 0; i + m - 1 + 16 <= n; i += 16) {
-        a = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i)), ff);
-        b = _mm_or_si128(_mm_loadu_si128((const __m128i *) (hay + i + m - 1)),
-                         lf);
-        mask = (unsigned) _mm_movemask_epi8(
-                   _mm_and_si128(_mm_cmpeq_epi8(a, first),
-                                 _mm_cmpeq_epi8(b, last)));
+        mask = (unsigned) _mm_movemask_epi8(_mm_and_si128(
+                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)
+                                                  (hay + i)), first),
+                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)
+                                                  (hay + i + m - 1)), last)));
 
-        while (mask) {
-            bit = (unsigned) __builtin_ctz(mask);
+        for ( /* void */ ; mask; mask &= mask - 1) {
+            bit = ts_ctz(mask);
 
-            if (ts_same_bytes(hay + i + bit, needle, m, fold)) {
+            if (memcmp(hay + i + bit, needle, m) == 0) {
                 return hay + i + bit;
             }
-
-            mask &= mask - 1;
         }
     }
 
-    return ts_find_bytes(hay + i, n - i, needle, m, fold);
+    return ts_find_bytes(hay + i, n - i, needle, m);
 }
 
 #else
 
-static const char *
-ts_find_fold(const char *hay, size_t n, const char *needle, size_t m,
-    int fold)
-{
-    return ts_find_bytes(hay, n, needle, m, fold);
-}
-
-#endif
-
-
 const char *
 ts_find(const char *hay, size_t n, const char *needle, size_t m)
 {
-    return ts_find_fold(hay, n, needle, m, 0);
+    return ts_find_bytes(hay, n, needle, m);
 }
 
-
-const char *
-ts_find_icase(const char *hay, size_t n, const char *needle, size_t m)
-{
-    return ts_find_fold(hay, n, needle, m, 1);
-}
+#endif
 
 
 static int
@@ -169,18 +107,6 @@ ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen)
 }
 
 
-int
-ts_word_start(const char *text, size_t at)
-{
-    return at == 0 || !ts_ascii_alnum((unsigned char) text[at - 1]);
-}
-
-
-int
-ts_word_end(const char *text, size_t len, size_t end)
-{
-    return end == len || !ts_ascii_alnum((unsigned char) text[end]);
-}
 
 
 static int
@@ -257,7 +183,8 @@ ts_unplural(const char *w, size_t len)
 
 /*
  * The plural goes first, so that "meetings" and "meeting" share "meet";
- * a final "e" goes last, so that "create" finds "creation" and "creating"
+ * a final "e" or "y" goes last, so that "create" finds "creation" and
+ * "creating", and "entry" finds "entries"
  */
 size_t
 ts_stem(const char *w, size_t len)
@@ -273,7 +200,7 @@ ts_stem(const char *w, size_t len)
         n = n - 2 >= TS_STEM_MIN ? n - 2 : n - 1;
     }
 
-    if (ts_ends(w, n, "e") && n - 1 >= TS_STEM_MIN) {
+    if ((ts_ends(w, n, "e") || ts_ends(w, n, "y")) && n - 1 >= TS_STEM_MIN) {
         n--;
     }
 
@@ -288,30 +215,30 @@ ts_stem(const char *w, size_t len)
  */
 static const char *const  ts_thesaurus[] = {
     "create add new make insert generate",
-    "delete remove erase drop destroy discard",
+    "delete remove erase drop destroy discard clear purge",
     "list enumerate browse",
     "get fetch retrieve read view obtain load show display",
-    "update edit modify change alter patch",
+    "update edit modify change alter patch replace rewrite",
     "search find look lookup locate query discover",
-    "send post message notify publish",
+    "send post message notify publish share",
     "reply respond answer",
-    "run execute exec invoke launch trigger",
+    "run execute exec invoke launch trigger perform",
     "stop kill terminate cancel abort",
     "close dismiss exit",
     "folder directory dir",
     "file document",
     "screenshot capture snapshot",
-    "page tab website site webpage",
+    "page tab website site webpage homepage",
     "navigate visit goto open go",
     "click press tap",
-    "type fill enter input",
-    "remember memorize memory recall knowledge",
+    "type fill enter input form textbox",
+    "remember memorize memory recall knowledge know",
     "note observation fact",
     "bug issue ticket defect problem",
     "pr pull merge",
     "repository repo project codebase",
     "comment remark feedback note",
-    "user member person people account",
+    "user member person people account contact colleague",
     "channel room chat conversation",
     "database db sql table",
     "error exception failure crash",
@@ -323,13 +250,13 @@ static const char *const  ts_thesaurus[] = {
     "move rename transfer",
     "copy duplicate clone",
     "javascript js script evaluate eval",
-    "request network http traffic",
-    "performance trace profile speed slow",
+    "request network http traffic connection bandwidth",
+    "performance trace profile speed slow fast latency",
     "location place address map",
     "route directions navigation",
-    "calendar schedule event meeting",
+    "calendar schedule event meeting appointment",
     "email mail inbox",
-    "image picture photo png jpg jpeg gif svg",
+    "image picture photo logo icon png jpg jpeg gif svg",
     "size resize dimension viewport",
     "select choose pick option dropdown",
     "hover mouse",
@@ -337,7 +264,7 @@ static const char *const  ts_thesaurus[] = {
     "relation link connection relationship",
     "entity node object",
     "think reason plan step",
-    "docs documentation reference manual",
+    "docs documentation reference manual guide wiki",
     "library package dependency module",
     "star favorite bookmark",
     "fork copy",
@@ -349,12 +276,41 @@ static const char *const  ts_thesaurus[] = {
     "row record entry item",
     "task todo story item",
     "label tag category",
-    "height elevation altitude",
+    "height elevation altitude high tall",
     "accessibility a11y",
     "research investigate investigation study",
     "url link href",
     "port forward tunnel proxy",
-    "calculate compute sum total",
+    "calculate compute sum total add plus arithmetic",
+    "history past previous earlier recent timeline",
+    "say said talk discuss discussion mention",
+    "check verify validate inspect examine",
+    "audit review analyze analyse assess score report",
+    "element node component widget",
+    "tree hierarchy outline structure layout",
+    "cost price billing spend expense budget invoice payment",
+    "block paragraph section content",
+    "status state progress stage phase",
+    "tracker board backlog kanban",
+    "local localhost machine laptop computer",
+    "connect reach access",
+    "login signin auth authenticate credential password",
+    "secret token credential password",
+    "result response return outcome",
+    "title heading caption",
+    "remote hosted cloud online",
+    "config configuration setting settings preference",
+    "permission access role grant",
+    "alert alarm incident notification",
+    "metric measurement statistic stats",
+    "chart plot visualization dashboard",
+    "pipeline build workflow job",
+    "convert transform format translate",
+    "summarize summary overview digest",
+    "detail details info information describe",
+    "date time timestamp day",
+    "watch monitor observe track follow subscribe",
+    "backup archive restore",
     NULL
 };
 
@@ -384,6 +340,15 @@ ts_next_word(const char *p, size_t *len)
 static int
 ts_same_stem(const char *a, size_t alen, const char *b, size_t blen)
 {
+    /* a stem is a prefix: words of different first bytes differ */
+    if (alen == 0 || blen == 0) {
+        return alen == blen;
+    }
+
+    if (a[0] != b[0]) {
+        return 0;
+    }
+
     alen = ts_stem(a, alen);
     blen = ts_stem(b, blen);
 

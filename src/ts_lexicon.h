@@ -35,21 +35,70 @@ ts_ascii_lower(char c)
 }
 
 
+/* bit i of a 64-bit set: of terms, of words of a name */
+#define TS_BIT(i)  ((uint64_t) 1 << (i))
+
+
+/* the lowest set bit of x, which is not 0 */
+static inline unsigned
+ts_ctz(uint64_t x)
+{
+#ifdef __GNUC__
+    return (unsigned) __builtin_ctzll(x);
+#else
+    unsigned  i;
+
+    for (i = 0; !(x & 1); i++) {
+        x >>= 1;
+    }
+
+    return i;
+#endif
+}
+
+
 /* the first occurrence of needle in hay, or NULL (memmem) */
 const char *ts_find(const char *hay, size_t n, const char *needle, size_t m);
 
-/* the same ignoring the case of hay's ASCII letters; needle is lowercase */
-const char *ts_find_icase(const char *hay, size_t n, const char *needle,
-    size_t m);
+
+/* 1 when s[0..m) is needle ignoring the case of s's ASCII letters */
+static inline int
+ts_same_icase(const char *s, const char *needle, size_t m)
+{
+    size_t  i;
+
+    /* a capital and its small letter differ in 0x20 only */
+    for (i = 0; i < m; i++) {
+        if (s[i] != needle[i]
+            && !(ts_ascii_upper((unsigned char) s[i])
+                 && (s[i] | 0x20) == needle[i]))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
 
 /* 1 when text[at, at + tlen) lies between \b boundaries ('_' a word byte) */
 int ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen);
 
 /* 1 when text[at] starts an alphanumeric word */
-int ts_word_start(const char *text, size_t at);
+static inline int
+ts_word_start(const char *text, size_t at)
+{
+    return at == 0 || !ts_ascii_alnum((unsigned char) text[at - 1]);
+}
+
 
 /* 1 when text[end] ends an alphanumeric word */
-int ts_word_end(const char *text, size_t len, size_t end);
+static inline int
+ts_word_end(const char *text, size_t len, size_t end)
+{
+    return end == len || !ts_ascii_alnum((unsigned char) text[end]);
+}
+
 
 int ts_stopword(const char *w, size_t len);
 

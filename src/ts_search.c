@@ -2,91 +2,22 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
-/* memmem, as in ts_lexicon.c */
-#define _GNU_SOURCE
-
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ts_lexicon.h"
-#include "ts_search.h"
+#include "ts_rank.h"
 
 
-/* a query's terms: its words and their thesaurus relatives */
-#define TS_TERMS_MAX         64
+/* relatives a word of the query brings */
 #define TS_SYNONYMS_MAX      16
 
-#define TS_BM25_K1           1.2
-#define TS_BM25_B            0.75
-
 /* hybrid weights, tuned on the dev half of docs/search.md's evaluation */
-#define TS_W_SYNONYM         0.5
-#define TS_W_SEED            0.9
+#define TS_W_SYNONYM         0.6
+#define TS_W_SEED            1.2
 #define TS_W_SERVER          0.5
 #define TS_W_COVER           0.25
-
-
-/* BM25F field weights: hybrid, and the plain baseline */
-enum { TS_F_NAME = 0, TS_F_HINT, TS_F_DESC, TS_F_SCHEMA };
-
-static const double  ts_hybrid_weights[] = { 3.0, 2.0, 1.0, 0.5 };
-static const double  ts_plain_weights[] = { 1.0, 1.0, 1.0 };
-
-
-typedef struct {
-    const char  *p;
-    size_t       len;       /* the word */
-    size_t       scan;      /* the prefix searched for: the word's stem */
-    double       weight;    /* of its BM25 part; 0: none */
-    unsigned     own:1;     /* from the query, not the thesaurus */
-    unsigned     seed:1;    /* scored by seed 000's rules */
-    unsigned     required:1;
-} ts_term_t;
-
-
-typedef struct {
-    char         buf[TS_SEARCH_QUERY_MAX];   /* trimmed, lowercase */
-    size_t       len;
-    ts_term_t    terms[TS_TERMS_MAX];
-    size_t       nterms;
-    size_t       nwords;    /* terms from the query itself */
-    size_t       nrequired;
-    unsigned     whole:1;   /* BM25 counts whole words only */
-    unsigned     truncated:1;
-} ts_query_t;
-
-
-/* what one term's scan found in one tool */
-typedef struct {
-    double       tf;        /* BM25F: weighted, length-normalised */
-    double       tf_schema; /* the same in the schema, whose words have
-                               a document frequency of their own */
-    uint64_t     named;     /* the words of the name it starts */
-    uint8_t      seen;
-    uint8_t      part;      /* 2: a part is the word, 1: contains it */
-    uint8_t      full;      /* the name contains the word */
-    uint8_t      hint;      /* \b match in the hint */
-    uint8_t      desc;      /* \b match in the description */
-} ts_mark_t;
-
-
-/* the state of a keyword query over the pool */
-typedef struct {
-    const ts_catalog_t  *c;
-    const ts_query_t    *q;
-    double              *seed;
-    double              *bm;
-    uint64_t            *named;     /* the name's words the query found */
-    uint8_t             *req;
-    ts_mark_t           *marks;
-    uint32_t            *touched;
-    size_t               ntouched;
-    long                 explain;   /* a tool whose points are noted */
-    char                *out;
-    char                *end;
-} ts_rank_t;
 
 
 int
@@ -297,379 +228,6 @@ ts_content_terms(ts_query_t *q, int hybrid)
 }
 
 
-static double
-ts_norm(double len, double avg)
-{
-    return avg > 0 ? 1 - TS_BM25_B + TS_BM25_B * len / avg : 1;
-}
-
-
-/* the whole word, not only its stem, is at text[at] within [s, end) */
-static int
-ts_word_at(const char *text, size_t at, size_t end, const ts_term_t *t)
-{
-    return at + t->len <= end
-           && memcmp(text + at + t->scan, t->p + t->scan,
-                     t->len - t->scan) == 0;
-}
-
-
-/* BM25F: a hit that starts a word (and ends one, for whole words) */
-static double
-ts_tf(const ts_rank_t *rk, const char *text, const ts_term_t *t, ts_span_t f,
-    size_t at, double weight, double norm)
-{
-    if (!ts_word_start(text, at)
-        || (rk->q->whole && !ts_word_end(text, f.off + f.len, at + t->scan)))
-    {
-        return 0;
-    }
-
-    return weight / norm;
-}
-
-
-/* the bit of the alphanumeric word of s that starts at s[at] */
-static uint64_t
-ts_word_bit(const char *s, size_t at)
-{
-    size_t  i, k;
-
-    for (i = 1, k = 0; i <= at; i++) {
-        k += ts_word_start(s, i) && ts_ascii_alnum((unsigned char) s[i]);
-    }
-
-    return k < 64 ? (uint64_t) 1 << k : 0;
-}
-
-
-/* what a hit at text[at] means for its tool, field by field */
-static void
-ts_mark(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
-    size_t at, ts_mark_t *m)
-{
-    const ts_catalog_t  *c;
-    const double        *w;
-    const char          *text;
-    size_t               end;
-    int                  word;
-
-    c = rk->c;
-    text = c->text;
-    w = rk->q->whole ? ts_plain_weights : ts_hybrid_weights;
-
-    if (at < e->words.off) {
-        m->full |= ts_word_at(text, at, e->full.off + e->full.len, t);
-        return;
-    }
-
-    if (at < e->hint.off) {
-        end = e->words.off + e->words.len;
-
-        if (ts_word_at(text, at, end, t)) {
-            word = (at == e->words.off || text[at - 1] == ' ')
-                   && (at + t->len == end || text[at + t->len] == ' ');
-            m->part = m->part > 1 + word ? m->part : (uint8_t) (1 + word);
-        }
-
-        m->tf += ts_tf(rk, c->text, t, e->words, at, w[TS_F_NAME],
-                       ts_norm(e->nparts, c->avg_words));
-
-        if (ts_word_start(text, at)) {
-            m->named |= ts_word_bit(text + e->words.off, at - e->words.off);
-        }
-
-        return;
-    }
-
-    if (at < e->desc.off) {
-        m->hint |= ts_word_at(text, at, e->hint.off + e->hint.len, t)
-                   && ts_word_bounded(text + e->hint.off, e->hint.len,
-                                      at - e->hint.off, t->len);
-        m->tf += ts_tf(rk, c->text, t, e->hint, at, w[TS_F_HINT],
-                       ts_norm(e->hint_words, c->avg_hint));
-        return;
-    }
-
-    m->desc |= ts_word_at(text, at, e->desc.off + e->desc.len, t)
-               && ts_word_bounded(text + e->desc.off, e->desc.len,
-                                  at - e->desc.off, t->len);
-    m->tf += ts_tf(rk, c->text, t, e->desc, at, w[TS_F_DESC],
-                   ts_norm(e->desc_words, c->avg_desc));
-}
-
-
-/* the hybrid scorer's BM25 part only */
-static void
-ts_mark_schema(const ts_rank_t *rk, const ts_entry_t *e, const ts_term_t *t,
-    size_t at, ts_mark_t *m)
-{
-    m->tf_schema += ts_tf(rk, rk->c->schemas, t, e->schema, at,
-                          ts_hybrid_weights[TS_F_SCHEMA],
-                          ts_norm(e->schema_words, rk->c->avg_schema));
-}
-
-
-static ts_mark_t *
-ts_touch(ts_rank_t *rk, uint32_t idx)
-{
-    if (!rk->marks[idx].seen) {
-        rk->marks[idx].seen = 1;
-        rk->touched[rk->ntouched++] = idx;
-    }
-
-    return &rk->marks[idx];
-}
-
-
-/*
- * One pass over the text finds a term in every tool: hits come in text
- * order, and so do the tools they belong to.
- */
-static void
-ts_scan_text(ts_rank_t *rk, const ts_term_t *t)
-{
-    const ts_catalog_t  *c;
-    const char          *p, *end;
-    uint32_t             idx;
-    size_t               k, at;
-
-    c = rk->c;
-    end = c->text + c->text_len;
-    k = 0;
-
-    for (p = c->text;
-         p < end && (p = ts_find(p, (size_t) (end - p), t->p, t->scan));
-         p++)
-    {
-        at = (size_t) (p - c->text);
-
-        while (k + 1 < c->npooled && c->tools[c->pool[k + 1]].full.off <= at)
-        {
-            k++;
-        }
-
-        idx = c->pool[k];
-        ts_mark(rk, &c->tools[idx], t, at, ts_touch(rk, idx));
-    }
-}
-
-
-/* the schemas, where the request body has them, one tool at a time */
-static void
-ts_scan_schemas(ts_rank_t *rk, const ts_term_t *t)
-{
-    const ts_catalog_t  *c;
-    const ts_entry_t    *e;
-    const char          *p, *end;
-    size_t               k;
-
-    c = rk->c;
-
-    for (k = 0; k < c->npooled; k++) {
-        e = &c->tools[c->pool[k]];
-        p = c->schemas + e->schema.off;
-        end = p + e->schema.len;
-
-        for ( /* void */ ;
-             p < end
-             && (p = ts_find_icase(p, (size_t) (end - p), t->p, t->scan));
-             p++)
-        {
-            ts_mark_schema(rk, e, t, (size_t) (p - c->schemas),
-                           ts_touch(rk, c->pool[k]));
-        }
-    }
-}
-
-
-static void
-ts_scan(ts_rank_t *rk, const ts_term_t *t)
-{
-    rk->ntouched = 0;
-    ts_scan_text(rk, t);
-
-    /* schemas are long: the query's own words only */
-    if (t->own && !rk->q->whole && rk->c->schemas != NULL) {
-        ts_scan_schemas(rk, t);
-    }
-}
-
-
-/* appends to an explanation, never past its end */
-static void
-ts_note(ts_rank_t *rk, uint32_t idx, const ts_term_t *t, const char *what,
-    int pts)
-{
-    int  n;
-
-    if ((long) idx != rk->explain || rk->out >= rk->end) {
-        return;
-    }
-
-    n = snprintf(rk->out, (size_t) (rk->end - rk->out), " %.*s:%s+%d",
-                 (int) t->len, t->p, what, pts);
-
-    rk->out += n > 0 ? (size_t) n : 0;
-
-    if (rk->out > rk->end) {
-        rk->out = rk->end;
-    }
-}
-
-
-/* seed 000, scoreToolForQuery, one term over the tools it touched */
-static void
-ts_seed_points(ts_rank_t *rk, const ts_term_t *t)
-{
-    const ts_mark_t  *m;
-    uint32_t          idx;
-    size_t            i;
-    int               mcp, pts;
-
-    for (i = 0; i < rk->ntouched; i++) {
-        idx = rk->touched[i];
-        m = &rk->marks[idx];
-        mcp = rk->c->tools[idx].mcp;
-        pts = 0;
-
-        if (m->part) {
-            pts = m->part == 2 ? (mcp ? 12 : 10) : (mcp ? 6 : 5);
-            ts_note(rk, idx, t, m->part == 2 ? "part" : "in-part", pts);
-
-        } else if (m->full && rk->seed[idx] == 0) {
-            pts = 3;
-            ts_note(rk, idx, t, "in-name", 3);
-        }
-
-        if (m->hint) {
-            pts += 4;
-            ts_note(rk, idx, t, "hint", 4);
-        }
-
-        if (m->desc) {
-            pts += 2;
-            ts_note(rk, idx, t, "description", 2);
-        }
-
-        rk->seed[idx] += pts;
-        rk->req[idx] += t->required && (m->full || m->hint || m->desc);
-    }
-}
-
-
-static double
-ts_idf(size_t n, size_t df)
-{
-    return log(1 + ((double) n - (double) df + 0.5) / ((double) df + 0.5));
-}
-
-
-static double
-ts_saturate(double tf)
-{
-    return tf * (TS_BM25_K1 + 1) / (tf + TS_BM25_K1);
-}
-
-
-/*
- * A word every schema has ("type", "string") says nothing about a tool
- * even when few descriptions have it: the schema field is weighted by
- * its own document frequency.
- */
-static void
-ts_bm25_points(ts_rank_t *rk, const ts_term_t *t)
-{
-    const ts_mark_t  *m;
-    double            idf, idf_schema;
-    size_t            i, df, df_schema;
-
-    for (i = 0, df = 0, df_schema = 0; i < rk->ntouched; i++) {
-        m = &rk->marks[rk->touched[i]];
-        df += m->tf > 0;
-        df_schema += m->tf_schema > 0;
-    }
-
-    idf = ts_idf(rk->c->npooled, df);
-    idf_schema = ts_idf(rk->c->npooled, df_schema);
-
-    for (i = 0; i < rk->ntouched; i++) {
-        m = &rk->marks[rk->touched[i]];
-        rk->bm[rk->touched[i]] += t->weight
-                                  * (idf * ts_saturate(m->tf)
-                                     + idf_schema * ts_saturate(m->tf_schema));
-    }
-}
-
-
-static int
-ts_rank_init(ts_rank_t *rk, const ts_catalog_t *c, const ts_query_t *q)
-{
-    size_t  n;
-
-    memset(rk, 0, sizeof(ts_rank_t));
-    rk->c = c;
-    rk->q = q;
-    rk->explain = -1;
-    n = c->ntools ? c->ntools : 1;
-
-    rk->seed = calloc(2 * n, sizeof(double));
-    rk->named = calloc(n, sizeof(uint64_t));
-    rk->req = calloc(n, 1);
-    rk->marks = calloc(n, sizeof(ts_mark_t));
-    rk->touched = malloc(n * sizeof(uint32_t));
-
-    if (rk->seed == NULL || rk->named == NULL || rk->req == NULL
-        || rk->marks == NULL
-        || rk->touched == NULL)
-    {
-        return -1;
-    }
-
-    rk->bm = rk->seed + n;
-
-    return 0;
-}
-
-
-static void
-ts_rank_free(ts_rank_t *rk)
-{
-    free(rk->seed);
-    free(rk->named);
-    free(rk->req);
-    free(rk->marks);
-    free(rk->touched);
-}
-
-
-/* every term, scanned once */
-static void
-ts_rank(ts_rank_t *rk)
-{
-    const ts_term_t  *t;
-    size_t            i, k;
-
-    for (i = 0; i < rk->q->nterms; i++) {
-        t = &rk->q->terms[i];
-        ts_scan(rk, t);
-
-        if (t->seed) {
-            ts_seed_points(rk, t);
-        }
-
-        if (t->weight > 0) {
-            ts_bm25_points(rk, t);
-        }
-
-        for (k = 0; k < rk->ntouched; k++) {
-            rk->named[rk->touched[k]] |= rk->marks[rk->touched[k]].named;
-            memset(&rk->marks[rk->touched[k]], 0, sizeof(ts_mark_t));
-        }
-    }
-}
-
-
 static int
 ts_hit_cmp(const void *a, const void *b)
 {
@@ -718,22 +276,25 @@ ts_server_named(const ts_catalog_t *c, const ts_query_t *q,
     const char       *full, *sep, *dash;
     size_t            i, n, first;
 
-    if (!e->mcp) {
-        return 0;
-    }
-
     full = ts_catalog_str(c, e->full);
-    sep = ts_find(full, e->full.len, "__", 2);
-    n = sep ? (size_t) (sep - full) : 0;
-    dash = memchr(full, '-', n);
-    first = dash ? (size_t) (dash - full) : n;
 
-    for (i = 0; i < q->nterms; i++) {
+    for (i = 0; e->mcp && i < q->nterms; i++) {
         t = &q->terms[i];
 
-        if (t->own && (t->len == n || t->len == first
-                       || (t->len >= TS_SERVER_PREFIX_MIN && t->len < first))
-            && memcmp(t->p, full, t->len) == 0)
+        /* a word naming the server begins the name: most do not */
+        if (!t->own || t->len > e->full.len
+            || memcmp(t->p, full, t->len) != 0)
+        {
+            continue;
+        }
+
+        sep = ts_find(full, e->full.len, "__", 2);
+        n = sep ? (size_t) (sep - full) : 0;
+        dash = memchr(full, '-', n);
+        first = dash ? (size_t) (dash - full) : n;
+
+        if (t->len == n || t->len == first
+            || (t->len >= TS_SERVER_PREFIX_MIN && t->len < first))
         {
             return 1;
         }
@@ -743,55 +304,52 @@ ts_server_named(const ts_catalog_t *c, const ts_query_t *q,
 }
 
 
-/*
- * The share of a tool's name the query covers, its MCP server left out:
- * "find my emails" covers all of search_emails (through the thesaurus)
- * and half of send_email or find_releases.
- */
-static double
-ts_coverage(const ts_catalog_t *c, const ts_entry_t *e, uint64_t named)
+/* keeps the max best hits, best first, in ts_hit_cmp's order */
+static void
+ts_keep_hit(ts_result_t *r, size_t max, const ts_hit_t *h)
 {
-    const char  *s;
-    size_t       i, k, words, server;
+    size_t  lo, hi, mid, keep;
 
-    s = ts_catalog_str(c, e->words);
-    server = e->mcp && e->nparts > 1 ? c->parts[e->part_first].len : 0;
+    if (r->nhits == max && ts_hit_cmp(h, &r->hits[max - 1]) >= 0) {
+        return;
+    }
 
-    for (i = 0, k = 0, words = 0; i < e->words.len && k < 64; i++) {
-        if (ts_word_start(s, i) && ts_ascii_alnum((unsigned char) s[i])) {
-            named &= i < server ? ~((uint64_t) 1 << k) : ~(uint64_t) 0;
-            words += i >= server;
-            k++;
+    for (lo = 0, hi = r->nhits; lo < hi; /* void */ ) {
+        mid = lo + (hi - lo) / 2;
+
+        if (ts_hit_cmp(&r->hits[mid], h) <= 0) {
+            lo = mid + 1;
+
+        } else {
+            hi = mid;
         }
     }
 
-    for (k = 0; named; k++) {
-        named &= named - 1;
-    }
-
-    return words ? (double) k / (double) words : 0;
+    keep = r->nhits < max ? r->nhits : max - 1;
+    memmove(&r->hits[lo + 1], &r->hits[lo], (keep - lo) * sizeof(ts_hit_t));
+    r->hits[lo] = *h;
+    r->nhits = keep + 1;
 }
 
 
-/* the pool's scores for a keyword query; hits past max are dropped */
+/* the pool's best max tools for a keyword query */
 static int
 ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
     size_t max, ts_result_t *r)
 {
-    ts_rank_t  rk;
-    double     sm, bmax, s;
-    size_t     i;
+    ts_ranking_t  rk;
+    ts_hit_t      h;
+    double        sm, bmax;
+    size_t        i;
 
-    if (ts_rank_init(&rk, c, q) != 0) {
-        ts_rank_free(&rk);
+    if (ts_rank(&rk, c, q, -1, NULL, 0) != 0) {
         return -1;
     }
 
-    ts_rank(&rk);
-
     /*
-     * BM25 relative to the best tool, seed points relative to an exact
-     * part match of every word: a lone description match adds little
+     * BM25 relative to the best tool, seed points (weighted by IDF)
+     * relative to an exact part match of every word: a lone description
+     * match adds little
      */
     sm = 12.0 * (double) (q->nwords ? q->nwords : 1);
     bmax = ts_max_of(rk.bm, c->ntools);
@@ -801,31 +359,25 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
             continue;
         }
 
-        s = scoring == TS_SCORING_SEED ? rk.seed[i]
-            : scoring == TS_SCORING_BM25 ? rk.bm[i]
-            : (bmax > 0 ? rk.bm[i] / bmax : 0) + TS_W_SEED * rk.seed[i] / sm;
+        h.tool = (uint32_t) i;
+        h.seed = rk.seed[i];
+        h.bm25 = rk.bm[i];
+        h.score = scoring == TS_SCORING_SEED ? rk.seed[i]
+                  : scoring == TS_SCORING_BM25 ? rk.bm[i]
+                  : (bmax > 0 ? rk.bm[i] / bmax : 0)
+                    + TS_W_SEED * rk.seed_idf[i] / sm;
 
-        if (scoring == TS_SCORING_HYBRID && s > 0) {
-            s += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
-                 + TS_W_COVER * ts_coverage(c, &c->tools[i], rk.named[i]);
+        if (scoring == TS_SCORING_HYBRID && h.score > 0) {
+            h.score += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
+                       + TS_W_COVER * rk.cover[i];
         }
 
-        if (s > 0) {
-            r->hits[r->nhits].tool = (uint32_t) i;
-            r->hits[r->nhits].score = s;
-            r->hits[r->nhits].seed = rk.seed[i];
-            r->hits[r->nhits++].bm25 = rk.bm[i];
+        if (h.score > 0) {
+            ts_keep_hit(r, max, &h);
         }
     }
 
-    ts_rank_free(&rk);
-
-    qsort(r->hits, r->nhits, sizeof(ts_hit_t), ts_hit_cmp);
-
-    if (r->nhits > max) {
-        r->nhits = max;
-    }
-
+    ts_ranking_free(&rk);
     r->kind = TS_QUERY_KEYWORDS;
 
     return 0;
@@ -1079,8 +631,8 @@ void
 ts_search_explain(const ts_catalog_t *c, uint32_t tool, const char *query,
     size_t len, int scoring, char *out, size_t cap)
 {
-    ts_query_t  q;
-    ts_rank_t   rk;
+    ts_query_t    q;
+    ts_ranking_t  rk;
 
     if (cap == 0) {
         return;
@@ -1091,19 +643,9 @@ ts_search_explain(const ts_catalog_t *c, uint32_t tool, const char *query,
     ts_query_text(&q, query, len);
     ts_query_terms(&q, scoring);
 
-    if (tool >= c->ntools) {
-        return;
+    if (tool < c->ntools && ts_rank(&rk, c, &q, tool, out, cap) == 0) {
+        ts_ranking_free(&rk);
     }
-
-    if (ts_rank_init(&rk, c, &q) == 0) {
-        rk.explain = tool;
-        rk.out = out;
-        rk.end = out + cap - 1;
-        ts_rank(&rk);
-        out[cap - 1] = '\0';
-    }
-
-    ts_rank_free(&rk);
 }
 
 

@@ -13,6 +13,7 @@
 #include "tst.h"
 #include "ts_lexicon.h"
 #include "ts_search.h"
+#include "ts_starts.h"
 
 
 typedef struct {
@@ -464,6 +465,8 @@ test_stems(void)
     CHECK(ts_stem("status", 6) == 6);
     CHECK(ts_stem("class", 5) == 5);
     CHECK(ts_stem("pr", 2) == 2);
+    CHECK(ts_stem("entry", 5) == 4 && ts_stem("query", 5) == 4);
+    CHECK(ts_stem("copy", 4) == 4);
     CHECK(ts_word_start("a blacklist", 2) && !ts_word_start("blacklist", 5));
     CHECK(ts_word_end("lists", 5, 5) && !ts_word_end("lists", 5, 4));
     CHECK(ts_word_bounded("read it", 7, 0, 4));
@@ -579,6 +582,156 @@ test_lent_memory(void)
 }
 
 
+/* a text of every kind of byte, from a fixed pseudo-random sequence */
+static void
+tbytes(char *p, size_t n, const char *alphabet)
+{
+    unsigned long  x;
+    size_t         i, k;
+
+    k = strlen(alphabet);
+
+    for (i = 0, x = 12345; i < n; i++) {
+        x = x * 1103515245 + 12345;
+        p[i] = alphabet[(x >> 16) % k];
+    }
+}
+
+
+/* chunk by chunk, up to the end of readable memory, as the walks do */
+static void
+test_word_starts(void)
+{
+    static const char  alphabet[] = "aZ9 _-\"\xc3\xa9.xQ0";
+    char               text[300];
+    const char        *p, *end;
+    uint64_t           bits, carry;
+    size_t             n, at;
+    int                ok;
+
+    tbytes(text, sizeof(text), alphabet);
+
+    for (n = 1; n < sizeof(text); n += 37) {
+        end = text + n;
+        ok = 1;
+
+        for (p = text, carry = 0; p < end; p += TS_CHUNK) {
+            bits = ts_word_starts(p, end, end, &carry);
+
+            for (at = 0; at < TS_CHUNK && p + at < end; at++) {
+                ok &= ((bits >> at) & 1)
+                      == (ts_ascii_alnum((unsigned char) p[at])
+                          && ts_word_start(text, (size_t) (p - text) + at));
+            }
+
+            ok &= at == TS_CHUNK || bits >> at == 0;
+        }
+
+        tst_note("%zu bytes", n);
+        CHECK(ok);
+    }
+}
+
+
+/* every place where a word of the set begins is among the kernel's */
+static void
+test_prints_kernel(void)
+{
+    static const char *const  words[] = { "page", "ta", "x9", "_q", "zz" };
+    static const char         alphabet[] = "pPaAgGtTxX9_qQzZ e";
+    ts_prints_pt               kernel;
+    ts_prints_t                t;
+    uint64_t                  block[TS_BLOCK];
+    char                      text[2000];
+    const char               *p, *end;
+    size_t                    i, k, n, at, w, k3;
+    int                       ok, found;
+
+    memset(&t, 0, sizeof(ts_prints_t));
+
+    for (w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+        ts_prints_add(&t, words[w], strlen(words[w]), (unsigned) w);
+    }
+
+    tbytes(text, sizeof(text), alphabet);
+    end = text + sizeof(text) - 3;
+    kernel = ts_prints_kernel();
+    ok = 1;
+
+    for (p = text; p < end; p += n * TS_CHUNK) {
+        n = ts_prints_places(kernel, &t, p, end, end, block);
+
+        for (k = 0; k < n; k++) {
+            for (i = 0; i < TS_CHUNK && p + k * TS_CHUNK + i < end; i++) {
+                at = (size_t) (p - text) + k * TS_CHUNK + i;
+
+                for (w = 0, found = 0; w < 5; w++) {
+                    k3 = strlen(words[w]) < TS_PRINT ? strlen(words[w])
+                                                     : TS_PRINT;
+                    found |= at + k3 <= (size_t) (end - text)
+                             && ts_same_icase(text + at, words[w], k3);
+                }
+
+                ok &= !found || ((block[k] >> i) & 1);
+            }
+        }
+    }
+
+    CHECK(ok);
+}
+
+
+/* description words are counted by spaces, 16 bytes at a time */
+static void
+test_description_words(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'a','description':'A b c d e f g h i j k l m "
+                  "n o p q r s t u v w'},{'name':'b','description':'One'},"
+                  "{'name':'c','description':'x y z'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    CHECK(t.c.tools[0].desc_words == 23 && t.c.tools[1].desc_words == 1
+          && t.c.tools[2].desc_words == 3);
+    CHECK(strncmp(ts_catalog_str(&t.c, t.c.tools[0].desc), "a b c", 5)
+          == 0);
+
+    tcat_free(&t);
+}
+
+
+/*
+ * The hybrid scorer weighs the seed's points by IDF: a word that is a
+ * part of many names ("test") tells them apart less than a rare one; its
+ * 14 points are worth a quarter of the best score, not half as before
+ */
+static void
+test_hybrid_idf(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__qa__test_suite','description':'Runs a test'},"
+                  "{'name':'mcp__qa__test_case','description':'Adds a test'},"
+                  "{'name':'mcp__qa__test_plan','description':'Shows a test'},"
+                  "{'name':'mcp__qa__test_run','description':'Starts a test'},"
+                  "{'name':'mcp__web__fill_form',"
+                  "'description':'Type text into a form field'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "type my test email", TS_SCORING_HYBRID, 2)) {
+        CHECK(strncmp(thits(&t), "mcp__web__fill_form ", 20) == 0);
+        CHECK(t.r.nhits == 2 && t.r.hits[1].seed == 14
+              && t.r.hits[1].score < 0.3 * t.r.hits[0].score);
+    }
+
+    tcat_free(&t);
+}
+
 const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
     { "search: name parts", test_name_parts },
@@ -593,5 +746,9 @@ const tst_case_t  tst_search_tests[] = {
     { "search: stems", test_stems },
     { "search: hybrid on natural queries", test_hybrid_natural },
     { "search: lent memory", test_lent_memory },
+    { "search: word starts", test_word_starts },
+    { "search: fingerprint kernel", test_prints_kernel },
+    { "search: description words", test_description_words },
+    { "search: hybrid idf", test_hybrid_idf },
     { NULL, NULL }
 };
