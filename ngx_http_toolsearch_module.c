@@ -19,6 +19,9 @@
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
 
+/* kept ranges of the body shorter than this are copied, not linked */
+#define NGX_HTTP_TOOLSEARCH_COPY_MAX  512
+
 /* each search is one subrequest; nginx allows 50 per request */
 #define NGX_HTTP_TOOLSEARCH_MAX_SEARCHES  20
 
@@ -963,10 +966,19 @@ typedef struct {
 
 
 /*
- * Counts the chain's buffers and the bytes it copies: the new bytes, and
- * the kept ranges too when they do not lie in the request's body (the
- * engine indexed a body of its own).
+ * New bytes go into one block; so do the kept ranges of a body the engine
+ * did not index in place, and short kept ranges: as buffers of their own
+ * they cost the proxy more than their copy does.
  */
+static ngx_flag_t
+ngx_http_toolsearch_piece_copied(const ts_piece_t *pc, ngx_flag_t in_body)
+{
+    return !pc->kept || !in_body
+           || pc->len < NGX_HTTP_TOOLSEARCH_COPY_MAX;
+}
+
+
+/* counts the chain's pieces and the bytes it copies */
 static size_t
 ngx_http_toolsearch_body_count(ts_pieces_t it, ngx_flag_t in_body,
     size_t *copied)
@@ -980,7 +992,7 @@ ngx_http_toolsearch_body_count(ts_pieces_t it, ngx_flag_t in_body,
     while (ts_pieces_next(&it, &pc)) {
         n++;
 
-        if (!pc.kept || !in_body) {
+        if (ngx_http_toolsearch_piece_copied(&pc, in_body)) {
             *copied += pc.len;
         }
     }
@@ -1026,7 +1038,7 @@ ngx_http_toolsearch_body_prepare(ngx_http_request_t *r, ts_request_t *rq,
     nb->size = 0;
 
     while (ts_pieces_next(&it, &pc)) {
-        copy = !pc.kept || !in_body;
+        copy = ngx_http_toolsearch_piece_copied(&pc, in_body);
         nb->size += pc.len;
 
         /* copied pieces in a row are one range of the block */

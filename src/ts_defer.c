@@ -52,6 +52,18 @@ ts_is_search_tool(const char *buf, const ts_tool_t *t, const ts_policy_t *p)
         }
     }
 
+    /*
+     * A tool named like the gateway's own search tool: the request
+     * passed a gateway already, or the client has one; a second tool of
+     * that name would be refused upstream.
+     */
+    if (p->search != TS_SEARCH_HOSTED
+        && strlen(ts_policy_search_tool(p)) == len
+        && memcmp(ts_policy_search_tool(p), name, len) == 0)
+    {
+        return 1;
+    }
+
     return ts_match_any(p->client_search_tools, name, len);
 }
 

@@ -281,6 +281,51 @@ test_gateway_call_without_id(void)
 }
 
 
+/*
+ * The gateway's output through a second gateway, or a client with a tool
+ * of the search tool's name: no second search tool (found by fuzzing).
+ */
+static void
+test_gateway_twice(void)
+{
+    tpol_t  t;
+    trun_t  r;
+    char   *again;
+    size_t  len;
+
+    tgw_init(&t);
+
+    CHECK(trun(&r, &t, HEAD HI "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    len = r.len;
+    again = malloc(len);
+    CHECK(again != NULL);
+    memcpy(again, r.out, len);
+    trun_free(&r);
+
+    CHECK(ts_request_process(&r.rq, &t.in, again, len)
+          == TS_DECISION_CLIENT_MANAGED);
+    CHECK(!ts_request_changed(&r.rq) && !r.rq.betas_changed);
+    ts_request_free(&r.rq);
+    free(again);
+
+    /* a name of the operator's: the same, but not for hosted search */
+    t.p.search_tool = "find_tools";
+    CHECK(trun(&r, &t, HEAD HI ",'tools':[" TOOL("find_tools") ","
+               TOOL("mcp__a__first") "," TOOL("Read") "]}")
+          == TS_DECISION_CLIENT_MANAGED);
+    trun_free(&r);
+
+    t.p.search = TS_SEARCH_HOSTED;
+    CHECK(trun(&r, &t, HEAD HI ",'tools':[" TOOL("find_tools") ","
+               TOOL("mcp__a__first") "," TOOL("Read") "]}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
 static void
 test_gateway_loop_input(void)
 {
@@ -315,6 +360,7 @@ const tst_case_t  tst_gateway_tests[] = {
     { "gateway_request", test_gateway_request },
     { "gateway_history", test_gateway_history },
     { "gateway_references", test_gateway_references },
+    { "gateway_twice", test_gateway_twice },
     { "gateway_loop_input", test_gateway_loop_input },
     { "gateway_call_without_id", test_gateway_call_without_id },
     { NULL, NULL }
