@@ -19,9 +19,6 @@
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
 
-/* kept ranges of the body shorter than this are copied, not linked */
-#define NGX_HTTP_TOOLSEARCH_COPY_MAX  512
-
 /* each search is one subrequest; nginx allows 50 per request */
 #define NGX_HTTP_TOOLSEARCH_MAX_SEARCHES  20
 
@@ -967,14 +964,12 @@ typedef struct {
 
 /*
  * New bytes go into one block; so do the kept ranges of a body the engine
- * did not index in place, and short kept ranges: as buffers of their own
- * they cost the proxy more than their copy does.
+ * did not index in place (it indexed a body of its own).
  */
 static ngx_flag_t
 ngx_http_toolsearch_piece_copied(const ts_piece_t *pc, ngx_flag_t in_body)
 {
-    return !pc->kept || !in_body
-           || pc->len < NGX_HTTP_TOOLSEARCH_COPY_MAX;
+    return !pc->kept || !in_body;
 }
 
 

@@ -235,7 +235,9 @@ def heap_bytes(sink_port, location, body, n):
             if post(gw, location, body) != 200:
                 raise RuntimeError("memory run: %s failed" % location)
     finally:
-        gw.stop()
+        # a graceful stop under valgrind on a busy machine takes a while;
+        # a kill would cut the summary
+        gw.stop(timeout=180)
     # valgrind may finish its log just after nginx has exited
     deadline = time.monotonic() + 10
     while not HEAP.search(gw.valgrind_log()) and time.monotonic() < deadline:
