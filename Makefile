@@ -151,7 +151,8 @@ asan: $(B)/asan/test_engine
 
 # libFuzzer targets (fuzz/), each run for FUZZ_TIME seconds from a corpus
 # seeded with the fixtures and the test suite's bodies, and the inputs
-# that once failed (fuzz/regress/)
+# that once failed (fuzz/regress/); FUZZ_SEED fixes the random sequence,
+# so that a CI pass replays inputs already checked here
 FUZZ_TARGETS := request sse search
 FUZZ_OBJS    := $(ENGINE_SRCS:src/%.c=$(B)/fuzz/engine/%.o) $(B)/fuzz/fz.o
 FUZZ_CFLAGS  := $(TS_FLAGS) $(SAN_FLAGS) \
@@ -183,6 +184,7 @@ fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	    echo "fuzz_$$t: $(FUZZ_TIME) s"; \
 	    $(B)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
+	        $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
 	        -rss_limit_mb=2048 -dict=fuzz/fuzz.dict -print_final_stats=1 \
 	        -artifact_prefix=$(B)/fuzz/$$t- $(B)/fuzz/corpus/$$t \
 	        fuzz/regress/$$t \
