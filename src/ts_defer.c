@@ -396,13 +396,11 @@ ts_move_cache_control(ts_request_t *rq)
 int
 ts_defer_apply(ts_request_t *rq, const ts_input_t *in)
 {
-    static const char   flag[] = ",\"defer_loading\":true";
+    static const char   flag[] = TS_DEFER_FLAG;
     const ts_index_t   *ix;
     const ts_member_t  *tools;
     const char         *hosted;
-    ts_val_t           *items;
     size_t              i;
-    int                 rc;
 
     ix = &rq->ix;
 
@@ -419,21 +417,11 @@ ts_defer_apply(ts_request_t *rq, const ts_input_t *in)
         return -1;
     }
 
-    items = malloc(ix->ntools * sizeof(ts_val_t));
-    if (items == NULL) {
-        return -1;
-    }
-
-    for (i = 0; i < ix->ntools; i++) {
-        items[i] = ix->tools[i].elem;
-    }
-
     tools = ts_index_top(ix, TS_TOP_TOOLS);
     hosted = ts_hosted_tools[in->policy->hosted_search == TS_HOSTED_REGEX];
 
-    rc = ts_edit_insert_item(&rq->edits, &tools->val, items, ix->ntools,
-                             ix->ntools, hosted, strlen(hosted));
-    free(items);
-
-    return rc;
+    /* deferring needs a tool, so tools[] is not empty */
+    return ts_edit_append_item(&rq->edits, &tools->val,
+                               &ix->tools[ix->ntools - 1].elem, hosted,
+                               strlen(hosted));
 }

@@ -12,6 +12,10 @@
 #include "ts_request.h"
 
 
+/* what makes a tool deferred, put before its closing brace */
+#define TS_DEFER_FLAG  ",\"defer_loading\":true"
+
+
 /* the reason the request gets (or does not get) deferral */
 ts_decision_t ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
     const ts_history_t *h);

@@ -342,19 +342,14 @@ ts_edit_delete_member(ts_edits_t *e, const char *buf, const ts_member_t *m)
 
 
 int
-ts_edit_insert_item(ts_edits_t *e, const ts_val_t *container,
-    const ts_val_t *items, size_t n, size_t at, const char *data,
-    size_t len)
+ts_edit_append_item(ts_edits_t *e, const ts_val_t *container,
+    const ts_val_t *last, const char *data, size_t len)
 {
-    if (n == 0) {
+    if (last == NULL) {
         return ts_edit_replace(e, container->off + 1, 0, data, len);
     }
 
-    if (at < n) {
-        return ts_edit_put(e, items[at].off, 0, data, len, ",", 1);
-    }
-
-    return ts_edit_put(e, ts_end(&items[n - 1]), 0, ",", 1, data, len);
+    return ts_edit_put(e, ts_end(last), 0, ",", 1, data, len);
 }
 
 

@@ -103,10 +103,9 @@ void ts_member_span(const char *buf, const ts_member_t *m, size_t *from,
 int ts_edit_delete_member(ts_edits_t *e, const char *buf,
     const ts_member_t *m);
 
-/* inserts an item before items[at]; at == n appends */
-int ts_edit_insert_item(ts_edits_t *e, const ts_val_t *container,
-    const ts_val_t *items, size_t n, size_t at, const char *data,
-    size_t len);
+/* appends an item to an array after its last item (NULL: it is empty) */
+int ts_edit_append_item(ts_edits_t *e, const ts_val_t *container,
+    const ts_val_t *last, const char *data, size_t len);
 
 /* appends a content block (JSON object) to message i of the index */
 int ts_edit_append_block(ts_edits_t *e, const ts_index_t *ix, size_t i,

@@ -501,7 +501,7 @@ ts_deferred_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t)
 
     ts_buf_add(b, buf + t->elem.off, from - t->elem.off);
     ts_buf_add(b, buf + to, end - to);
-    ts_buf_str(b, ",\"defer_loading\":true}");
+    ts_buf_str(b, TS_DEFER_FLAG "}");
 }
 
 
@@ -671,8 +671,8 @@ ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
     ts_buf_str(b, "\"}");
 
     rc = b->failed ? -1
-         : ts_edit_insert_item(&rq->edits, &sys->val, items, n, n, b->p,
-                               b->len);
+         : ts_edit_append_item(&rq->edits, &sys->val,
+                               n ? &items[n - 1] : NULL, b->p, b->len);
     free(items);
 
     return rc;
@@ -685,9 +685,6 @@ ts_gateway_tail(ts_request_t *rq, const ts_input_t *in)
 {
     const ts_index_t   *ix;
     const ts_member_t  *msgs;
-    ts_val_t           *items;
-    size_t              i;
-    int                 rc;
 
     ix = &rq->ix;
     msgs = ts_index_top(ix, TS_TOP_MESSAGES);
@@ -696,20 +693,11 @@ ts_gateway_tail(ts_request_t *rq, const ts_input_t *in)
         return 0;
     }
 
-    items = malloc((ix->nmessages ? ix->nmessages : 1) * sizeof(ts_val_t));
-    if (items == NULL) {
-        return -1;
-    }
-
-    for (i = 0; i < ix->nmessages; i++) {
-        items[i] = ix->messages[i].elem;
-    }
-
-    rc = ts_edit_insert_item(&rq->edits, &msgs->val, items, ix->nmessages,
-                             ix->nmessages, in->tail, in->tail_len);
-    free(items);
-
-    return rc;
+    return ts_edit_append_item(&rq->edits, &msgs->val,
+                               ix->nmessages
+                               ? &ix->messages[ix->nmessages - 1].elem
+                               : NULL,
+                               in->tail, in->tail_len);
 }
 
 

@@ -119,7 +119,8 @@ ts_body_betas(ts_request_t *rq, const char *want)
 
     if (rc == 0 && want && !have) {
         i = (size_t) snprintf(item, sizeof(item), "\"%s\"", want);
-        rc = ts_edit_insert_item(&rq->edits, &m->val, items, n, n, item, i);
+        rc = ts_edit_append_item(&rq->edits, &m->val,
+                                 n ? &items[n - 1] : NULL, item, i);
     }
 
     free(del);

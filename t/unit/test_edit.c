@@ -194,89 +194,46 @@ test_edit_delete_items(void)
 }
 
 
-/* cJSON's own insert is not trusted at every position: rebuild instead */
 static void
-tst_array_insert(cJSON *arr, size_t at, cJSON *item)
-{
-    cJSON   *tmp, *it;
-    size_t   i;
-
-    tmp = cJSON_CreateArray();
-
-    for (i = 0; arr->child != NULL; i++) {
-        if (i == at) {
-            cJSON_AddItemToArray(tmp, item);
-            item = NULL;
-        }
-
-        it = cJSON_DetachItemViaPointer(arr, arr->child);
-        cJSON_AddItemToArray(tmp, it);
-    }
-
-    if (item != NULL) {
-        cJSON_AddItemToArray(tmp, item);
-    }
-
-    while (tmp->child != NULL) {
-        cJSON_AddItemToArray(arr, cJSON_DetachItemViaPointer(tmp,
-                                                             tmp->child));
-    }
-
-    cJSON_Delete(tmp);
-}
-
-
-static void
-test_edit_insert_item(void)
+test_edit_append_item(void)
 {
     static const char   tool[] = "{\"name\":\"new\",\"input_schema\":{}}";
-    static const size_t at[] = { 0, 1, 50, (size_t) -1 };
     tst_doc_t           d;
     ts_edits_t          e;
-    ts_val_t           *items, tools_v;
+    ts_val_t            tools_v;
     cJSON              *tools;
-    size_t              i, k, n, len;
+    size_t              n, len;
     char               *out;
 
-    for (k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-        tst_note("insert at %zu", at[k]);
-
-        if (!CHECK(tst_doc_load(&d, TST_BIG) == 0)) {
-            tst_doc_free(&d);
-            return;
-        }
-
-        n = d.ix.ntools;
-        items = tst_alloc(n * sizeof(ts_val_t));
-        for (i = 0; i < n; i++) {
-            items[i] = d.ix.tools[i].elem;
-        }
-
-        i = at[k] > n ? n : at[k];
-        tools = cJSON_GetObjectItemCaseSensitive(d.root, "tools");
-        tst_array_insert(tools, i, cJSON_Parse(tool));
-
-        tools_v = ts_index_top(&d.ix, TS_TOP_TOOLS)->val;
-
-        ts_edits_init(&e);
-        CHECK(ts_edit_insert_item(&e, &tools_v, items, n, i, tool,
-                                  sizeof(tool) - 1) == 0);
-
-        out = tst_render(&e, &d, &len);
-        if (CHECK(out != NULL)) {
-            tst_check_out(&d, out, len, d.root, tools_v.off);
-            free(out);
-        }
-
-        ts_edits_free(&e);
-        free(items);
+    if (!CHECK(tst_doc_load(&d, TST_BIG) == 0)) {
         tst_doc_free(&d);
+        return;
     }
+
+    n = d.ix.ntools;
+    tools = cJSON_GetObjectItemCaseSensitive(d.root, "tools");
+    cJSON_AddItemToArray(tools, cJSON_Parse(tool));
+
+    tools_v = ts_index_top(&d.ix, TS_TOP_TOOLS)->val;
+
+    ts_edits_init(&e);
+    CHECK(n > 0 && ts_edit_append_item(&e, &tools_v,
+                                       &d.ix.tools[n - 1].elem, tool,
+                                       sizeof(tool) - 1) == 0);
+
+    out = tst_render(&e, &d, &len);
+    if (CHECK(out != NULL)) {
+        tst_check_out(&d, out, len, d.root, tools_v.off);
+        free(out);
+    }
+
+    ts_edits_free(&e);
+    tst_doc_free(&d);
 }
 
 
 static void
-test_edit_insert_empty(void)
+test_edit_append_empty(void)
 {
     static const char  body[] = "{\"tools\":[ ],\"messages\":[]}";
     tst_doc_t          d;
@@ -293,7 +250,7 @@ test_edit_insert_empty(void)
 
     ts_edits_init(&e);
     if (CHECK(m != NULL)) {
-        CHECK(ts_edit_insert_item(&e, &m->val, NULL, 0, 0, "1", 1) == 0);
+        CHECK(ts_edit_append_item(&e, &m->val, NULL, "1", 1) == 0);
     }
 
     out = tst_render(&e, &d, &len);
@@ -418,8 +375,8 @@ const tst_case_t  tst_edit_tests[] = {
     { "edit_basic", test_edit_basic },
     { "edit_pieces", test_edit_pieces },
     { "edit_delete_items", test_edit_delete_items },
-    { "edit_insert_item", test_edit_insert_item },
-    { "edit_insert_empty", test_edit_insert_empty },
+    { "edit_append_item", test_edit_append_item },
+    { "edit_append_empty", test_edit_append_empty },
     { "edit_append_block", test_edit_append_block },
     { "edit_keeps_numbers", test_edit_keeps_numbers },
     { NULL, NULL }
