@@ -2,6 +2,8 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
+#define _GNU_SOURCE  /* memmem */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +221,14 @@ void
 fz_check_references(const char *p, size_t len)
 {
     cJSON        *j, *tools, *m, *b;
+
+    /*
+     * cJSON ends a key at an escaped NUL, so "content\u0000" would read
+     * as "content": a member the upstream does not take as one.
+     */
+    if (memmem(p, len, "\\u0000", 6) != NULL) {
+        return;
+    }
 
     j = cJSON_ParseWithLength(p, len);
     tools = cJSON_GetObjectItemCaseSensitive(j, "tools");

@@ -43,7 +43,8 @@ int fz_valid_json(const char *p, size_t len);
 
 /*
  * Every tool_reference in the messages of a valid body names a tool of
- * its tools[]; aborts otherwise.
+ * its tools[]; aborts otherwise.  A body with an escaped NUL is not
+ * checked: cJSON cannot tell its keys apart.
  */
 void fz_check_references(const char *p, size_t len);
 
