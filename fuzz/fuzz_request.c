@@ -5,7 +5,8 @@
  * from the input's first bytes.  Properties: a body the engine does not
  * analyse, or fails on, is not changed; a valid body stays valid;
  * members the engine does not edit are untouched; no tool_reference
- * dangles; a second pass over the output changes nothing.
+ * dangles; a second pass over the output changes nothing; the scan by
+ * the string map finds what the byte-by-byte scan finds.
  */
 
 #include <stdlib.h>
@@ -56,6 +57,25 @@ fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
 }
 
 
+/* the scan by the string map and the scan of every byte agree */
+static void
+fz_check_scans(const char *body, size_t len)
+{
+    ts_index_t  a, b;
+
+    (void) ts_index_build(&a, body, len);
+    (void) ts_index_build_plain(&b, body, len);
+
+    fz_assert(a.status == b.status && a.err_off == b.err_off
+              && a.nmembers == b.nmembers && a.ntools == b.ntools
+              && a.nmessages == b.nmessages && a.nblocks == b.nblocks,
+              "the string map's scan and the byte scan disagree");
+
+    ts_index_free(&a);
+    ts_index_free(&b);
+}
+
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -79,6 +99,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_assert(body != NULL, "memory");
     memcpy(body, data + FZ_POLICY_BYTES, len);
 
+    fz_check_scans(body, len);
     d = fz_rewrite(&rq, &f.in, body, len, &out, &outlen);
 
     if (d < TS_DECISION_STANDARD_MODE) {

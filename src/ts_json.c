@@ -16,6 +16,7 @@
 #endif
 
 #include "ts_json.h"
+#include "ts_strmap.h"
 
 
 typedef struct {
@@ -25,6 +26,7 @@ typedef struct {
     unsigned              depth;
     ts_status_t           err;
     ts_index_t           *ix;
+    const ts_strmap_t    *map;      /* strings by their quotes, or NULL */
 } ts_scan_t;
 
 
@@ -165,12 +167,43 @@ ts_str_run(const unsigned char *p, const unsigned char *end)
 }
 
 
+/* a string crossed by the map: its bytes were checked when it was made */
+static int
+ts_string_mapped(ts_scan_t *s, ts_val_t *v)
+{
+    size_t  open, close;
+
+    open = s->p - s->start;
+    close = ts_strmap_quote(s->map, open + 1);
+
+    if (close == s->map->len
+        || (s->map->bad > open && s->map->bad < close))
+    {
+        return ts_fail(s, TS_ERR_SYNTAX);
+    }
+
+    if (v) {
+        v->off = open;
+        v->len = close + 1 - open;
+        v->kind = TS_STRING;
+        v->esc = ts_strmap_has_backslash(s->map, open + 1, close);
+    }
+
+    s->p = s->start + close + 1;
+    return 0;
+}
+
+
 /* s->p at the opening quote; on success s->p is past the closing quote */
 static int
 ts_string(ts_scan_t *s, ts_val_t *v)
 {
     const unsigned char  *p, *end;
     unsigned char         esc;
+
+    if (s->map) {
+        return ts_string_mapped(s, v);
+    }
 
     p = s->p + 1;
     end = s->end;
@@ -1112,12 +1145,11 @@ ts_index_borrow(ts_index_t *ix, ts_index_mem_t *mem)
 }
 
 
-ts_status_t
-ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
+static void
+ts_index_start(ts_index_t *ix, const char *buf, size_t len,
     ts_index_mem_t *mem)
 {
-    ts_scan_t  s;
-    int        i;
+    int  i;
 
     memset(ix, 0, sizeof(ts_index_t));
     ts_index_borrow(ix, mem);
@@ -1127,13 +1159,21 @@ ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
     for (i = 0; i < TS_TOP_N; i++) {
         ix->top[i] = -1;
     }
+}
 
-    s.start = (const unsigned char *) buf;
+
+static ts_status_t
+ts_index_scan(ts_index_t *ix, const ts_strmap_t *map)
+{
+    ts_scan_t  s;
+
+    s.start = (const unsigned char *) ix->buf;
     s.p = s.start;
-    s.end = s.start + len;
+    s.end = s.start + ix->len;
     s.depth = 0;
     s.err = TS_OK;
     s.ix = ix;
+    s.map = map;
 
     /* a top level that is not an object is a type error, not syntax */
     ts_ws(&s);
@@ -1153,6 +1193,65 @@ ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
     return s.err;
 }
 
+
+/*
+ * The string map's memory: the lender's, grown when too small, or the
+ * scan's own.  NULL when there is none to have: the scan reads bytes.
+ */
+static uint64_t *
+ts_map_bits(ts_index_mem_t *mem, size_t words)
+{
+    if (words == 0) {
+        return NULL;
+    }
+
+    if (mem == NULL) {
+        return malloc(words * sizeof(uint64_t));
+    }
+
+    if (mem->map_words < words) {
+        free(mem->map);
+        mem->map = malloc(words * sizeof(uint64_t));
+        mem->map_words = mem->map ? words : 0;
+    }
+
+    return mem->map;
+}
+
+
+ts_status_t
+ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
+    ts_index_mem_t *mem)
+{
+    ts_strmap_t   map;
+    ts_status_t   st;
+    uint64_t     *bits;
+
+    ts_index_start(ix, buf, len, mem);
+
+    bits = ts_map_bits(ix->mem, ts_strmap_words(len));
+    if (bits == NULL) {
+        return ts_index_scan(ix, NULL);
+    }
+
+    ts_strmap_build(&map, buf, len, bits, TS_STRMAP_BEST);
+    st = ts_index_scan(ix, &map);
+
+    if (ix->mem == NULL) {
+        free(bits);
+    }
+
+    return st;
+}
+
+
+ts_status_t
+ts_index_build_plain(ts_index_t *ix, const char *buf, size_t len)
+{
+    ts_index_start(ix, buf, len, NULL);
+
+    return ts_index_scan(ix, NULL);
+}
 
 
 ts_status_t
@@ -1221,6 +1320,7 @@ ts_index_mem_free(ts_index_mem_t *mem)
         free(mem->arrays[i]);
     }
 
+    free(mem->map);
     memset(mem, 0, sizeof(ts_index_mem_t));
 }
 

@@ -118,6 +118,8 @@ typedef enum {
 typedef struct {
     void           *arrays[4];      /* as ts_index_t's, in caps order */
     size_t          caps[4];
+    uint64_t       *map;            /* the string map of a scan */
+    size_t          map_words;
     int             lent;
 } ts_index_mem_t;
 
@@ -147,11 +149,22 @@ typedef struct {
 } ts_index_t;
 
 
+/*
+ * Scans buf once and records what the policy reads.  Strings are crossed
+ * by a string map (ts_strmap.h) made first, of a quarter of len's size.
+ */
 ts_status_t ts_index_build(ts_index_t *ix, const char *buf, size_t len);
 
 /* the same in memory mem lends, if it is free (mem may be NULL) */
 ts_status_t ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
     ts_index_mem_t *mem);
+
+/*
+ * The same scan reading every byte of every string: the fallback when
+ * the map cannot have memory, and what tests compare the map's scan to.
+ */
+ts_status_t ts_index_build_plain(ts_index_t *ix, const char *buf,
+    size_t len);
 
 /* frees the index's arrays, or gives them back to their lender */
 void ts_index_free(ts_index_t *ix);

@@ -37,6 +37,7 @@ extern const tst_case_t  tst_policy_tests[];
 extern const tst_case_t  tst_search_tests[];
 extern const tst_case_t  tst_gateway_tests[];
 extern const tst_case_t  tst_loop_tests[];
+extern const tst_case_t  tst_strmap_tests[];
 
 
 /* a handwritten body and the index status it must get */

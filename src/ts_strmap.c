@@ -1,0 +1,318 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <string.h>
+
+#if (defined __GNUC__ && defined __x86_64__)
+#include <immintrin.h>
+#define TS_HAVE_X86  1
+#endif
+
+#include "ts_strmap.h"
+
+
+#define TS_EVEN   0x5555555555555555ULL
+#define TS_ODD    0xaaaaaaaaaaaaaaaaULL
+
+/* blocks whose masks are made in one go, before they are read */
+#define TS_BATCH  64
+
+/* an escape reads at most this far past its block: \u and four digits */
+#define TS_REACH  4
+
+
+/*
+ * Makes the masks of n 64-byte blocks: bits[2k] the quotes of block k,
+ * bits[2k + 1] its backslashes, ctl[k] its control bytes.
+ */
+typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
+    uint64_t *bits, uint64_t *ctl);
+
+
+/* what is carried from one 64-byte block to the next */
+typedef struct {
+    uint64_t  escaped;      /* 1: the block's first byte is escaped */
+    uint64_t  in_string;    /* all ones: the block starts in a string */
+} ts_carry_t;
+
+
+/* 1: an escape JSON knows when followed by what it needs; 2: \u */
+static const unsigned char  ts_escape_class[256] = {
+    ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1,
+    ['r'] = 1, ['t'] = 1, ['u'] = 2
+};
+
+static const unsigned char  ts_hex_digit[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['a'] = 1, ['b'] = 1,
+    ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['A'] = 1, ['B'] = 1,
+    ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1
+};
+
+
+#ifdef TS_HAVE_X86
+
+/* the bits of 16 bytes equal to c, or at most 0x1f when c is 0x1f */
+static uint64_t
+ts_sse2_bits(__m128i x, __m128i c, int ctl)
+{
+    if (ctl) {
+        x = _mm_max_epu8(x, c);
+    }
+
+    return (uint64_t) (unsigned) _mm_movemask_epi8(_mm_cmpeq_epi8(x, c));
+}
+
+
+static void
+ts_masks_sse2(const unsigned char *p, size_t n, uint64_t *bits,
+    uint64_t *ctl)
+{
+    __m128i   q, b, c, x;
+    size_t    k;
+    unsigned  i;
+
+    q = _mm_set1_epi8('"');
+    b = _mm_set1_epi8('\\');
+    c = _mm_set1_epi8(0x1f);
+
+    for (k = 0; k < n; k++, p += 64, bits += 2) {
+        bits[0] = 0;
+        bits[1] = 0;
+        ctl[k] = 0;
+
+        for (i = 0; i < 64; i += 16) {
+            x = _mm_loadu_si128((const __m128i *) (const void *) (p + i));
+            bits[0] |= ts_sse2_bits(x, q, 0) << i;
+            bits[1] |= ts_sse2_bits(x, b, 0) << i;
+            ctl[k] |= ts_sse2_bits(x, c, 1) << i;
+        }
+    }
+}
+
+
+__attribute__((target("avx2")))
+static uint64_t
+ts_avx2_bits(__m256i lo, __m256i hi, __m256i c)
+{
+    return (uint64_t) (uint32_t) _mm256_movemask_epi8(
+               _mm256_cmpeq_epi8(lo, c))
+           | (uint64_t) (uint32_t) _mm256_movemask_epi8(
+                 _mm256_cmpeq_epi8(hi, c)) << 32;
+}
+
+
+__attribute__((target("avx2")))
+static void
+ts_masks_avx2(const unsigned char *p, size_t n, uint64_t *bits,
+    uint64_t *ctl)
+{
+    __m256i  q, b, c, lo, hi;
+    size_t   k;
+
+    q = _mm256_set1_epi8('"');
+    b = _mm256_set1_epi8('\\');
+    c = _mm256_set1_epi8(0x1f);
+
+    for (k = 0; k < n; k++, p += 64, bits += 2) {
+        lo = _mm256_loadu_si256((const __m256i *) (const void *) p);
+        hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
+
+        bits[0] = ts_avx2_bits(lo, hi, q);
+        bits[1] = ts_avx2_bits(lo, hi, b);
+        ctl[k] = ts_avx2_bits(_mm256_max_epu8(lo, c), _mm256_max_epu8(hi, c),
+                              c);
+    }
+}
+
+
+static ts_masks_pt
+ts_masks_kernel(ts_strmap_kernel_t k)
+{
+    return k == TS_STRMAP_BEST && __builtin_cpu_supports("avx2")
+           ? ts_masks_avx2 : ts_masks_sse2;
+}
+
+#else
+
+static void
+ts_masks_bytes(const unsigned char *p, size_t n, uint64_t *bits,
+    uint64_t *ctl)
+{
+    size_t    k;
+    unsigned  i;
+
+    for (k = 0; k < n; k++, p += 64, bits += 2) {
+        bits[0] = 0;
+        bits[1] = 0;
+        ctl[k] = 0;
+
+        for (i = 0; i < 64; i++) {
+            bits[0] |= (uint64_t) (p[i] == '"') << i;
+            bits[1] |= (uint64_t) (p[i] == '\\') << i;
+            ctl[k] |= (uint64_t) (p[i] < 0x20) << i;
+        }
+    }
+}
+
+
+static ts_masks_pt
+ts_masks_kernel(ts_strmap_kernel_t k)
+{
+    (void) k;
+
+    return ts_masks_bytes;
+}
+
+#endif
+
+
+/*
+ * The bytes other than backslashes that a backslash escapes: the byte
+ * after a run of backslashes of odd length.  Adding a run's first bit
+ * to the run carries to the byte after it; a run that starts on an even
+ * bit has odd length when it ends on an odd one, and the other way
+ * round.  A run of odd length that starts on an odd bit and reaches the
+ * block's end escapes the next block's first byte.
+ */
+static uint64_t
+ts_escaped(uint64_t bslash, ts_carry_t *c)
+{
+    uint64_t  b, starts, even_ends, odd_sum, escaped;
+
+    /* an escaped backslash at bit 0 escapes nothing */
+    b = bslash & ~c->escaped;
+    starts = b & ~(b << 1);
+
+    even_ends = (b + (starts & TS_EVEN)) & ~b;
+    odd_sum = b + (starts & TS_ODD);
+
+    escaped = (even_ends & TS_ODD) | (odd_sum & ~b & TS_EVEN)
+              | (c->escaped & ~bslash);
+
+    c->escaped = odd_sum < b;
+
+    return escaped;
+}
+
+
+/* bit i: the parity of the bits 0 .. i of x */
+static uint64_t
+ts_prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+
+    return x;
+}
+
+
+/*
+ * The escaped bytes of a block at p whose escape JSON does not know;
+ * the TS_REACH bytes after the block can be read.  Escapes come in any
+ * order, so no branch depends on their bytes.
+ */
+static uint64_t
+ts_bad_escapes(const unsigned char *p, uint64_t escaped)
+{
+    const unsigned char  *e;
+    uint64_t              bad;
+    unsigned              cls, hex;
+
+    bad = 0;
+
+    while (escaped) {
+        e = p + __builtin_ctzll(escaped);
+        escaped &= escaped - 1;
+
+        cls = ts_escape_class[e[0]];
+        hex = ts_hex_digit[e[1]] & ts_hex_digit[e[2]] & ts_hex_digit[e[3]]
+              & ts_hex_digit[e[4]];
+
+        bad |= (uint64_t) (((cls & 1) | (cls >> 1 & hex)) ^ 1) << (e - p);
+    }
+
+    return bad;
+}
+
+
+/* reads the masks of n blocks at p: escapes, strings, errors */
+static void
+ts_map_blocks(ts_strmap_t *m, const unsigned char *p, size_t off, size_t n,
+    uint64_t *bits, const uint64_t *ctl, ts_carry_t *c)
+{
+    uint64_t  escaped, in, bad;
+    size_t    k;
+
+    for (k = 0; k < n; k++, p += 64, bits += 2) {
+        escaped = (bits[1] | c->escaped) ? ts_escaped(bits[1], c) : 0;
+        bits[0] &= ~escaped;
+
+        in = ts_prefix_xor(bits[0]) ^ c->in_string;
+        c->in_string = (uint64_t) ((int64_t) in >> 63);
+
+        if (m->bad == m->len) {
+            bad = (ctl[k] & in)
+                  | (escaped ? ts_bad_escapes(p, escaped & in) : 0);
+
+            if (bad) {
+                m->bad = off + k * 64 + (size_t) __builtin_ctzll(bad);
+            }
+        }
+    }
+}
+
+
+size_t
+ts_strmap_words(size_t len)
+{
+    return (len + 63) / 64 * 2;
+}
+
+
+/*
+ * Blocks with TS_REACH bytes after them are read in place, in batches;
+ * the last one or two are copied behind blanks, which change nothing.
+ */
+void
+ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
+    uint64_t *bits, ts_strmap_kernel_t kernel)
+{
+    const unsigned char  *b;
+    unsigned char         tail[2 * 64 + TS_REACH];
+    uint64_t              ctl[TS_BATCH];
+    ts_masks_pt           masks;
+    ts_carry_t            c;
+    size_t                off, n, rest;
+
+    m->bits = bits;
+    m->len = len;
+    m->blocks = (len + 63) / 64;
+    m->bad = len;
+
+    b = (const unsigned char *) buf;
+    masks = ts_masks_kernel(kernel);
+    c.escaped = 0;
+    c.in_string = 0;
+
+    n = len < 64 + TS_REACH ? 0 : (len - TS_REACH) / 64;
+
+    for (off = 0; n > 0; off += rest * 64, n -= rest) {
+        rest = n < TS_BATCH ? n : TS_BATCH;
+        masks(b + off, rest, bits + off / 32, ctl);
+        ts_map_blocks(m, b + off, off, rest, bits + off / 32, ctl, &c);
+    }
+
+    if (off < len) {
+        rest = (len - off + 63) / 64;
+        memset(tail, ' ', sizeof(tail));
+        memcpy(tail, b + off, len - off);
+        masks(tail, rest, bits + off / 32, ctl);
+        ts_map_blocks(m, tail, off, rest, bits + off / 32, ctl, &c);
+    }
+}

@@ -1,0 +1,104 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The string map of a JSON text: one pass, 64 bytes at a time, finds
+ * every quote that is not escaped and every backslash, and checks what
+ * JSON forbids inside strings (control bytes, unknown escapes, \u
+ * without four hex digits).  The scanner then crosses a string by
+ * looking up its closing quote instead of reading its bytes.
+ *
+ * Which bytes are inside strings is read from the parity of the quotes
+ * before them.  In a valid document that is exactly the grammar's view;
+ * in an invalid one the grammar fails no later than the first place
+ * where the two views part, so a scanner that checks each string it
+ * crosses against `bad` gives the byte-by-byte scanner's outcome.
+ */
+
+#ifndef TS_STRMAP_H
+#define TS_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+
+typedef struct {
+    uint64_t  *bits;    /* per 64 bytes: quotes, then backslashes */
+    size_t     len;
+    size_t     blocks;
+    size_t     bad;     /* the first byte strings may not hold, or len */
+} ts_strmap_t;
+
+
+/* 64-bit words the map of len bytes needs */
+size_t ts_strmap_words(size_t len);
+
+/* the SIMD code that finds the bytes; every kernel gives the same map */
+typedef enum {
+    TS_STRMAP_BEST = 0,         /* AVX2 where the CPU has it */
+    TS_STRMAP_BASELINE          /* SSE2 on x86-64, bytes elsewhere */
+} ts_strmap_kernel_t;
+
+
+/* maps buf into bits[ts_strmap_words(len)] */
+void ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
+    uint64_t *bits, ts_strmap_kernel_t kernel);
+
+/*
+ * The lookups are inline: the scanner makes one or two per string, and
+ * most strings are short.
+ */
+
+/* the first unescaped quote at or after off, or len */
+static inline size_t
+ts_strmap_quote(const ts_strmap_t *m, size_t off)
+{
+    size_t    w;
+    uint64_t  q;
+
+    w = off / 64;
+
+    if (w >= m->blocks) {
+        return m->len;
+    }
+
+    q = m->bits[2 * w] & (~0ULL << (off & 63));
+
+    while (q == 0) {
+        if (++w == m->blocks) {
+            return m->len;
+        }
+
+        q = m->bits[2 * w];
+    }
+
+    return w * 64 + (size_t) __builtin_ctzll(q);
+}
+
+
+/* 1 when a backslash lies in [from, to) */
+static inline int
+ts_strmap_has_backslash(const ts_strmap_t *m, size_t from, size_t to)
+{
+    size_t    w, last;
+    uint64_t  b;
+
+    if (from >= to) {
+        return 0;
+    }
+
+    w = from / 64;
+    last = (to - 1) / 64;
+    b = m->bits[2 * w + 1] & (~0ULL << (from & 63));
+
+    while (w < last) {
+        if (b) {
+            return 1;
+        }
+
+        b = m->bits[2 * ++w + 1];
+    }
+
+    return (b & (~0ULL >> (63 - ((to - 1) & 63)))) != 0;
+}
+
+#endif /* TS_STRMAP_H */

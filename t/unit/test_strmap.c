@@ -1,0 +1,390 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The string map against a byte-by-byte reference, and the index built
+ * with the map against the index built reading every byte.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "ts_strmap.h"
+
+
+/* what the map must hold, found one byte at a time */
+typedef struct {
+    unsigned char  quote[512];
+    unsigned char  bslash[512];
+    size_t         bad;
+} tst_ref_t;
+
+
+static int
+tst_hex(unsigned char c)
+{
+    return strchr("0123456789abcdefABCDEF", c) != NULL && c != '\0';
+}
+
+
+static int
+tst_escape_ok(const unsigned char *p, size_t len, size_t i)
+{
+    size_t  k;
+
+    if (p[i] != 'u') {
+        return strchr("\"\\/bfnrt", p[i]) != NULL && p[i] != '\0';
+    }
+
+    for (k = 1; k <= 4; k++) {
+        if (i + k >= len || !tst_hex(p[i + k])) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+static void
+tst_reference(const unsigned char *p, size_t len, tst_ref_t *r)
+{
+    size_t  i;
+    int     in, esc;
+
+    memset(r, 0, sizeof(tst_ref_t));
+    r->bad = len;
+    in = 0;
+    esc = 0;
+
+    for (i = 0; i < len; i++) {
+        r->bslash[i] = (p[i] == '\\');
+
+        if (esc) {
+            esc = 0;
+
+            if (in && r->bad == len && !tst_escape_ok(p, len, i)) {
+                r->bad = i;
+            }
+
+        } else if (p[i] == '\\') {
+            esc = 1;
+
+        } else if (p[i] == '"') {
+            r->quote[i] = 1;
+            in = !in;
+
+        } else if (in && p[i] < 0x20 && r->bad == len) {
+            r->bad = i;
+        }
+    }
+}
+
+
+static int
+tst_bit(const uint64_t *bits, size_t i, int which)
+{
+    return (int) (bits[i / 64 * 2 + which] >> (i % 64) & 1);
+}
+
+
+/* the map of buf by either kernel agrees with the reference */
+static int
+tst_map_agrees(const unsigned char *buf, size_t len)
+{
+    ts_strmap_t   m;
+    tst_ref_t     r;
+    uint64_t      bits[32];
+    size_t        i;
+    int           k;
+
+    tst_reference(buf, len, &r);
+
+    for (k = TS_STRMAP_BEST; k <= TS_STRMAP_BASELINE; k++) {
+        ts_strmap_build(&m, (const char *) buf, len, bits,
+                        (ts_strmap_kernel_t) k);
+
+        if (m.bad != r.bad) {
+            return 0;
+        }
+
+        for (i = 0; i < len; i++) {
+            if (tst_bit(bits, i, 0) != r.quote[i]
+                || tst_bit(bits, i, 1) != r.bslash[i])
+            {
+                return 0;
+            }
+        }
+    }
+
+    return 1;
+}
+
+
+/*
+ * Random texts over the bytes that matter, with runs of backslashes
+ * across the 64-byte blocks' edges, against the reference.
+ */
+static void
+test_map_random(void)
+{
+    static const char  alphabet[] = "\"\\\\\\au0Fn/x \n{";
+    unsigned char      buf[512];
+    unsigned long      seed;
+    size_t             len, i, n, bad;
+
+    seed = 12345;
+    bad = 0;
+
+    for (n = 0; n < 20000; n++) {
+        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+        len = (seed >> 33) % sizeof(buf);
+
+        for (i = 0; i < len; i++) {
+            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+            buf[i] = (unsigned char) alphabet[(seed >> 33)
+                                              % (sizeof(alphabet) - 1)];
+        }
+
+        if (!tst_map_agrees(buf, len)) {
+            tst_note("random text %zu of length %zu", n, len);
+            bad++;
+        }
+    }
+
+    CHECK(bad == 0);
+}
+
+
+/* every length of backslash run ending on every place of a block */
+static void
+test_map_runs(void)
+{
+    unsigned char  buf[200];
+    size_t         run, end, bad;
+
+    bad = 0;
+
+    for (run = 1; run <= 130; run++) {
+        for (end = run; end + 2 < sizeof(buf); end++) {
+            memset(buf, 'a', sizeof(buf));
+            buf[0] = '"';
+            memset(buf + end - run + 1, '\\', run);
+            buf[end + 1] = '"';
+            buf[end + 2] = '"';
+
+            if (!tst_map_agrees(buf, end + 3)) {
+                tst_note("run of %zu ending at %zu", run, end);
+                bad++;
+            }
+        }
+    }
+
+    CHECK(bad == 0);
+}
+
+
+static void
+test_map_lookups(void)
+{
+    static const char  s[] = "{\"a\\\"b\":\"c\",\"d\":\"\\\\\"}";
+    ts_strmap_t        m;
+    uint64_t           bits[2];
+    size_t             len;
+
+    len = sizeof(s) - 1;
+    ts_strmap_build(&m, s, len, bits, TS_STRMAP_BEST);
+
+    CHECK(m.bad == len);
+    CHECK(ts_strmap_quote(&m, 0) == 1);
+    CHECK(ts_strmap_quote(&m, 2) == 6);
+    CHECK(ts_strmap_quote(&m, 7) == 8);
+    CHECK(ts_strmap_quote(&m, 21) == len);
+    CHECK(ts_strmap_quote(&m, len) == len);
+    CHECK(ts_strmap_has_backslash(&m, 2, 6));
+    CHECK(!ts_strmap_has_backslash(&m, 9, 10));
+    CHECK(ts_strmap_has_backslash(&m, 17, 20));
+    CHECK(!ts_strmap_has_backslash(&m, 5, 5));
+}
+
+
+static int
+tst_val_eq(const ts_val_t *a, const ts_val_t *b)
+{
+    return a->off == b->off && a->len == b->len && a->kind == b->kind
+           && a->esc == b->esc;
+}
+
+
+static int
+tst_member_eq(const ts_member_t *a, const ts_member_t *b)
+{
+    return a->off == b->off && a->len == b->len
+           && tst_val_eq(&a->key, &b->key) && tst_val_eq(&a->val, &b->val);
+}
+
+
+static int
+tst_tool_eq(const ts_tool_t *a, const ts_tool_t *b)
+{
+    return tst_val_eq(&a->elem, &b->elem) && tst_val_eq(&a->name, &b->name)
+           && tst_val_eq(&a->type, &b->type)
+           && tst_val_eq(&a->description, &b->description)
+           && tst_val_eq(&a->input_schema, &b->input_schema)
+           && tst_member_eq(&a->defer_loading, &b->defer_loading)
+           && tst_member_eq(&a->cache_control, &b->cache_control);
+}
+
+
+static int
+tst_block_eq(const ts_block_t *a, const ts_block_t *b)
+{
+    return tst_val_eq(&a->elem, &b->elem) && tst_val_eq(&a->type, &b->type)
+           && tst_val_eq(&a->name, &b->name) && tst_val_eq(&a->id, &b->id)
+           && tst_val_eq(&a->content, &b->content)
+           && tst_member_eq(&a->caller, &b->caller)
+           && a->message == b->message && a->parent == b->parent
+           && a->child_first == b->child_first
+           && a->child_count == b->child_count;
+}
+
+
+static int
+tst_message_eq(const ts_message_t *a, const ts_message_t *b)
+{
+    return tst_val_eq(&a->elem, &b->elem) && tst_val_eq(&a->role, &b->role)
+           && tst_val_eq(&a->content, &b->content)
+           && a->block_first == b->block_first
+           && a->block_end == b->block_end;
+}
+
+
+/* the arrays of two indexes of the same counts are equal */
+static int
+tst_arrays_eq(const ts_index_t *a, const ts_index_t *b)
+{
+    size_t  i;
+
+    for (i = 0; i < a->nmembers; i++) {
+        if (!tst_member_eq(&a->members[i], &b->members[i])) {
+            return 0;
+        }
+    }
+
+    for (i = 0; i < a->ntools; i++) {
+        if (!tst_tool_eq(&a->tools[i], &b->tools[i])) {
+            return 0;
+        }
+    }
+
+    for (i = 0; i < a->nmessages; i++) {
+        if (!tst_message_eq(&a->messages[i], &b->messages[i])) {
+            return 0;
+        }
+    }
+
+    for (i = 0; i < a->nblocks; i++) {
+        if (!tst_block_eq(&a->blocks[i], &b->blocks[i])) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/* both scans of one body give the same index, member for member */
+static int
+tst_scans_agree(const char *body, size_t len)
+{
+    ts_index_t  a, b;
+    char       *buf;
+    int         same;
+
+    buf = tst_dup(body, len);
+
+    (void) ts_index_build(&a, buf, len);
+    (void) ts_index_build_plain(&b, buf, len);
+
+    same = a.status == b.status && a.err_off == b.err_off
+           && a.nmembers == b.nmembers && a.ntools == b.ntools
+           && a.nmessages == b.nmessages && a.nblocks == b.nblocks
+           && memcmp(a.top, b.top, sizeof(a.top)) == 0;
+
+    same = same && (a.status != TS_OK || tst_arrays_eq(&a, &b));
+
+    ts_index_free(&a);
+    ts_index_free(&b);
+    free(buf);
+
+    return same;
+}
+
+
+static void
+test_scans_bad_bodies(void)
+{
+    const tst_body_t  *t;
+
+    for (t = tst_bad_bodies; t->name; t++) {
+        tst_note("%s", t->name);
+        CHECK(tst_scans_agree(t->body, strlen(t->body)));
+    }
+}
+
+
+/*
+ * The fixtures whole, and each cut at every 97th byte and with a byte
+ * changed there: valid, cut and broken bodies of real shape.
+ */
+static void
+test_scans_fixtures(void)
+{
+    static const char  junk[] = "\"\\\001x}]";
+    tst_doc_t          d;
+    char             **paths, *buf;
+    size_t             n, i, off, bad;
+
+    n = tst_fixtures(&paths);
+    CHECK(n > 0);
+    bad = 0;
+
+    for (i = 0; i < n; i++) {
+        if (tst_doc_load(&d, paths[i]) != 0) {
+            continue;
+        }
+
+        bad += !tst_scans_agree(d.buf, d.len);
+        buf = tst_dup(d.buf, d.len);
+
+        for (off = 0; off < d.len; off += 97) {
+            bad += !tst_scans_agree(buf, off);
+            buf[off] = junk[off % (sizeof(junk) - 1)];
+            bad += !tst_scans_agree(buf, d.len);
+            buf[off] = d.buf[off];
+        }
+
+        free(buf);
+        tst_doc_free(&d);
+
+        if (bad) {
+            tst_note("%s", paths[i]);
+            break;
+        }
+    }
+
+    CHECK(bad == 0);
+    tst_free_list(paths, n);
+}
+
+
+const tst_case_t  tst_strmap_tests[] = {
+    { "string map: random texts against the reference", test_map_random },
+    { "string map: backslash runs across blocks", test_map_runs },
+    { "string map: quote and backslash lookups", test_map_lookups },
+    { "index: map scan equals byte scan, bad bodies",
+      test_scans_bad_bodies },
+    { "index: map scan equals byte scan, fixtures cut and broken",
+      test_scans_fixtures },
+    { NULL, NULL }
+};
