@@ -10,9 +10,10 @@ and conversations of 1 MB and 4 MB (bench/corpus.py), for four cases:
               turned into text
   gateway     the client's request, toolsearch_search gateway
 
-Each run times, in the same rounds, memcpy of the body, the engine, and
-cJSON parse + the same edit + print; figures are the median over RUNS
-runs of each run's median.  Writes the "engine" section of
+Each run times, in the same rounds, memcpy of the body and the engine,
+then in rounds of their own cJSON parse + the same edit + print (the
+nodes a cJSON round frees slowed the malloc calls of whatever ran next);
+figures are the median over RUNS runs of each run's median.  Writes the "engine" section of
 docs/benchmarks.md.
 """
 
@@ -86,9 +87,13 @@ def section(results):
              "Per request, what the glue does: `ts_request_process`, the "
              "output's pieces (`ts_request_pieces`) with the new bytes "
              "copied into one fresh block (the kept ranges are sent where "
-             "they lie), `ts_request_free`. Baselines in the same rounds: `memcpy` of "
-             "the body (the floor) and cJSON parse + the same edit + print "
-             "(`cJSON_PrintUnformatted`). Median of %d runs of each run's "
+             "they lie), `ts_request_free`. Baselines in the same run: `memcpy` "
+             "of the body (the floor), in the same rounds as the engine, "
+             "and cJSON parse + the same edit + print "
+             "(`cJSON_PrintUnformatted`), in rounds of its own after them "
+             "(the hundred thousand nodes a cJSON round frees made the "
+             "next malloc sort them: interleaved, the engine paid up to 2x "
+             "for cJSON's debris). Median of %d runs of each run's "
              "median. Bodies: the recorded Claude Code request "
              "(t/fixtures/claude-code/ts-unset/002.json, 149 tools) and "
              "conversations grown from it by bench/corpus.py (tool_use / "
