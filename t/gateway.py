@@ -70,11 +70,23 @@ http {{
 """
 
 
+def free_ports(n):
+    """n distinct ports the kernel just handed out on loopback: all are
+    held bound until the last is chosen, so none is handed out twice."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+             for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
 def free_port():
     """A port the kernel just handed out on loopback (bound, then freed)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 class Gateway:
@@ -84,8 +96,7 @@ class Gateway:
         self.prefix = tempfile.mkdtemp(prefix="toolsearch-t-")
         # workers of a root master run as an unprivileged user
         os.chmod(self.prefix, 0o755)
-        self.port = free_port()
-        self.h2_port = free_port()
+        self.port, self.h2_port = free_ports(2)
         self.conf = os.path.join(self.prefix, "nginx.conf")
         self.proc = None
         with open(self.conf, "w") as f:
