@@ -14,6 +14,7 @@
 #include "ngx_http_toolsearch_module.h"
 #include "ngx_http_toolsearch_conf.h"
 #include "ngx_http_toolsearch_status.h"
+#include "ngx_http_toolsearch_blocks.h"
 #include "ts_search.h"
 
 
@@ -963,13 +964,36 @@ typedef struct {
 
 
 /*
- * New bytes go into one block; so do the kept ranges of a body the engine
- * did not index in place (it indexed a body of its own).
+ * Kept ranges shorter than this are copied with the new bytes: a buffer
+ * of the chain costs the proxy module more than copying them (measured
+ * in docs/benchmarks.md).
+ */
+#define NGX_HTTP_TOOLSEARCH_COPY_BELOW   4096
+
+/* copies of this size and more go into a block the worker lends */
+#define NGX_HTTP_TOOLSEARCH_BLOCK_FROM   16384
+
+
+/*
+ * New bytes and short kept ranges go into one block; so do all kept
+ * ranges of a body the engine did not index in place (it indexed a body
+ * of its own).
  */
 static ngx_flag_t
 ngx_http_toolsearch_piece_copied(const ts_piece_t *pc, ngx_flag_t in_body)
 {
-    return !pc->kept || !in_body;
+    return !pc->kept || !in_body || pc->len < NGX_HTTP_TOOLSEARCH_COPY_BELOW;
+}
+
+
+static u_char *
+ngx_http_toolsearch_body_block(ngx_http_request_t *r, size_t size)
+{
+    if (size < NGX_HTTP_TOOLSEARCH_BLOCK_FROM) {
+        return ngx_pnalloc(r->pool, size ? size : 1);
+    }
+
+    return ngx_http_toolsearch_block_lend(r->pool, size);
 }
 
 
@@ -1017,7 +1041,7 @@ ngx_http_toolsearch_body_prepare(ngx_http_request_t *r, ts_request_t *rq,
 
     bufs = ngx_pcalloc(r->pool, (n ? n : 1) * sizeof(ngx_buf_t));
     links = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_chain_t));
-    p = ngx_pnalloc(r->pool, copied ? copied : 1);
+    p = ngx_http_toolsearch_body_block(r, copied);
     nb->length.data = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
 
     /* a JSON body never becomes empty */
@@ -1978,4 +2002,5 @@ static void
 ngx_http_toolsearch_exit_process(ngx_cycle_t *cycle)
 {
     ts_index_mem_free(&ngx_http_toolsearch_index_mem);
+    ngx_http_toolsearch_blocks_free();
 }

@@ -22,12 +22,20 @@
 #define TS_REACH  4
 
 
+/* what a block's bytes may be, besides quotes and backslashes */
+typedef struct {
+    uint64_t  ctl;          /* control bytes, which strings may not hold */
+    uint64_t  escape;       /* what may follow a backslash: "/bfnrt */
+    uint64_t  u;            /* 'u', which four hex digits must follow */
+} ts_kinds_t;
+
+
 /*
  * Makes the masks of n 64-byte blocks: bits[2k] the quotes of block k,
- * bits[2k + 1] its backslashes, ctl[k] its control bytes.
+ * bits[2k + 1] its backslashes, kinds[k] the rest.
  */
 typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
-    uint64_t *bits, uint64_t *ctl);
+    uint64_t *bits, ts_kinds_t *kinds);
 
 
 /* what is carried from one 64-byte block to the next */
@@ -36,12 +44,6 @@ typedef struct {
     uint64_t  in_string;    /* all ones: the block starts in a string */
 } ts_carry_t;
 
-
-/* 1: an escape JSON knows when followed by what it needs; 2: \u */
-static const unsigned char  ts_escape_class[256] = {
-    ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1,
-    ['r'] = 1, ['t'] = 1, ['u'] = 2
-};
 
 static const unsigned char  ts_hex_digit[256] = {
     ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
@@ -65,28 +67,51 @@ ts_sse2_bits(__m128i x, __m128i c, int ctl)
 }
 
 
+/* the bits of 16 bytes that may follow a backslash, 'u' aside */
+static uint64_t
+ts_sse2_escapes(__m128i x)
+{
+    static const char  simple[] = "\"/bfnrt";
+    __m128i            eq;
+    unsigned           i;
+
+    eq = _mm_setzero_si128();
+
+    for (i = 0; i < sizeof(simple) - 1; i++) {
+        eq = _mm_or_si128(eq, _mm_cmpeq_epi8(x, _mm_set1_epi8(simple[i])));
+    }
+
+    return (uint64_t) (unsigned) _mm_movemask_epi8(eq);
+}
+
+
 static void
 ts_masks_sse2(const unsigned char *p, size_t n, uint64_t *bits,
-    uint64_t *ctl)
+    ts_kinds_t *kinds)
 {
-    __m128i   q, b, c, x;
+    __m128i   q, b, c, u, x;
     size_t    k;
     unsigned  i;
 
     q = _mm_set1_epi8('"');
     b = _mm_set1_epi8('\\');
     c = _mm_set1_epi8(0x1f);
+    u = _mm_set1_epi8('u');
 
     for (k = 0; k < n; k++, p += 64, bits += 2) {
         bits[0] = 0;
         bits[1] = 0;
-        ctl[k] = 0;
+        kinds[k].ctl = 0;
+        kinds[k].escape = 0;
+        kinds[k].u = 0;
 
         for (i = 0; i < 64; i += 16) {
             x = _mm_loadu_si128((const __m128i *) (const void *) (p + i));
             bits[0] |= ts_sse2_bits(x, q, 0) << i;
             bits[1] |= ts_sse2_bits(x, b, 0) << i;
-            ctl[k] |= ts_sse2_bits(x, c, 1) << i;
+            kinds[k].ctl |= ts_sse2_bits(x, c, 1) << i;
+            kinds[k].escape |= ts_sse2_escapes(x) << i;
+            kinds[k].u |= ts_sse2_bits(x, u, 0) << i;
         }
     }
 }
@@ -94,35 +119,68 @@ ts_masks_sse2(const unsigned char *p, size_t n, uint64_t *bits,
 
 __attribute__((target("avx2")))
 static uint64_t
-ts_avx2_bits(__m256i lo, __m256i hi, __m256i c)
+ts_avx2_mask(__m256i lo, __m256i hi)
 {
-    return (uint64_t) (uint32_t) _mm256_movemask_epi8(
-               _mm256_cmpeq_epi8(lo, c))
-           | (uint64_t) (uint32_t) _mm256_movemask_epi8(
-                 _mm256_cmpeq_epi8(hi, c)) << 32;
+    return (uint64_t) (uint32_t) _mm256_movemask_epi8(lo)
+           | (uint64_t) (uint32_t) _mm256_movemask_epi8(hi) << 32;
+}
+
+
+/*
+ * The bytes that may follow a backslash, 'u' aside, by their nibbles: a
+ * byte is one when the classes of its low and high nibble share a bit
+ * (bit 0: '"' and '/', bit 1: 'b' 'f' 'n', bit 2: 'r' 't').
+ */
+__attribute__((target("avx2")))
+static __m256i
+ts_avx2_escapes(__m256i x)
+{
+    __m256i  lo, hi, nib;
+
+    lo = _mm256_setr_epi8(0, 0, 7, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
+                          0, 0, 7, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1);
+    hi = _mm256_setr_epi8(0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
+                          0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0);
+    nib = _mm256_set1_epi8(0x0f);
+
+    lo = _mm256_shuffle_epi8(lo, _mm256_and_si256(x, nib));
+    hi = _mm256_shuffle_epi8(hi,
+                             _mm256_and_si256(_mm256_srli_epi16(x, 4), nib));
+
+    /* all ones where the classes share no bit */
+    return _mm256_cmpeq_epi8(_mm256_and_si256(lo, hi),
+                             _mm256_setzero_si256());
 }
 
 
 __attribute__((target("avx2")))
 static void
 ts_masks_avx2(const unsigned char *p, size_t n, uint64_t *bits,
-    uint64_t *ctl)
+    ts_kinds_t *kinds)
 {
-    __m256i  q, b, c, lo, hi;
+    __m256i  q, b, c, u, lo, hi;
     size_t   k;
 
     q = _mm256_set1_epi8('"');
     b = _mm256_set1_epi8('\\');
     c = _mm256_set1_epi8(0x1f);
+    u = _mm256_set1_epi8('u');
 
     for (k = 0; k < n; k++, p += 64, bits += 2) {
         lo = _mm256_loadu_si256((const __m256i *) (const void *) p);
         hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
 
-        bits[0] = ts_avx2_bits(lo, hi, q);
-        bits[1] = ts_avx2_bits(lo, hi, b);
-        ctl[k] = ts_avx2_bits(_mm256_max_epu8(lo, c), _mm256_max_epu8(hi, c),
-                              c);
+        bits[0] = ts_avx2_mask(_mm256_cmpeq_epi8(lo, q),
+                               _mm256_cmpeq_epi8(hi, q));
+        bits[1] = ts_avx2_mask(_mm256_cmpeq_epi8(lo, b),
+                               _mm256_cmpeq_epi8(hi, b));
+        kinds[k].ctl = ts_avx2_mask(
+                           _mm256_cmpeq_epi8(_mm256_max_epu8(lo, c), c),
+                           _mm256_cmpeq_epi8(_mm256_max_epu8(hi, c), c));
+        kinds[k].escape = ~ts_avx2_mask(ts_avx2_escapes(lo),
+                                        ts_avx2_escapes(hi));
+        kinds[k].u = ts_avx2_mask(_mm256_cmpeq_epi8(lo, u),
+                                  _mm256_cmpeq_epi8(hi, u));
     }
 }
 
@@ -136,9 +194,16 @@ ts_masks_kernel(ts_strmap_kernel_t k)
 
 #else
 
+/* 1: what may follow a backslash, 'u' aside; 2: 'u' */
+static const unsigned char  ts_escape_class[256] = {
+    ['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1,
+    ['r'] = 1, ['t'] = 1, ['u'] = 2
+};
+
+
 static void
 ts_masks_bytes(const unsigned char *p, size_t n, uint64_t *bits,
-    uint64_t *ctl)
+    ts_kinds_t *kinds)
 {
     size_t    k;
     unsigned  i;
@@ -146,12 +211,16 @@ ts_masks_bytes(const unsigned char *p, size_t n, uint64_t *bits,
     for (k = 0; k < n; k++, p += 64, bits += 2) {
         bits[0] = 0;
         bits[1] = 0;
-        ctl[k] = 0;
+        kinds[k].ctl = 0;
+        kinds[k].escape = 0;
+        kinds[k].u = 0;
 
         for (i = 0; i < 64; i++) {
             bits[0] |= (uint64_t) (p[i] == '"') << i;
             bits[1] |= (uint64_t) (p[i] == '\\') << i;
-            ctl[k] |= (uint64_t) (p[i] < 0x20) << i;
+            kinds[k].ctl |= (uint64_t) (p[i] < 0x20) << i;
+            kinds[k].escape |= (uint64_t) (ts_escape_class[p[i]] == 1) << i;
+            kinds[k].u |= (uint64_t) (ts_escape_class[p[i]] == 2) << i;
         }
     }
 }
@@ -213,28 +282,25 @@ ts_prefix_xor(uint64_t x)
 
 
 /*
- * The escaped bytes of a block at p whose escape JSON does not know;
- * the TS_REACH bytes after the block can be read.  Escapes come in any
- * order, so no branch depends on their bytes.
+ * The \u escapes of a block at p (bits of their 'u') that four hex
+ * digits do not follow; the TS_REACH bytes after the block can be read.
+ * JSON text rarely has them: most escapes are checked by the masks.
  */
 static uint64_t
-ts_bad_escapes(const unsigned char *p, uint64_t escaped)
+ts_bad_unicode(const unsigned char *p, uint64_t u)
 {
     const unsigned char  *e;
     uint64_t              bad;
-    unsigned              cls, hex;
 
     bad = 0;
 
-    while (escaped) {
-        e = p + __builtin_ctzll(escaped);
-        escaped &= escaped - 1;
+    while (u) {
+        e = p + __builtin_ctzll(u);
+        u &= u - 1;
 
-        cls = ts_escape_class[e[0]];
-        hex = ts_hex_digit[e[1]] & ts_hex_digit[e[2]] & ts_hex_digit[e[3]]
-              & ts_hex_digit[e[4]];
-
-        bad |= (uint64_t) (((cls & 1) | (cls >> 1 & hex)) ^ 1) << (e - p);
+        bad |= (uint64_t) ((ts_hex_digit[e[1]] & ts_hex_digit[e[2]]
+                            & ts_hex_digit[e[3]] & ts_hex_digit[e[4]]) ^ 1)
+               << (e - p);
     }
 
     return bad;
@@ -244,9 +310,9 @@ ts_bad_escapes(const unsigned char *p, uint64_t escaped)
 /* reads the masks of n blocks at p: escapes, strings, errors */
 static void
 ts_map_blocks(ts_strmap_t *m, const unsigned char *p, size_t off, size_t n,
-    uint64_t *bits, const uint64_t *ctl, ts_carry_t *c)
+    uint64_t *bits, const ts_kinds_t *kinds, ts_carry_t *c)
 {
-    uint64_t  escaped, in, bad;
+    uint64_t  escaped, in, bad, u;
     size_t    k;
 
     for (k = 0; k < n; k++, p += 64, bits += 2) {
@@ -257,8 +323,11 @@ ts_map_blocks(ts_strmap_t *m, const unsigned char *p, size_t off, size_t n,
         c->in_string = (uint64_t) ((int64_t) in >> 63);
 
         if (m->bad == m->len) {
-            bad = (ctl[k] & in)
-                  | (escaped ? ts_bad_escapes(p, escaped & in) : 0);
+            escaped &= in;
+            u = escaped & kinds[k].u;
+            bad = (kinds[k].ctl & in)
+                  | (escaped & ~(kinds[k].escape | kinds[k].u))
+                  | (u ? ts_bad_unicode(p, u) : 0);
 
             if (bad) {
                 m->bad = off + k * 64 + (size_t) __builtin_ctzll(bad);
@@ -285,7 +354,7 @@ ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
 {
     const unsigned char  *b;
     unsigned char         tail[2 * 64 + TS_REACH];
-    uint64_t              ctl[TS_BATCH];
+    ts_kinds_t            kinds[TS_BATCH];
     ts_masks_pt           masks;
     ts_carry_t            c;
     size_t                off, n, rest;
@@ -304,15 +373,15 @@ ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
 
     for (off = 0; n > 0; off += rest * 64, n -= rest) {
         rest = n < TS_BATCH ? n : TS_BATCH;
-        masks(b + off, rest, bits + off / 32, ctl);
-        ts_map_blocks(m, b + off, off, rest, bits + off / 32, ctl, &c);
+        masks(b + off, rest, bits + off / 32, kinds);
+        ts_map_blocks(m, b + off, off, rest, bits + off / 32, kinds, &c);
     }
 
     if (off < len) {
         rest = (len - off + 63) / 64;
         memset(tail, ' ', sizeof(tail));
         memcpy(tail, b + off, len - off);
-        masks(tail, rest, bits + off / 32, ctl);
-        ts_map_blocks(m, tail, off, rest, bits + off / 32, ctl, &c);
+        masks(tail, rest, bits + off / 32, kinds);
+        ts_map_blocks(m, tail, off, rest, bits + off / 32, kinds, &c);
     }
 }

@@ -46,7 +46,12 @@ def bodies(big):
     """(body, what the upstream must receive): rewritten, untouched."""
     out = [SMALL, SMALL[:-2], SMALL.replace(b"mcp__m__read", b"Read")]
     if big:
-        out.append(load_fixture("ts-unset/002.json").body)
+        # two requests whose rewritten tools differ in every tool: each
+        # rewrite copies them into a block of the worker's, and a block
+        # two requests in flight shared would show in the digests
+        recorded = load_fixture("ts-unset/002.json").body
+        out += [recorded, recorded.replace(b'"description":"',
+                                           b'"description":"(v2) ')]
     return [(b, Rewrite(b, "", "--upstream", "anthropic",
                         "--search", "hosted").body
              if not b.endswith(b"}]") else b) for b in out]

@@ -184,6 +184,48 @@ test_map_runs(void)
 }
 
 
+/*
+ * Every byte after a backslash, at every place of a block, then as the
+ * first of the four a \u needs: the masks classify each byte value.
+ */
+static void
+test_map_escapes(void)
+{
+    unsigned char  buf[80];
+    size_t         at, bad;
+    unsigned       c;
+
+    bad = 0;
+
+    for (c = 0; c < 256; c++) {
+        for (at = 1; at < 70; at++) {
+            memset(buf, 'a', sizeof(buf));
+            buf[0] = '"';
+            buf[at] = '\\';
+            buf[at + 1] = (unsigned char) c;
+            buf[at + 2] = '"';
+
+            if (!tst_map_agrees(buf, at + 3)) {
+                tst_note("byte %u escaped at %zu", c, at);
+                bad++;
+            }
+
+            buf[at + 1] = 'u';
+            memcpy(buf + at + 2, "0a0", 3);
+            buf[at + 5] = (unsigned char) c;
+            buf[at + 6] = '"';
+
+            if (!tst_map_agrees(buf, at + 7)) {
+                tst_note("byte %u in a \\u at %zu", c, at);
+                bad++;
+            }
+        }
+    }
+
+    CHECK(bad == 0);
+}
+
+
 static void
 test_map_lookups(void)
 {
@@ -381,6 +423,7 @@ test_scans_fixtures(void)
 const tst_case_t  tst_strmap_tests[] = {
     { "string map: random texts against the reference", test_map_random },
     { "string map: backslash runs across blocks", test_map_runs },
+    { "string map: every byte after a backslash", test_map_escapes },
     { "string map: quote and backslash lookups", test_map_lookups },
     { "index: map scan equals byte scan, bad bodies",
       test_scans_bad_bodies },
