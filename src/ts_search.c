@@ -161,16 +161,18 @@ ts_seed_terms(ts_query_t *q)
 }
 
 
+/* relatives leave room for the words of the query that may follow */
 static void
 ts_add_synonyms(ts_query_t *q, const char *w, size_t len)
 {
     ts_word_t   syn[TS_SYNONYMS_MAX];
     ts_term_t  *t;
-    size_t      n, k, stem;
+    size_t      n, k, stem, room;
 
     n = ts_synonyms(w, len, syn, TS_SYNONYMS_MAX);
+    room = TS_TERMS_MAX - (TS_SEARCH_TERMS_MAX - q->nwords);
 
-    for (k = 0; k < n; k++) {
+    for (k = 0; k < n && q->nterms < room; k++) {
         stem = ts_stem(syn[k].p, syn[k].len);
         t = ts_add_term(q, syn[k].p, stem, stem);
 

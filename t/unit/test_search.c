@@ -382,6 +382,32 @@ test_limits_and_ties(void)
 }
 
 
+/*
+ * Sixteen words with many thesaurus relatives: the relatives of the first
+ * fifteen would fill the 64 terms, the last word must still count.
+ */
+static void
+test_relatives_leave_room(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__zoo__zebra_walk'},"
+                  "{'name':'mcp__zoo__feed_lion'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "delete get update search send stop create run "
+                    "navigate image calendar email user bug type zebra",
+                TS_SCORING_HYBRID, 0))
+    {
+        CHECK(strcmp(thits(&t), "mcp__zoo__zebra_walk") == 0);
+    }
+
+    tcat_free(&t);
+}
+
+
 static void
 test_hints_and_escapes(void)
 {
@@ -734,6 +760,8 @@ test_hybrid_idf(void)
 
 const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
+    { "search: relatives leave room for the query's words",
+      test_relatives_leave_room },
     { "search: name parts", test_name_parts },
     { "search: seed points", test_seed_points },
     { "search: required terms", test_required_terms },
