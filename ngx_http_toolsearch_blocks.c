@@ -6,9 +6,10 @@
  * the proxy module a link, an iovec and its share of writev calls: a
  * deferral of 120 tools made 250 of them, which cost more than copying
  * the short kept ranges between the edits into one block.  A block of a
- * whole tools array is too large for the pool to serve from its own
- * memory, and one malloc'd and freed per request is faulted in afresh
- * each time; so the worker keeps the blocks its requests give back.
+ * whole tools array, like the buffer a body is read into, is too large
+ * for the pool to serve from its own memory, and one malloc'd and freed
+ * per request is faulted in afresh each time; so the worker keeps the
+ * blocks its requests give back.
  */
 
 

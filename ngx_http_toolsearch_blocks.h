@@ -2,8 +2,9 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Blocks a worker lends to its requests for the bytes their new bodies
- * copy, and takes back when the request's pool goes.
+ * Blocks a worker lends to its requests, for the body read in one buffer
+ * and the bytes a rewrite copies, and takes back when the request's pool
+ * goes.
  */
 
 

@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_toolsearch_is_json(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_is_encoded(ngx_http_request_t *r);
 static void ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
+static u_char *ngx_http_toolsearch_body_block(ngx_http_request_t *r,
+    size_t size);
 static void ngx_http_toolsearch_body_handler(ngx_http_request_t *r);
 static void ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
@@ -606,11 +608,19 @@ ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
         return;
     }
 
-    b = ngx_create_temp_buf(r->pool, (size_t) len);
+    b = ngx_calloc_buf(r->pool);
     if (b == NULL) {
         return;
     }
 
+    b->start = ngx_http_toolsearch_body_block(r, (size_t) len);
+    if (b->start == NULL) {
+        return;
+    }
+
+    b->pos = b->start;
+    b->end = b->start + len;
+    b->temporary = 1;
     b->last = ngx_cpymem(b->pos, r->header_in->pos, preread);
     r->header_in->pos = r->header_in->last;
 
