@@ -307,33 +307,46 @@ ts_bad_unicode(const unsigned char *p, uint64_t u)
 }
 
 
-/* reads the masks of n blocks at p: escapes, strings, errors */
+/*
+ * Reads the masks of n blocks at p: escapes, strings, errors.  The
+ * carries live in locals: through pointers the compiler would have to
+ * reload them after every store to bits, which may alias them.
+ */
 static void
 ts_map_blocks(ts_strmap_t *m, const unsigned char *p, size_t off, size_t n,
-    uint64_t *bits, const ts_kinds_t *kinds, ts_carry_t *c)
+    uint64_t *bits, const ts_kinds_t *kinds, ts_carry_t *carry)
 {
-    uint64_t  escaped, in, bad, u;
-    size_t    k;
+    ts_carry_t  c;
+    uint64_t    escaped, quotes, in, bad, u;
+    size_t      k;
 
-    for (k = 0; k < n; k++, p += 64, bits += 2) {
-        escaped = (bits[1] | c->escaped) ? ts_escaped(bits[1], c) : 0;
-        bits[0] &= ~escaped;
+    c = *carry;
 
-        in = ts_prefix_xor(bits[0]) ^ c->in_string;
-        c->in_string = (uint64_t) ((int64_t) in >> 63);
+    for (k = 0; k < n; k++) {
+        escaped = (bits[2 * k + 1] | c.escaped)
+                  ? ts_escaped(bits[2 * k + 1], &c) : 0;
+        quotes = bits[2 * k] & ~escaped;
+        bits[2 * k] = quotes;
 
-        if (m->bad == m->len) {
-            escaped &= in;
-            u = escaped & kinds[k].u;
-            bad = (kinds[k].ctl & in)
-                  | (escaped & ~(kinds[k].escape | kinds[k].u))
-                  | (u ? ts_bad_unicode(p, u) : 0);
+        in = ts_prefix_xor(quotes) ^ c.in_string;
+        c.in_string = (uint64_t) ((int64_t) in >> 63);
+
+        escaped &= in;
+        u = escaped & kinds[k].u;
+        bad = (kinds[k].ctl & in)
+              | (escaped & ~(kinds[k].escape | kinds[k].u));
+
+        /* rare: a \u, or a byte strings may not hold */
+        if ((bad | u) != 0 && m->bad == m->len) {
+            bad |= u ? ts_bad_unicode(p + k * 64, u) : 0;
 
             if (bad) {
                 m->bad = off + k * 64 + (size_t) __builtin_ctzll(bad);
             }
         }
     }
+
+    *carry = c;
 }
 
 
