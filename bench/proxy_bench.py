@@ -321,7 +321,13 @@ def section(tput, fid, mem):
               "bytes allocated in all (pool blocks and large allocations, "
               "the engine's malloc) by a run of `/module/` minus a run of "
               "`/plain/`, per request; plain's own figure is its run minus "
-              "a run without requests." % MEMORY_REQUESTS, "",
+              "a run without requests. Blocks the worker keeps (the index "
+              "memory, the blocks bodies are read and rewrites copied "
+              "into) are allocated once in the run and reused, where plain "
+              "nginx allocates a body buffer per request: a negative figure "
+              "means the module allocated less than plain. What a request "
+              "holds while in flight is in docs/operations.md."
+              % MEMORY_REQUESTS, "",
               "| body | bytes | plain, bytes/request | module − plain, "
               "bytes/request | ÷ body |", "|---|---|---|---|---|"]
     for label, size, plain, extra in mem:
