@@ -6,10 +6,10 @@
  * copied into one block, ts_request_free), against two baselines
  * measured in the same run: memcpy of the body (the floor), in the same
  * rounds, and cJSON parse + the same edit + print (a rewrite that
- * re-serialises the document), in rounds of its own after them.  The index borrows memory kept across rounds, as a
- * worker's.  Also the engine's peak heap per request, the block of new
- * bytes included, and whether two runs give the same bytes.  Prints one
- * JSON object.
+ * re-serialises the document), in rounds of its own after them.  The
+ * index borrows memory kept across rounds, as a worker's.  Also the
+ * engine's peak heap per request, the block of new bytes included, and
+ * whether two runs give the same bytes.  Prints one JSON object.
  *
  *   bench_engine FILE ROUNDS [OPTIONS OF toolsearch rewrite]
  *

@@ -75,7 +75,8 @@ ts_strip_tools(ts_request_t *rq)
 
     for (i = 0, n = 0; rc == 0 && i < ix->ntools; i++) {
         items[i] = ix->tools[i].elem;
-        del[i] = (unsigned char) ts_history_is_hosted_tool(ix->buf, &ix->tools[i]);
+        del[i] = (unsigned char) ts_history_is_hosted_tool(ix->buf,
+                                                           &ix->tools[i]);
         n += del[i];
 
         if (!del[i] && ix->tools[i].defer_loading.val.kind != TS_NONE) {

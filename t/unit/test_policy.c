@@ -90,7 +90,8 @@ test_policy_client_managed(void)
         "'content':[{'type':'tool_use','id':'t1','name':'S','input':{}}]},"
         "{'role':'user','content':[{'type':'tool_result','tool_use_id':"
         "'t1','content':[{'type':'tool_reference','tool_name':'mcp__a__b'}"
-        "]},{'type':'text','text':'Tool loaded.'}]}],'tools':[" TOOL("S") ",{'name':'mcp__a__b','input_schema':"
+        "]},{'type':'text','text':'Tool loaded.'}]}],'tools':["
+        TOOL("S") ",{'name':'mcp__a__b','input_schema':"
         "{},'defer_loading':true}]}"
     };
     tpol_t  t;

@@ -117,7 +117,8 @@ test_name_parts(void)
     tcat_t             t;
     const ts_entry_t  *e;
 
-    if (!tcat(&t, "[{'name':'NotebookEdit'},{'name':'mcp__my_srv__getHTTPStatus'},"
+    if (!tcat(&t, "[{'name':'NotebookEdit'},"
+                  "{'name':'mcp__my_srv__getHTTPStatus'},"
                   "{'name':'mcp__chrome-devtools__take_screenshot'}]",
               NULL, NULL))
     {
