@@ -48,16 +48,17 @@ ts_beta_next(ts_beta_iter_t *it, const char **v, size_t *n)
 }
 
 
+/* value is vlen bytes; prefix: a value that starts with it counts */
 static int
-ts_beta_find(const char *list, size_t len, const char *value, int prefix)
+ts_beta_find(const char *list, size_t len, const char *value, size_t vlen,
+    int prefix)
 {
     ts_beta_iter_t   it;
     const char      *v;
-    size_t           n, vlen;
+    size_t           n;
 
     it.p = list;
     it.end = list + len;
-    vlen = strlen(value);
 
     while (ts_beta_next(&it, &v, &n)) {
         if ((prefix ? n >= vlen : n == vlen) && memcmp(v, value, vlen) == 0)
@@ -73,14 +74,14 @@ ts_beta_find(const char *list, size_t len, const char *value, int prefix)
 int
 ts_beta_has(const char *list, size_t len, const char *value)
 {
-    return ts_beta_find(list, len, value, 0);
+    return ts_beta_find(list, len, value, strlen(value), 0);
 }
 
 
 int
 ts_beta_has_prefix(const char *list, size_t len, const char *prefix)
 {
-    return ts_beta_find(list, len, prefix, 1);
+    return ts_beta_find(list, len, prefix, strlen(prefix), 1);
 }
 
 
@@ -115,8 +116,10 @@ ts_beta_edit(const char *list, size_t len, const char *const *drop,
     it.p = list;
     it.end = list + len;
 
+    /* a value repeated (on two header lines, say) is kept once */
     while (ts_beta_next(&it, &v, &n)) {
-        if (ts_beta_dropped(v, n, drop)) {
+        if (ts_beta_dropped(v, n, drop) || ts_beta_find(out, p - out, v, n, 0))
+        {
             continue;
         }
 

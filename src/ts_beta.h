@@ -22,9 +22,10 @@ int ts_beta_has(const char *list, size_t len, const char *value);
 int ts_beta_has_prefix(const char *list, size_t len, const char *prefix);
 
 /*
- * The list without the values in drop[] (NULL-terminated) and with add
- * appended when absent (add may be NULL); values are trimmed and
- * comma-joined.  Returns a malloc'd string, or NULL without memory.
+ * The list without the values in drop[] (NULL-terminated), each value
+ * once, and with add appended when absent (add may be NULL); values are
+ * trimmed and comma-joined.  Returns a malloc'd string, or NULL without
+ * memory.
  */
 char *ts_beta_edit(const char *list, size_t len, const char *const *drop,
     const char *add);

@@ -265,13 +265,16 @@ def test_repeated_beta_lines_are_merged(emulator, gateway):
     fx = load_fixture("ts-unset/002.json")
     gw = gateway_for(gateway)
     headers = fx.headers + [("X-Other", "kept"),
-                            ("anthropic-beta", " effort-2025-11-24 ")]
+                            ("anthropic-beta",
+                             " effort-2025-11-24 , extra-2099-01-01")]
     r = send(gw, fx, headers)
     got = emulator.last()
     assert r.status == 200, r.body
-    # values are trimmed and kept as sent, in order
+    # values are trimmed and kept as sent, in order, each once (the
+    # recorded request's line already has effort-2025-11-24)
+    assert "effort-2025-11-24" in betas_of(fx.headers)
     assert got.header_all("anthropic-beta") == [
-        betas_of(fx.headers) + ",effort-2025-11-24," + FIRST]
+        betas_of(fx.headers) + ",extra-2099-01-01," + FIRST]
     assert got.header("X-Other") == "kept"
 
 

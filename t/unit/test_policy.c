@@ -371,7 +371,7 @@ test_policy_profiles(void)
 
     /* vertex: the third-party spelling, translated from the first */
     t.in.upstream = TS_UPSTREAM_VERTEX;
-    t.in.betas = "a-1,advanced-tool-use-2025-11-20";
+    t.in.betas = "a-1,advanced-tool-use-2025-11-20, a-1";
     t.in.betas_len = strlen(t.in.betas);
     CHECK(trun(&r, &t, body) == TS_DECISION_DEFERRED_HOSTED);
     CHECK(strcmp(r.rq.betas, "a-1," TS_BETA_THIRD_PARTY) == 0);
