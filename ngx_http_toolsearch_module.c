@@ -980,7 +980,7 @@ typedef struct {
  */
 #define NGX_HTTP_TOOLSEARCH_COPY_BELOW   4096
 
-/* copies of this size and more go into a block the worker lends */
+/* buffers of this size and more (bodies read in one, copies) are lent */
 #define NGX_HTTP_TOOLSEARCH_BLOCK_FROM   16384
 
 
