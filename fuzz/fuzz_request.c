@@ -24,6 +24,10 @@
  * ran, so the second pass applies the policy to a request without that
  * history; a third pass then changes nothing.  References turned into
  * text count too: they were references to tools that are not deferred.
+ * So do the gateway's own searches in history, rewritten into a search
+ * tool's call and result for the upstream: their found tools are text
+ * there ("Loaded: ..."), which a second pass reads as conversation, not
+ * as tools loaded.
  */
 static void
 fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
@@ -45,7 +49,8 @@ fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
 
     if (ts_request_changed(&rq2) || rq2.betas_changed) {
         fz_assert((rq->stripped || rq->refs_stale > 0
-                   || rq->refs_converted > 0) && passes == 1,
+                   || rq->refs_converted > 0 || rq->history_searches > 0)
+                  && passes == 1,
                   "a second pass changed the output");
         fz_assert(fz_valid_json(out2, len2), "second pass, invalid output");
         fz_check_references(out2, len2);
