@@ -16,6 +16,10 @@
 #include "ngx_http_toolsearch_blocks.h"
 
 
+/* free blocks a worker keeps between requests; more are freed */
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_KEPT  4
+
+
 typedef struct ngx_http_toolsearch_block_s  ngx_http_toolsearch_block_t;
 
 struct ngx_http_toolsearch_block_s {

@@ -16,10 +16,6 @@
 #include <ngx_core.h>
 
 
-/* free blocks a worker keeps between requests; more are freed */
-#define NGX_HTTP_TOOLSEARCH_BLOCKS_KEPT  4
-
-
 /* size bytes that live as long as pool, or NULL */
 u_char *ngx_http_toolsearch_block_lend(ngx_pool_t *pool, size_t size);
 

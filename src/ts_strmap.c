@@ -53,6 +53,15 @@ static const unsigned char  ts_hex_digit[256] = {
 };
 
 
+/* the kernels that OR bits in start from blank masks */
+static void
+ts_masks_clear(uint64_t *bits, ts_kinds_t *kinds, size_t n)
+{
+    memset(bits, 0, 2 * n * sizeof(uint64_t));
+    memset(kinds, 0, n * sizeof(ts_kinds_t));
+}
+
+
 #ifdef TS_HAVE_X86
 
 /* the bits of 16 bytes equal to c, or at most 0x1f when c is 0x1f */
@@ -97,14 +106,9 @@ ts_masks_sse2(const unsigned char *p, size_t n, uint64_t *bits,
     b = _mm_set1_epi8('\\');
     c = _mm_set1_epi8(0x1f);
     u = _mm_set1_epi8('u');
+    ts_masks_clear(bits, kinds, n);
 
     for (k = 0; k < n; k++, p += 64, bits += 2) {
-        bits[0] = 0;
-        bits[1] = 0;
-        kinds[k].ctl = 0;
-        kinds[k].escape = 0;
-        kinds[k].u = 0;
-
         for (i = 0; i < 64; i += 16) {
             x = _mm_loadu_si128((const __m128i *) (const void *) (p + i));
             bits[0] |= ts_sse2_bits(x, q, 0) << i;
@@ -208,13 +212,9 @@ ts_masks_bytes(const unsigned char *p, size_t n, uint64_t *bits,
     size_t    k;
     unsigned  i;
 
-    for (k = 0; k < n; k++, p += 64, bits += 2) {
-        bits[0] = 0;
-        bits[1] = 0;
-        kinds[k].ctl = 0;
-        kinds[k].escape = 0;
-        kinds[k].u = 0;
+    ts_masks_clear(bits, kinds, n);
 
+    for (k = 0; k < n; k++, p += 64, bits += 2) {
         for (i = 0; i < 64; i++) {
             bits[0] |= (uint64_t) (p[i] == '"') << i;
             bits[1] |= (uint64_t) (p[i] == '\\') << i;
