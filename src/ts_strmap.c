@@ -42,7 +42,27 @@ typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
 typedef struct {
     uint64_t  escaped;      /* 1: the block's first byte is escaped */
     uint64_t  in_string;    /* all ones: the block starts in a string */
+    uint64_t  look;         /* 1: the block's first byte needs a look */
+    uint64_t  quotes;       /* the xor of the quotes not yet counted */
 } ts_carry_t;
+
+
+/*
+ * The look kernel makes, of the kinds, only the control bytes, and a
+ * mask of the backslashes followed by anything but "/bfnrt or a
+ * backslash.  A block where no such byte is escaped and no control byte
+ * lies holds nothing strings may not hold: compact JSON is checked by
+ * these two masks, and a block with a \u or a bad escape gets all kinds.
+ */
+typedef void (*ts_look_pt)(const unsigned char *p, size_t n,
+    uint64_t *bits, ts_kinds_t *kinds, uint64_t *look);
+
+
+/* the kernels of a map: masks always, look where the CPU has one */
+typedef struct {
+    ts_masks_pt  masks;
+    ts_look_pt   look;
+} ts_kernel_t;
 
 
 static const unsigned char  ts_hex_digit[256] = {
@@ -133,7 +153,9 @@ ts_avx2_mask(__m256i lo, __m256i hi)
 /*
  * The bytes that may follow a backslash, 'u' aside, by their nibbles: a
  * byte is one when the classes of its low and high nibble share a bit
- * (bit 0: '"' and '/', bit 1: 'b' 'f' 'n', bit 2: 'r' 't').
+ * (bit 0: '"' and '/', bit 1: 'b' 'f' 'n', bit 2: 'r' 't', bit 3: the
+ * backslash, which an escaped byte never is: the masks path is the same
+ * with it, and the look path needs it).
  */
 __attribute__((target("avx2")))
 static __m256i
@@ -141,10 +163,10 @@ ts_avx2_escapes(__m256i x)
 {
     __m256i  lo, hi, nib;
 
-    lo = _mm256_setr_epi8(0, 0, 7, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
-                          0, 0, 7, 0, 4, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1);
+    lo = _mm256_setr_epi8(0, 0, 7, 0, 4, 0, 2, 0, 0, 0, 0, 0, 8, 0, 2, 1,
+                          0, 0, 7, 0, 4, 0, 2, 0, 0, 0, 0, 0, 8, 0, 2, 1);
     hi = _mm256_setr_epi8(0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
-                          0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0);
+                          0, 0, 1, 0, 0, 8, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0);
     nib = _mm256_set1_epi8(0x0f);
 
     lo = _mm256_shuffle_epi8(lo, _mm256_and_si256(x, nib));
@@ -157,30 +179,41 @@ ts_avx2_escapes(__m256i x)
 }
 
 
+/* what both AVX2 kernels make of a block: quotes, backslashes, ctl */
+__attribute__((target("avx2")))
+static inline void
+ts_avx2_block(__m256i lo, __m256i hi, uint64_t *bits, ts_kinds_t *kind)
+{
+    __m256i  q, b, c;
+
+    q = _mm256_set1_epi8('"');
+    b = _mm256_set1_epi8('\\');
+    c = _mm256_set1_epi8(0x1f);
+
+    bits[0] = ts_avx2_mask(_mm256_cmpeq_epi8(lo, q),
+                           _mm256_cmpeq_epi8(hi, q));
+    bits[1] = ts_avx2_mask(_mm256_cmpeq_epi8(lo, b),
+                           _mm256_cmpeq_epi8(hi, b));
+    kind->ctl = ts_avx2_mask(_mm256_cmpeq_epi8(_mm256_max_epu8(lo, c), c),
+                             _mm256_cmpeq_epi8(_mm256_max_epu8(hi, c), c));
+}
+
+
 __attribute__((target("avx2")))
 static void
 ts_masks_avx2(const unsigned char *p, size_t n, uint64_t *bits,
     ts_kinds_t *kinds)
 {
-    __m256i  q, b, c, u, lo, hi;
+    __m256i  u, lo, hi;
     size_t   k;
 
-    q = _mm256_set1_epi8('"');
-    b = _mm256_set1_epi8('\\');
-    c = _mm256_set1_epi8(0x1f);
     u = _mm256_set1_epi8('u');
 
     for (k = 0; k < n; k++, p += 64, bits += 2) {
         lo = _mm256_loadu_si256((const __m256i *) (const void *) p);
         hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
 
-        bits[0] = ts_avx2_mask(_mm256_cmpeq_epi8(lo, q),
-                               _mm256_cmpeq_epi8(hi, q));
-        bits[1] = ts_avx2_mask(_mm256_cmpeq_epi8(lo, b),
-                               _mm256_cmpeq_epi8(hi, b));
-        kinds[k].ctl = ts_avx2_mask(
-                           _mm256_cmpeq_epi8(_mm256_max_epu8(lo, c), c),
-                           _mm256_cmpeq_epi8(_mm256_max_epu8(hi, c), c));
+        ts_avx2_block(lo, hi, bits, &kinds[k]);
         kinds[k].escape = ~ts_avx2_mask(ts_avx2_escapes(lo),
                                         ts_avx2_escapes(hi));
         kinds[k].u = ts_avx2_mask(_mm256_cmpeq_epi8(lo, u),
@@ -189,11 +222,53 @@ ts_masks_avx2(const unsigned char *p, size_t n, uint64_t *bits,
 }
 
 
-static ts_masks_pt
-ts_masks_kernel(ts_strmap_kernel_t k)
+/* the backslashes of 32 bytes x at p followed by anything but "/bfnrt\\ */
+__attribute__((target("avx2")))
+static __m256i
+ts_avx2_look(__m256i x, const unsigned char *p)
 {
-    return k == TS_STRMAP_BEST && __builtin_cpu_supports("avx2")
-           ? ts_masks_avx2 : ts_masks_sse2;
+    __m256i  next;
+
+    next = _mm256_loadu_si256((const __m256i *) (const void *) (p + 1));
+
+    return _mm256_and_si256(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('\\')),
+                            ts_avx2_escapes(next));
+}
+
+
+__attribute__((target("avx2")))
+static void
+ts_look_avx2(const unsigned char *p, size_t n, uint64_t *bits,
+    ts_kinds_t *kinds, uint64_t *look)
+{
+    __m256i  lo, hi;
+    size_t   k;
+
+    for (k = 0; k < n; k++, p += 64, bits += 2) {
+        lo = _mm256_loadu_si256((const __m256i *) (const void *) p);
+        hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
+
+        ts_avx2_block(lo, hi, bits, &kinds[k]);
+        look[k] = ts_avx2_mask(ts_avx2_look(lo, p), ts_avx2_look(hi, p + 32));
+    }
+}
+
+
+static ts_kernel_t
+ts_kernel(ts_strmap_kernel_t k)
+{
+    ts_kernel_t  kn;
+
+    if (k == TS_STRMAP_BEST && __builtin_cpu_supports("avx2")) {
+        kn.masks = ts_masks_avx2;
+        kn.look = ts_look_avx2;
+
+    } else {
+        kn.masks = ts_masks_sse2;
+        kn.look = NULL;
+    }
+
+    return kn;
 }
 
 #else
@@ -226,12 +301,16 @@ ts_masks_bytes(const unsigned char *p, size_t n, uint64_t *bits,
 }
 
 
-static ts_masks_pt
-ts_masks_kernel(ts_strmap_kernel_t k)
+static ts_kernel_t
+ts_kernel(ts_strmap_kernel_t k)
 {
-    (void) k;
+    ts_kernel_t  kn;
 
-    return ts_masks_bytes;
+    (void) k;
+    kn.masks = ts_masks_bytes;
+    kn.look = NULL;
+
+    return kn;
 }
 
 #endif
@@ -307,34 +386,65 @@ ts_bad_unicode(const unsigned char *p, uint64_t u)
 }
 
 
+/* what a batch's kernel made besides the bits */
+typedef struct {
+    ts_kinds_t  kinds[TS_BATCH];
+    uint64_t    look[TS_BATCH];     /* when the kernel looks */
+} ts_batch_t;
+
+
 /*
- * Reads the masks of n blocks at p: escapes, strings, errors.  The
- * carries live in locals: through pointers the compiler would have to
- * reload them after every store to bits, which may alias them.
+ * Reads the masks of n blocks at p: escapes, strings, errors.  A block
+ * the look kernel cleared only carries its quotes' parity; the others
+ * get all their kinds and the whole check.  The carries live in
+ * locals: through pointers the compiler would have to reload them after
+ * every store to bits, which may alias them.
  */
 static void
-ts_map_blocks(ts_strmap_t *m, const unsigned char *p, size_t off, size_t n,
-    uint64_t *bits, const ts_kinds_t *kinds, ts_carry_t *carry)
+ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
+    size_t off, size_t n, uint64_t *bits, ts_batch_t *bt, ts_carry_t *carry)
 {
-    ts_carry_t  c;
-    uint64_t    escaped, quotes, in, bad, u;
-    size_t      k;
+    ts_carry_t       c;
+    ts_kinds_t      *kd;
+    const uint64_t  *look;
+    uint64_t         escaped, quotes, in, bad, u, raw[2];
+    size_t           k;
 
     c = *carry;
+    look = kn->look != NULL ? bt->look : NULL;
 
     for (k = 0; k < n; k++) {
         escaped = (bits[2 * k + 1] | c.escaped)
                   ? ts_escaped(bits[2 * k + 1], &c) : 0;
         quotes = bits[2 * k] & ~escaped;
         bits[2 * k] = quotes;
+        kd = &bt->kinds[k];
+
+        if (look != NULL) {
+            /* a byte after a backslash, when that backslash escapes it */
+            u = escaped & (look[k] << 1 | c.look);
+            c.look = look[k] >> 63;
+
+            /* the quotes' parity is taken when a block needs it */
+            if ((u | kd->ctl) == 0) {
+                c.quotes ^= quotes;
+                continue;
+            }
+
+            kn->masks(p + k * 64, 1, raw, kd);
+        }
+
+        if (c.quotes != 0) {
+            c.in_string ^= 0 - (uint64_t) __builtin_parityll(c.quotes);
+            c.quotes = 0;
+        }
 
         in = ts_prefix_xor(quotes) ^ c.in_string;
         c.in_string = (uint64_t) ((int64_t) in >> 63);
 
         escaped &= in;
-        u = escaped & kinds[k].u;
-        bad = (kinds[k].ctl & in)
-              | (escaped & ~(kinds[k].escape | kinds[k].u));
+        u = escaped & kd->u;
+        bad = (kd->ctl & in) | (escaped & ~(kd->escape | kd->u));
 
         /* rare: a \u, or a byte strings may not hold */
         if ((bad | u) != 0 && m->bad == m->len) {
@@ -347,6 +457,26 @@ ts_map_blocks(ts_strmap_t *m, const unsigned char *p, size_t off, size_t n,
     }
 
     *carry = c;
+}
+
+
+/* the masks of n blocks at p, then their map */
+static void
+ts_map_batch(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
+    size_t off, size_t n, ts_batch_t *bt, ts_carry_t *c)
+{
+    uint64_t  *bits;
+
+    bits = m->bits + off / 32;
+
+    if (kn->look != NULL) {
+        kn->look(p, n, bits, bt->kinds, bt->look);
+
+    } else {
+        kn->masks(p, n, bits, bt->kinds);
+    }
+
+    ts_map_blocks(m, kn, p, off, n, bits, bt, c);
 }
 
 
@@ -367,8 +497,8 @@ ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
 {
     const unsigned char  *b;
     unsigned char         tail[2 * 64 + TS_REACH];
-    ts_kinds_t            kinds[TS_BATCH];
-    ts_masks_pt           masks;
+    ts_batch_t            bt;
+    ts_kernel_t           kn;
     ts_carry_t            c;
     size_t                off, n, rest;
 
@@ -378,23 +508,22 @@ ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
     m->bad = len;
 
     b = (const unsigned char *) buf;
-    masks = ts_masks_kernel(kernel);
+    kn = ts_kernel(kernel);
     c.escaped = 0;
     c.in_string = 0;
+    c.look = 0;
+    c.quotes = 0;
 
     n = len < 64 + TS_REACH ? 0 : (len - TS_REACH) / 64;
 
     for (off = 0; n > 0; off += rest * 64, n -= rest) {
         rest = n < TS_BATCH ? n : TS_BATCH;
-        masks(b + off, rest, bits + off / 32, kinds);
-        ts_map_blocks(m, b + off, off, rest, bits + off / 32, kinds, &c);
+        ts_map_batch(m, &kn, b + off, off, rest, &bt, &c);
     }
 
     if (off < len) {
-        rest = (len - off + 63) / 64;
         memset(tail, ' ', sizeof(tail));
         memcpy(tail, b + off, len - off);
-        masks(tail, rest, bits + off / 32, kinds);
-        ts_map_blocks(m, tail, off, rest, bits + off / 32, kinds, &c);
+        ts_map_batch(m, &kn, tail, off, (len - off + 63) / 64, &bt, &c);
     }
 }

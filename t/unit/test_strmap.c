@@ -121,29 +121,44 @@ tst_map_agrees(const unsigned char *buf, size_t len)
 }
 
 
-/*
- * Random texts over the bytes that matter, with runs of backslashes
- * across the 64-byte blocks' edges, against the reference.
- */
-static void
-test_map_random(void)
+/* the next of a sequence of pseudo-random numbers */
+static size_t
+tst_next(unsigned long *seed, size_t below)
 {
-    static const char  alphabet[] = "\"\\\\\\au0Fn/x \n{";
-    unsigned char      buf[512];
-    unsigned long      seed;
-    size_t             len, i, n, bad;
+    *seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
+
+    return (size_t) (*seed >> 33) % below;
+}
+
+
+/*
+ * Random texts of pieces, each with one of the bytes or escapes strings
+ * may not hold planted at a random place when plant is set, against the
+ * reference; returns the count that disagree.
+ */
+static size_t
+tst_random_texts(const char *const *pieces, size_t npieces, int plant)
+{
+    static const char  *planted[] = { "\n", "\\q", "\\u0g", "\\u00e9" };
+    unsigned char       buf[512];
+    unsigned long       seed;
+    const char         *pc;
+    size_t              len, want, n, bad;
 
     seed = 12345;
     bad = 0;
 
     for (n = 0; n < 20000; n++) {
-        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-        len = (seed >> 33) % sizeof(buf);
+        want = tst_next(&seed, 500);
 
-        for (i = 0; i < len; i++) {
-            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
-            buf[i] = (unsigned char) alphabet[(seed >> 33)
-                                              % (sizeof(alphabet) - 1)];
+        for (len = 0; len < want; len += strlen(pc)) {
+            pc = pieces[tst_next(&seed, npieces)];
+            memcpy(buf + len, pc, strlen(pc));
+        }
+
+        if (plant && len > 8) {
+            pc = planted[tst_next(&seed, 4)];
+            memcpy(buf + tst_next(&seed, len - strlen(pc)), pc, strlen(pc));
         }
 
         if (!tst_map_agrees(buf, len)) {
@@ -152,7 +167,41 @@ test_map_random(void)
         }
     }
 
-    CHECK(bad == 0);
+    return bad;
+}
+
+
+/*
+ * Random texts over the bytes that matter, with runs of backslashes
+ * across the 64-byte blocks' edges, against the reference.
+ */
+static void
+test_map_random(void)
+{
+    static const char  *bytes[] = {
+        "\"", "\\", "\\", "\\", "a", "u", "0", "F", "n", "/", "x", " ",
+        "\n", "{"
+    };
+
+    CHECK(tst_random_texts(bytes, sizeof(bytes) / sizeof(bytes[0]), 0)
+          == 0);
+}
+
+
+/*
+ * Compact JSON has no control bytes and its escapes are valid: most
+ * blocks only carry the quotes' parity, which a control byte or a bad
+ * escape far behind them must meet.
+ */
+static void
+test_map_quiet_blocks(void)
+{
+    static const char  *pieces[] = {
+        "\"", "abc", " ", "\\\"", "\\\\", "\\n", "\\/", "x", "{", ":"
+    };
+
+    CHECK(tst_random_texts(pieces, sizeof(pieces) / sizeof(pieces[0]), 1)
+          == 0);
 }
 
 
@@ -422,6 +471,8 @@ test_scans_fixtures(void)
 
 const tst_case_t  tst_strmap_tests[] = {
     { "string map: random texts against the reference", test_map_random },
+    { "string map: control bytes and escapes after quiet blocks",
+      test_map_quiet_blocks },
     { "string map: backslash runs across blocks", test_map_runs },
     { "string map: every byte after a backslash", test_map_escapes },
     { "string map: quote and backslash lookups", test_map_lookups },
