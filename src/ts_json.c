@@ -180,7 +180,7 @@ ts_str_run(const unsigned char *p, const unsigned char *end)
 
 
 /* a string crossed by the map: its bytes were checked when it was made */
-static int
+static inline int
 ts_string_mapped(ts_scan_t *s, ts_val_t *v)
 {
     size_t  open, close;
@@ -206,16 +206,12 @@ ts_string_mapped(ts_scan_t *s, ts_val_t *v)
 }
 
 
-/* s->p at the opening quote; on success s->p is past the closing quote */
+/* a string read byte by byte, where there is no map */
 static int
-ts_string(ts_scan_t *s, ts_val_t *v)
+ts_string_bytes(ts_scan_t *s, ts_val_t *v)
 {
     const unsigned char  *p, *end;
     unsigned char         esc;
-
-    if (s->map) {
-        return ts_string_mapped(s, v);
-    }
 
     p = s->p + 1;
     end = s->end;
@@ -267,6 +263,17 @@ ts_string(ts_scan_t *s, ts_val_t *v)
 
     s->p = p + 1;
     return 0;
+}
+
+
+/*
+ * s->p at the opening quote; on success s->p is past the closing quote.
+ * Inline: the scanner crosses a string at nearly every token.
+ */
+static inline int
+ts_string(ts_scan_t *s, ts_val_t *v)
+{
+    return s->map ? ts_string_mapped(s, v) : ts_string_bytes(s, v);
 }
 
 
