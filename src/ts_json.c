@@ -1429,23 +1429,15 @@ ts_str_unit(const unsigned char **pp, unsigned char *out)
 
 
 int
-ts_str_eq(const char *buf, const ts_val_t *v, const char *s)
+ts_str_eq_escaped(const char *buf, const ts_val_t *v, const char *s,
+    size_t len)
 {
     const unsigned char  *p, *end;
     unsigned char         unit[4];
-    size_t                n, len;
-
-    if (v->kind != TS_STRING) {
-        return 0;
-    }
+    size_t                n;
 
     p = (const unsigned char *) buf + v->off + 1;
     end = (const unsigned char *) buf + v->off + v->len - 1;
-    len = strlen(s);
-
-    if (!v->esc) {
-        return (size_t) (end - p) == len && memcmp(p, s, len) == 0;
-    }
 
     while (p < end) {
         n = ts_str_unit(&p, unit);

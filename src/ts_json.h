@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 
 /* nesting deeper than this is not analysed (the body passes untouched) */
@@ -176,8 +177,31 @@ ts_status_t ts_value_parse(const char *buf, size_t len, ts_val_t *v);
 
 const ts_member_t *ts_index_top(const ts_index_t *ix, ts_top_key_t key);
 
-/* compares a JSON string value, escapes decoded, with a C string */
-int ts_str_eq(const char *buf, const ts_val_t *v, const char *s);
+/* compares a string value with escapes, decoded, with len bytes at s */
+int ts_str_eq_escaped(const char *buf, const ts_val_t *v, const char *s,
+    size_t len);
+
+/*
+ * Compares a JSON string value, escapes decoded, with a C string.  Inline:
+ * callers pass literals, whose length and comparison the compiler folds.
+ */
+static inline int
+ts_str_eq(const char *buf, const ts_val_t *v, const char *s)
+{
+    size_t  len;
+
+    len = strlen(s);
+
+    if (v->kind != TS_STRING) {
+        return 0;
+    }
+
+    if (v->esc) {
+        return ts_str_eq_escaped(buf, v, s, len);
+    }
+
+    return v->len - 2 == len && memcmp(buf + v->off + 1, s, len) == 0;
+}
 
 /* 1 when two string values of buf are spelled the same, byte for byte */
 int ts_str_same_raw(const char *buf, const ts_val_t *a, const ts_val_t *b);
