@@ -567,6 +567,10 @@ class Emulator:
 class ThreadingServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's backlog is 5: a burst of new upstream connections
+    # from nginx under load overflowed it, and the kernel reset the ones
+    # it could not queue after nginx had sent its request (a 502)
+    request_queue_size = 128
 
 
 class EmulatorHandler(BaseHTTPRequestHandler):
