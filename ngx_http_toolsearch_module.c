@@ -351,6 +351,11 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
       offsetof(ngx_http_toolsearch_ctx_t, tools_total),
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
+    { ngx_string("toolsearch_tools_recalled"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, tools_recalled),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
     { ngx_string("toolsearch_tools_deferred"), NULL,
       ngx_http_toolsearch_count_variable,
       offsetof(ngx_http_toolsearch_ctx_t, tools_deferred),
@@ -701,6 +706,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->percent = rq.percent;
     ctx->upstream = rq.upstream;
     ctx->tools_total = rq.ix.ntools;
+    ctx->tools_recalled = rq.ix.tools_recalled;
     ctx->tools_deferred = rq.tools_deferred;
     ctx->defer_chars = rq.defer_chars;
     ctx->threshold_chars = rq.threshold_chars;

@@ -54,6 +54,7 @@ typedef struct {
     size_t          bytes_in;
     size_t          bytes_out;
     size_t          tools_total;
+    size_t          tools_recalled;
     size_t          tools_deferred;
     size_t          defer_chars;
     size_t          threshold_chars;

@@ -62,22 +62,86 @@ fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
 }
 
 
-/* the scan by the string map and the scan of every byte agree */
+/* the values and members a tool holds, in one order */
+static void
+fz_tool_parts(const ts_tool_t *t, const ts_val_t **v, const ts_member_t **m)
+{
+    v[0] = &t->elem;
+    v[1] = &t->name;
+    v[2] = &t->type;
+    v[3] = &t->description;
+    v[4] = &t->input_schema;
+    v[5] = &t->defer_loading.key;
+    v[6] = &t->defer_loading.val;
+    v[7] = &t->cache_control.key;
+    v[8] = &t->cache_control.val;
+    m[0] = &t->defer_loading;
+    m[1] = &t->cache_control;
+}
+
+
+/* two tools hold the same values, field by field (padding aside) */
+static int
+fz_tool_eq(const ts_tool_t *a, const ts_tool_t *b)
+{
+    const ts_val_t     *va[9], *vb[9];
+    const ts_member_t  *ma[2], *mb[2];
+    size_t              i;
+
+    fz_tool_parts(a, va, ma);
+    fz_tool_parts(b, vb, mb);
+
+    for (i = 0; i < 9; i++) {
+        if (va[i]->off != vb[i]->off || va[i]->len != vb[i]->len
+            || va[i]->kind != vb[i]->kind || va[i]->esc != vb[i]->esc)
+        {
+            return 0;
+        }
+    }
+
+    for (i = 0; i < 2; i++) {
+        if (ma[i]->off != mb[i]->off || ma[i]->len != mb[i]->len) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/*
+ * The scan by the string map, the scan of every byte, and the scan in
+ * memory kept across inputs (which recalls the last tools array read)
+ * agree; recalled tools are the tools read.
+ */
 static void
 fz_check_scans(const char *body, size_t len)
 {
-    ts_index_t  a, b;
+    static ts_index_mem_t  mem;
+    ts_index_t             a, b, c;
+    size_t                 i;
 
     (void) ts_index_build(&a, body, len);
     (void) ts_index_build_plain(&b, body, len);
+    (void) ts_index_build_in(&c, body, len, &mem);
 
     fz_assert(a.status == b.status && a.err_off == b.err_off
               && a.nmembers == b.nmembers && a.ntools == b.ntools
               && a.nmessages == b.nmessages && a.nblocks == b.nblocks,
               "the string map's scan and the byte scan disagree");
 
+    fz_assert(c.status == a.status && c.err_off == a.err_off
+              && c.ntools == a.ntools && c.nblocks == a.nblocks,
+              "the scan that recalls tools and the scan that reads differ");
+
+    for (i = 0; a.status == TS_OK && i < a.ntools; i++) {
+        fz_assert(fz_tool_eq(&a.tools[i], &c.tools[i]),
+                  "a recalled tool differs from the tool read");
+    }
+
     ts_index_free(&a);
     ts_index_free(&b);
+    ts_index_free(&c);
 }
 
 

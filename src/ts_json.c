@@ -1041,6 +1041,155 @@ ts_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
 }
 
 
+/* moves the offsets a tool holds from base from to base to */
+static void
+ts_tool_move(ts_tool_t *t, size_t from, size_t to)
+{
+    ts_val_t     *v[] = { &t->elem, &t->name, &t->type, &t->description,
+                          &t->input_schema, &t->defer_loading.key,
+                          &t->defer_loading.val, &t->cache_control.key,
+                          &t->cache_control.val };
+    ts_member_t  *m[] = { &t->defer_loading, &t->cache_control };
+    size_t        i;
+
+    for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        if (v[i]->kind != TS_NONE) {
+            v[i]->off = v[i]->off - from + to;
+        }
+    }
+
+    for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+        if (m[i]->key.kind != TS_NONE) {
+            m[i]->off = m[i]->off - from + to;
+        }
+    }
+}
+
+
+/*
+ * At the tools array: the tools of the array last read in the index's
+ * memory, when its bytes come next.  1 when recalled, 0 when not.
+ */
+static int
+ts_tools_recall(ts_scan_t *s, ts_val_t *v)
+{
+    ts_index_t       *ix;
+    ts_tool_t        *t;
+    ts_tools_seen_t  *seen;
+    size_t            off, i;
+
+    ix = s->ix;
+    seen = ix->mem ? &ix->mem->seen : NULL;
+
+    if (seen == NULL || seen->len == 0
+        || (size_t) (s->end - s->p) < seen->len
+        || memcmp(s->p, seen->bytes, seen->len) != 0)
+    {
+        return 0;
+    }
+
+    if (ix->caps[0] < seen->ntools) {
+        t = realloc(ix->tools, seen->ntools * sizeof(ts_tool_t));
+        if (t == NULL) {
+            return ts_fail(s, TS_ERR_NOMEM);
+        }
+
+        ix->tools = t;
+        ix->caps[0] = seen->ntools;
+    }
+
+    off = s->p - s->start;
+
+    for (i = 0; i < seen->ntools; i++) {
+        ix->tools[i] = seen->tools[i];
+        ts_tool_move(&ix->tools[i], 0, off);
+    }
+
+    ix->ntools = seen->ntools;
+    ix->tools_recalled = seen->ntools;
+
+    v->off = off;
+    v->len = seen->len;
+    v->kind = TS_ARRAY;
+    v->esc = 0;
+    s->p += seen->len;
+
+    return 1;
+}
+
+
+/* a buffer of at least n bytes, kept when large enough */
+static void *
+ts_keep(void **buf, size_t *cap, size_t n)
+{
+    if (*cap < n) {
+        free(*buf);
+        *buf = malloc(n);
+        *cap = *buf ? n : 0;
+    }
+
+    return *buf;
+}
+
+
+/* the array just read becomes the one recalled; without memory, none */
+static void
+ts_tools_remember(ts_scan_t *s, const ts_val_t *v)
+{
+    ts_index_t       *ix;
+    ts_tools_seen_t  *seen;
+    size_t            i;
+
+    ix = s->ix;
+
+    if (ix->mem == NULL) {
+        return;
+    }
+
+    seen = &ix->mem->seen;
+    seen->len = 0;
+
+    if (ts_keep((void **) &seen->bytes, &seen->bytes_cap, v->len) == NULL
+        || ts_keep((void **) &seen->tools, &seen->tools_cap,
+                   ix->ntools * sizeof(ts_tool_t) + 1) == NULL)
+    {
+        return;
+    }
+
+    memcpy(seen->bytes, s->start + v->off, v->len);
+
+    for (i = 0; i < ix->ntools; i++) {
+        seen->tools[i] = ix->tools[i];
+        ts_tool_move(&seen->tools[i], v->off, 0);
+    }
+
+    seen->ntools = ix->ntools;
+    seen->len = v->len;
+}
+
+
+/* the top level's tools array: recalled, or read and remembered */
+static int
+ts_tools(ts_scan_t *s, ts_val_t *v)
+{
+    int  rc;
+
+    rc = ts_tools_recall(s, v);
+
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
+
+    if (ts_array_of(s, v, ts_tool) != 0) {
+        return -1;
+    }
+
+    ts_tools_remember(s, v);
+
+    return 0;
+}
+
+
 static int
 ts_top_member(ts_scan_t *s, ts_member_t *m)
 {
@@ -1063,7 +1212,7 @@ ts_top_member(ts_scan_t *s, ts_member_t *m)
     }
 
     if (id == TS_TOP_TOOLS) {
-        if (ts_array_of(s, &m->val, ts_tool) != 0) {
+        if (ts_tools(s, &m->val) != 0) {
             return -1;
         }
 
@@ -1348,6 +1497,8 @@ ts_index_mem_free(ts_index_mem_t *mem)
     }
 
     free(mem->map);
+    free(mem->seen.bytes);
+    free(mem->seen.tools);
     memset(mem, 0, sizeof(ts_index_mem_t));
 }
 

@@ -110,6 +110,23 @@ typedef enum {
 
 
 /*
+ * The last tools array scanned in an index's memory: its bytes, and its
+ * tools with offsets from the array's '['.  A client sends the same
+ * array on every turn; a scan that finds these bytes where the tools
+ * array starts copies the tools instead of reading them.  Equal bytes
+ * are the same array: a value's reading depends on its bytes alone.
+ */
+typedef struct {
+    char           *bytes;
+    size_t          len;
+    size_t          bytes_cap;
+    ts_tool_t      *tools;
+    size_t          ntools;
+    size_t          tools_cap;
+} ts_tools_seen_t;
+
+
+/*
  * Memory an index may reuse, such as the arrays a worker keeps for all
  * its requests: an index built in it borrows the arrays and gives them
  * back, grown to what it needed, when it is freed, so that the next
@@ -121,6 +138,7 @@ typedef struct {
     size_t          caps[4];
     uint64_t       *map;            /* the string map of a scan */
     size_t          map_words;
+    ts_tools_seen_t seen;
     int             lent;
 } ts_index_mem_t;
 
@@ -144,6 +162,7 @@ typedef struct {
 
     ts_status_t     status;
     size_t          err_off;        /* where scanning stopped on error */
+    size_t          tools_recalled; /* tools copied from mem->seen */
 
     size_t          caps[4];        /* tools, blocks, messages, members */
     ts_index_mem_t *mem;            /* the arrays' lender, or NULL */

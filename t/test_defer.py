@@ -362,3 +362,44 @@ def test_small_hand_built_request(emulator, gateway):
     tools = tools_sent(emulator)
     assert tools[0]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in tools[1] and tools[1]["defer_loading"]
+
+
+RECALL_LOG = ("log_format recall '$toolsearch_decision "
+              "total=$toolsearch_tools_total "
+              "recalled=$toolsearch_tools_recalled';")
+
+
+def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway):
+    """Turn 3 of a session sends turn 2's tools further into the body: the
+    worker recalls them and sends the bytes a fresh worker sends; another
+    array is read."""
+    turn2 = load_fixture("ts-unset/002.json")
+    turn3 = load_fixture("ts-unset/003.json")
+    other = load_fixture("ts-true/002.json")
+    conf = dict(http=RECALL_LOG, server="toolsearch on; "
+                "toolsearch_upstream anthropic; access_log recall.log recall;")
+
+    fresh = gateway(**conf)
+    assert send(fresh, turn3).status == 200
+    fresh_bytes = emulator.last().body
+
+    gw = gateway(**conf)
+    for fx in (turn2, turn3, turn3, other, turn3):
+        r = send(gw, fx)
+        assert r.status == 200, r.body
+    sent = [rec.body for rec in emulator.requests[-5:]]
+
+    gw.stop()
+    with open(os.path.join(gw.prefix, "recall.log")) as f:
+        log = f.read().splitlines()
+
+    assert [line.split()[0] for line in log] == [
+        "deferred_hosted", "deferred_hosted", "deferred_hosted",
+        "client_managed", "deferred_hosted"]
+    total = int(log[0].split()[1][len("total="):])
+    assert total > 100
+    assert [line.split()[2] for line in log] == [
+        "recalled=0", "recalled=%d" % total, "recalled=%d" % total,
+        "recalled=0", "recalled=0"]
+    assert sent[1] == fresh_bytes and sent[2] == fresh_bytes
+    assert sent[4] == fresh_bytes

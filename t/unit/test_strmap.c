@@ -384,28 +384,42 @@ tst_arrays_eq(const ts_index_t *a, const ts_index_t *b)
 }
 
 
-/* both scans of one body give the same index, member for member */
+/* two indexes of one body are the same, member for member */
+static int
+tst_index_eq(const ts_index_t *a, const ts_index_t *b)
+{
+    return a->status == b->status && a->err_off == b->err_off
+           && a->nmembers == b->nmembers && a->ntools == b->ntools
+           && a->nmessages == b->nmessages && a->nblocks == b->nblocks
+           && memcmp(a->top, b->top, sizeof(a->top)) == 0
+           && (a->status != TS_OK || tst_arrays_eq(a, b));
+}
+
+
+/*
+ * The scans of one body give the same index: by the map, by every byte,
+ * and by the map in memory that recalls the last tools array it read
+ * (kept from one call to the next, as a worker's).
+ */
 static int
 tst_scans_agree(const char *body, size_t len)
 {
-    ts_index_t  a, b;
-    char       *buf;
-    int         same;
+    static ts_index_mem_t  mem;
+    ts_index_t             a, b, c;
+    char                  *buf;
+    int                    same;
 
     buf = tst_dup(body, len);
 
     (void) ts_index_build(&a, buf, len);
     (void) ts_index_build_plain(&b, buf, len);
+    (void) ts_index_build_in(&c, buf, len, &mem);
 
-    same = a.status == b.status && a.err_off == b.err_off
-           && a.nmembers == b.nmembers && a.ntools == b.ntools
-           && a.nmessages == b.nmessages && a.nblocks == b.nblocks
-           && memcmp(a.top, b.top, sizeof(a.top)) == 0;
-
-    same = same && (a.status != TS_OK || tst_arrays_eq(&a, &b));
+    same = tst_index_eq(&a, &b) && tst_index_eq(&c, &b);
 
     ts_index_free(&a);
     ts_index_free(&b);
+    ts_index_free(&c);
     free(buf);
 
     return same;
@@ -469,6 +483,98 @@ test_scans_fixtures(void)
 }
 
 
+/* the first s in len bytes at p, or NULL */
+static char *
+tst_find(const char *p, size_t len, const char *s)
+{
+    size_t  n;
+
+    for (n = strlen(s); len >= n; p++, len--) {
+        if (memcmp(p, s, n) == 0) {
+            return (char *) p;
+        }
+    }
+
+    return NULL;
+}
+
+
+/* how many tools a scan of buf in mem recalled; -1 when it differs */
+static long
+tst_recalled(ts_index_mem_t *mem, const char *buf, size_t len)
+{
+    ts_index_t  a, b;
+    long        n;
+
+    (void) ts_index_build_in(&a, buf, len, mem);
+    (void) ts_index_build_plain(&b, buf, len);
+
+    n = tst_index_eq(&a, &b) ? (long) a.tools_recalled : -1;
+
+    ts_index_free(&a);
+    ts_index_free(&b);
+
+    return n;
+}
+
+
+/*
+ * A tools array is recalled where its bytes come again, wherever they
+ * start; a byte changed in it is read anew, and remembered instead.
+ */
+static void
+test_tools_recalled(void)
+{
+    ts_index_mem_t  mem;
+    tst_doc_t       d;
+    ts_index_t      ix;
+    char           *moved, *changed, *p;
+    size_t          off;
+    long            all;
+
+    CHECK(tst_doc_load(&d, TST_BIG) == 0);
+    memset(&mem, 0, sizeof(mem));
+
+    CHECK(ts_index_build(&ix, d.buf, d.len) == TS_OK);
+    all = (long) ix.ntools;
+    ts_index_free(&ix);
+    CHECK(all > 100);
+
+    /* the same array further on: a longer model name comes first */
+    p = tst_find(d.buf, d.len, "\"model\":\"");
+    CHECK(p != NULL);
+    off = (size_t) (p - d.buf) + strlen("\"model\":\"");
+    moved = tst_alloc(d.len + 8);
+    memcpy(moved, d.buf, off);
+    memcpy(moved + off, "longer--", 8);
+    memcpy(moved + off + 8, d.buf + off, d.len - off);
+
+    /* a letter of the first tool's description changes case */
+    changed = tst_dup(d.buf, d.len);
+    p = tst_find(changed, d.len, "\"tools\":[");
+    CHECK(p != NULL);
+    p = tst_find(p, d.len - (size_t) (p - changed), "\"description\":\"");
+    CHECK(p != NULL);
+    p[strlen("\"description\":\"")] ^= 0x20;
+
+    CHECK(tst_recalled(&mem, d.buf, d.len) == 0);
+    CHECK(tst_recalled(&mem, d.buf, d.len) == all);
+    CHECK(tst_recalled(&mem, moved, d.len + 8) == all);
+    CHECK(tst_recalled(&mem, changed, d.len) == 0);
+    CHECK(tst_recalled(&mem, d.buf, d.len) == 0);
+    CHECK(tst_recalled(&mem, d.buf, d.len) == all);
+
+    /* cut inside the array: read, and the cut is the byte scan's */
+    CHECK(tst_recalled(&mem, d.buf, d.len / 2) == 0);
+    CHECK(tst_recalled(&mem, d.buf, d.len) == all);
+
+    free(moved);
+    free(changed);
+    tst_doc_free(&d);
+    ts_index_mem_free(&mem);
+}
+
+
 const tst_case_t  tst_strmap_tests[] = {
     { "string map: random texts against the reference", test_map_random },
     { "string map: control bytes and escapes after quiet blocks",
@@ -480,5 +586,7 @@ const tst_case_t  tst_strmap_tests[] = {
       test_scans_bad_bodies },
     { "index: map scan equals byte scan, fixtures cut and broken",
       test_scans_fixtures },
+    { "index: a tools array read before is recalled by its bytes",
+      test_tools_recalled },
     { NULL, NULL }
 };
