@@ -1406,6 +1406,7 @@ ngx_http_toolsearch_report(ngx_http_request_t *r,
     rep.bytes_in = ctx->bytes_in;
     rep.bytes_out = ctx->bytes_out;
     rep.tools_total = ctx->tools_total;
+    rep.tools_recalled = ctx->tools_recalled;
     rep.tools_deferred = ctx->tools_deferred;
     rep.defer_chars = ctx->defer_chars;
     rep.hosted_searches = ctx->hosted_searches;

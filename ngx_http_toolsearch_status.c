@@ -104,6 +104,10 @@ static ngx_http_toolsearch_metric_t  ngx_http_toolsearch_metrics[] = {
       NGX_HTTP_TOOLSEARCH_STAT_TOOLS_SEEN, 0,
       "Tool definitions in the requests the module analysed." },
 
+    { ngx_string("tools_recalled"),
+      NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED, 0,
+      "Of those, tools a worker recalled from the last tools array it read." },
+
     { ngx_string("tools_deferred"),
       NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED, 0,
       "Tool definitions deferred (deferred_hosted, deferred_gateway)." },
@@ -262,6 +266,8 @@ ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
 
     ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_SEEN,
                                  rep->tools_total);
+    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED,
+                                 rep->tools_recalled);
     ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_HOSTED_SEARCHES,
                                  rep->hosted_searches);
     ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_REFS_STALE,

@@ -41,11 +41,11 @@ SERVER = """
 
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-SCALARS = ["tools_seen", "tools_deferred", "tool_bytes_removed",
-           "tokens_saved", "hosted_searches", "gateway_searches",
-           "search_misses", "loop_iterations", "pause_turns", "refs_stale",
-           "refs_converted", "siblings_moved", "boundaries_added",
-           "internal_errors"]
+SCALARS = ["tools_seen", "tools_recalled", "tools_deferred",
+           "tool_bytes_removed", "tokens_saved", "hosted_searches",
+           "gateway_searches", "search_misses", "loop_iterations",
+           "pause_turns", "refs_stale", "refs_converted", "siblings_moved",
+           "boundaries_added", "internal_errors"]
 
 DECISIONS = ["passthrough", "passthrough_malformed", "passthrough_too_deep",
              "passthrough_duplicate_key", "passthrough_wrong_type",
@@ -280,6 +280,8 @@ def test_zone_survives_reload(emulator, gateway):
         assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
     before = counters(gw)
     assert before["requests"]["deferred_hosted"] == 2
+    # the worker read the tools once and recalled them the second time
+    assert before["tools_recalled"] == 149
 
     # a visible change tells when the new configuration answers
     with open(gw.conf) as f:
@@ -296,6 +298,8 @@ def test_zone_survives_reload(emulator, gateway):
     after = counters(gw)
     assert after["requests"]["deferred_hosted"] == 3
     assert after["tools_seen"] == 3 * 149
+    # the new worker remembered nothing: it read them
+    assert after["tools_recalled"] == 149
 
 
 def test_one_info_line_per_decided_request(emulator, gateway):
