@@ -62,36 +62,18 @@ fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
 }
 
 
-/* the values and members a tool holds, in one order */
-static void
-fz_tool_parts(const ts_tool_t *t, const ts_val_t **v, const ts_member_t **m)
-{
-    v[0] = &t->elem;
-    v[1] = &t->name;
-    v[2] = &t->type;
-    v[3] = &t->description;
-    v[4] = &t->input_schema;
-    v[5] = &t->defer_loading.key;
-    v[6] = &t->defer_loading.val;
-    v[7] = &t->cache_control.key;
-    v[8] = &t->cache_control.val;
-    m[0] = &t->defer_loading;
-    m[1] = &t->cache_control;
-}
-
-
 /* two tools hold the same values, field by field (padding aside) */
 static int
-fz_tool_eq(const ts_tool_t *a, const ts_tool_t *b)
+fz_tool_eq(ts_tool_t *a, ts_tool_t *b)
 {
-    const ts_val_t     *va[9], *vb[9];
-    const ts_member_t  *ma[2], *mb[2];
-    size_t              i;
+    ts_val_t     *va[TS_TOOL_VALS], *vb[TS_TOOL_VALS];
+    ts_member_t  *ma[TS_TOOL_MEMBERS], *mb[TS_TOOL_MEMBERS];
+    size_t        i;
 
-    fz_tool_parts(a, va, ma);
-    fz_tool_parts(b, vb, mb);
+    ts_tool_parts(a, va, ma);
+    ts_tool_parts(b, vb, mb);
 
-    for (i = 0; i < 9; i++) {
+    for (i = 0; i < TS_TOOL_VALS; i++) {
         if (va[i]->off != vb[i]->off || va[i]->len != vb[i]->len
             || va[i]->kind != vb[i]->kind || va[i]->esc != vb[i]->esc)
         {
@@ -99,7 +81,7 @@ fz_tool_eq(const ts_tool_t *a, const ts_tool_t *b)
         }
     }
 
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < TS_TOOL_MEMBERS; i++) {
         if (ma[i]->off != mb[i]->off || ma[i]->len != mb[i]->len) {
             return 0;
         }

@@ -1041,24 +1041,40 @@ ts_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
 }
 
 
+void
+ts_tool_parts(ts_tool_t *t, ts_val_t **v, ts_member_t **m)
+{
+    v[0] = &t->elem;
+    v[1] = &t->name;
+    v[2] = &t->type;
+    v[3] = &t->description;
+    v[4] = &t->input_schema;
+    v[5] = &t->defer_loading.key;
+    v[6] = &t->defer_loading.val;
+    v[7] = &t->cache_control.key;
+    v[8] = &t->cache_control.val;
+    m[0] = &t->defer_loading;
+    m[1] = &t->cache_control;
+}
+
+
 /* moves the offsets a tool holds from base from to base to */
 static void
 ts_tool_move(ts_tool_t *t, size_t from, size_t to)
 {
-    ts_val_t     *v[] = { &t->elem, &t->name, &t->type, &t->description,
-                          &t->input_schema, &t->defer_loading.key,
-                          &t->defer_loading.val, &t->cache_control.key,
-                          &t->cache_control.val };
-    ts_member_t  *m[] = { &t->defer_loading, &t->cache_control };
+    ts_val_t     *v[TS_TOOL_VALS];
+    ts_member_t  *m[TS_TOOL_MEMBERS];
     size_t        i;
 
-    for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    ts_tool_parts(t, v, m);
+
+    for (i = 0; i < TS_TOOL_VALS; i++) {
         if (v[i]->kind != TS_NONE) {
             v[i]->off = v[i]->off - from + to;
         }
     }
 
-    for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+    for (i = 0; i < TS_TOOL_MEMBERS; i++) {
         if (m[i]->key.kind != TS_NONE) {
             m[i]->off = m[i]->off - from + to;
         }

@@ -71,6 +71,12 @@ typedef struct {
     ts_member_t cache_control;
 } ts_tool_t;
 
+/* a tool's values and members, TS_TOOL_VALS and TS_TOOL_MEMBERS of them */
+#define TS_TOOL_VALS     9
+#define TS_TOOL_MEMBERS  2
+
+void ts_tool_parts(ts_tool_t *t, ts_val_t **v, ts_member_t **m);
+
 
 typedef struct {
     ts_val_t    elem;
@@ -118,11 +124,11 @@ typedef enum {
  */
 typedef struct {
     char           *bytes;
-    size_t          len;
-    size_t          bytes_cap;
+    size_t          len;            /* 0: none remembered */
+    size_t          bytes_cap;      /* in bytes */
     ts_tool_t      *tools;
     size_t          ntools;
-    size_t          tools_cap;
+    size_t          tools_cap;      /* in bytes */
 } ts_tools_seen_t;
 
 
