@@ -34,7 +34,7 @@ typedef struct {
     unsigned              depth;
     ts_status_t           err;
     ts_index_t           *ix;
-    const ts_strmap_t    *map;      /* strings by their quotes, or NULL */
+    ts_strmap_t          *map;      /* strings by their quotes, or NULL */
 } ts_scan_t;
 
 
@@ -1130,6 +1130,10 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
     v->esc = 0;
     s->p += seen->len;
 
+    if (s->map != NULL) {
+        ts_strmap_skip(s->map, off + seen->len);
+    }
+
     return 1;
 }
 
@@ -1356,7 +1360,7 @@ ts_index_start(ts_index_t *ix, const char *buf, size_t len,
 
 
 static ts_status_t
-ts_index_scan(ts_index_t *ix, const ts_strmap_t *map)
+ts_index_scan(ts_index_t *ix, ts_strmap_t *map)
 {
     ts_scan_t  s;
 
@@ -1427,7 +1431,7 @@ ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
         return ts_index_scan(ix, NULL);
     }
 
-    ts_strmap_build(&map, buf, len, bits, TS_STRMAP_BEST);
+    ts_strmap_start(&map, buf, len, bits, TS_STRMAP_BEST);
     st = ts_index_scan(ix, &map);
 
     if (ix->mem == NULL) {

@@ -177,7 +177,8 @@ typedef struct {
 
 /*
  * Scans buf once and records what the policy reads.  Strings are crossed
- * by a string map (ts_strmap.h) made first, of a quarter of len's size.
+ * by a string map (ts_strmap.h) of a quarter of len's size, made as the
+ * scan goes.
  */
 ts_status_t ts_index_build(ts_index_t *ix, const char *buf, size_t len);
 

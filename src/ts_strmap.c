@@ -38,15 +38,6 @@ typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
     uint64_t *bits, ts_kinds_t *kinds);
 
 
-/* what is carried from one 64-byte block to the next */
-typedef struct {
-    uint64_t  escaped;      /* 1: the block's first byte is escaped */
-    uint64_t  in_string;    /* all ones: the block starts in a string */
-    uint64_t  look;         /* 1: the block's first byte needs a look */
-    uint64_t  quotes;       /* the xor of the quotes not yet counted */
-} ts_carry_t;
-
-
 /*
  * The look kernel makes, of the kinds, only the control bytes, and a
  * mask of the backslashes followed by anything but "/bfnrt or a
@@ -325,7 +316,7 @@ ts_kernel(ts_strmap_kernel_t k)
  * block's end escapes the next block's first byte.
  */
 static uint64_t
-ts_escaped(uint64_t bslash, ts_carry_t *c)
+ts_escaped(uint64_t bslash, ts_strmap_carry_t *c)
 {
     uint64_t  b, starts, even_ends, odd_sum, escaped;
 
@@ -394,23 +385,24 @@ typedef struct {
 
 
 /*
- * Reads the masks of n blocks at p: escapes, strings, errors.  A block
- * the look kernel cleared only carries its quotes' parity; the others
- * get all their kinds and the whole check.  The carries live in
- * locals: through pointers the compiler would have to reload them after
- * every store to bits, which may alias them.
+ * Reads the masks of n blocks at p, the next to map: escapes, strings,
+ * errors.  A block the look kernel cleared only carries its quotes'
+ * parity; the others get all their kinds and the whole check.  The
+ * carries live in locals: through pointers the compiler would have to
+ * reload them after every store to bits, which may alias them.
  */
 static void
 ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
-    size_t off, size_t n, uint64_t *bits, ts_batch_t *bt, ts_carry_t *carry)
+    size_t n, uint64_t *bits, ts_batch_t *bt)
 {
-    ts_carry_t       c;
-    ts_kinds_t      *kd;
-    const uint64_t  *look;
-    uint64_t         escaped, quotes, in, bad, u, raw[2];
-    size_t           k;
+    ts_strmap_carry_t   c;
+    ts_kinds_t         *kd;
+    const uint64_t     *look;
+    uint64_t            escaped, quotes, in, bad, u, raw[2];
+    size_t              k, off;
 
-    c = *carry;
+    c = m->carry;
+    off = m->mapped * 64;
     look = kn->look != NULL ? bt->look : NULL;
 
     for (k = 0; k < n; k++) {
@@ -456,18 +448,23 @@ ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
         }
     }
 
-    *carry = c;
+    m->carry = c;
+    m->mapped += n;
 }
 
 
-/* the masks of n blocks at p, then their map */
+/*
+ * The masks of the next n blocks, at p, then their map.  The first
+ * block after a skip loses the bits before the place skipped to: what
+ * lies there is not read, and the place is outside strings.
+ */
 static void
 ts_map_batch(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
-    size_t off, size_t n, ts_batch_t *bt, ts_carry_t *c)
+    size_t n, ts_batch_t *bt)
 {
     uint64_t  *bits;
 
-    bits = m->bits + off / 32;
+    bits = m->bits + 2 * m->mapped;
 
     if (kn->look != NULL) {
         kn->look(p, n, bits, bt->kinds, bt->look);
@@ -476,7 +473,11 @@ ts_map_batch(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
         kn->masks(p, n, bits, bt->kinds);
     }
 
-    ts_map_blocks(m, kn, p, off, n, bits, bt, c);
+    bits[0] &= m->from;
+    bits[1] &= m->from;
+    m->from = ~0ULL;
+
+    ts_map_blocks(m, kn, p, n, bits, bt);
 }
 
 
@@ -487,43 +488,74 @@ ts_strmap_words(size_t len)
 }
 
 
-/*
- * Blocks with TS_REACH bytes after them are read in place, in batches;
- * the last one or two are copied behind blanks, which change nothing.
- */
 void
-ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
+ts_strmap_start(ts_strmap_t *m, const char *buf, size_t len,
     uint64_t *bits, ts_strmap_kernel_t kernel)
 {
-    const unsigned char  *b;
-    unsigned char         tail[2 * 64 + TS_REACH];
-    ts_batch_t            bt;
-    ts_kernel_t           kn;
-    ts_carry_t            c;
-    size_t                off, n, rest;
+    memset(m, 0, sizeof(ts_strmap_t));
 
     m->bits = bits;
     m->len = len;
     m->blocks = (len + 63) / 64;
     m->bad = len;
+    m->buf = (const unsigned char *) buf;
+    m->from = ~0ULL;
+    m->kernel = kernel;
+}
 
-    b = (const unsigned char *) buf;
-    kn = ts_kernel(kernel);
-    c.escaped = 0;
-    c.in_string = 0;
-    c.look = 0;
-    c.quotes = 0;
 
-    n = len < 64 + TS_REACH ? 0 : (len - TS_REACH) / 64;
+/*
+ * Blocks with TS_REACH bytes after them are read in place, in batches;
+ * the last one or two are copied behind blanks, which change nothing.
+ */
+void
+ts_strmap_more(ts_strmap_t *m, size_t w)
+{
+    unsigned char  tail[2 * 64 + TS_REACH];
+    ts_batch_t     bt;
+    ts_kernel_t    kn;
+    size_t         in_place, n, off;
 
-    for (off = 0; n > 0; off += rest * 64, n -= rest) {
-        rest = n < TS_BATCH ? n : TS_BATCH;
-        ts_map_batch(m, &kn, b + off, off, rest, &bt, &c);
+    kn = ts_kernel(m->kernel);
+    in_place = m->len < 64 + TS_REACH ? 0 : (m->len - TS_REACH) / 64;
+
+    while (m->mapped <= w && m->mapped < in_place) {
+        n = in_place - m->mapped < TS_BATCH ? in_place - m->mapped : TS_BATCH;
+        ts_map_batch(m, &kn, m->buf + m->mapped * 64, n, &bt);
     }
 
-    if (off < len) {
+    if (m->mapped <= w && m->mapped < m->blocks) {
+        off = m->mapped * 64;
         memset(tail, ' ', sizeof(tail));
-        memcpy(tail, b + off, len - off);
-        ts_map_batch(m, &kn, tail, off, (len - off + 63) / 64, &bt, &c);
+        memcpy(tail, m->buf + off, m->len - off);
+        ts_map_batch(m, &kn, tail, m->blocks - m->mapped, &bt);
+    }
+}
+
+
+void
+ts_strmap_skip(ts_strmap_t *m, size_t off)
+{
+    /* a batch mapped ahead reached it: the map runs on unbroken */
+    if (off / 64 < m->mapped) {
+        return;
+    }
+
+    /* a string before off is not crossed again: its bad byte is moot */
+    m->mapped = off / 64;
+    m->from = ~0ULL << (off & 63);
+    m->bad = m->len;
+    memset(&m->carry, 0, sizeof(ts_strmap_carry_t));
+}
+
+
+void
+ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
+    uint64_t *bits, ts_strmap_kernel_t kernel)
+{
+    ts_strmap_start(m, buf, len, bits, kernel);
+
+    if (m->blocks > 0) {
+        ts_strmap_more(m, m->blocks - 1);
     }
 }

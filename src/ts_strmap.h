@@ -21,17 +21,6 @@
 #include <stdint.h>
 
 
-typedef struct {
-    uint64_t  *bits;    /* per 64 bytes: quotes, then backslashes */
-    size_t     len;
-    size_t     blocks;
-    size_t     bad;     /* the first byte strings may not hold, or len */
-} ts_strmap_t;
-
-
-/* 64-bit words the map of len bytes needs */
-size_t ts_strmap_words(size_t len);
-
 /* the SIMD code that finds the bytes; every kernel gives the same map */
 typedef enum {
     TS_STRMAP_BEST = 0,         /* AVX2 where the CPU has it */
@@ -39,7 +28,52 @@ typedef enum {
 } ts_strmap_kernel_t;
 
 
-/* maps buf into bits[ts_strmap_words(len)] */
+/* what is carried from one 64-byte block to the next */
+typedef struct {
+    uint64_t  escaped;      /* 1: the block's first byte is escaped */
+    uint64_t  in_string;    /* all ones: the block starts in a string */
+    uint64_t  look;         /* 1: the block's first byte needs a look */
+    uint64_t  quotes;       /* the xor of the quotes not yet counted */
+} ts_strmap_carry_t;
+
+
+/*
+ * The map is made as the lookups need it, a batch of blocks ahead, so
+ * that bytes a scan recalls instead of reading are skipped unmapped.
+ */
+typedef struct {
+    uint64_t              *bits;    /* per 64 bytes: quotes, backslashes */
+    size_t                 len;
+    size_t                 blocks;
+    size_t                 bad;     /* the first byte strings may not
+                                       hold, mapped since the last skip,
+                                       or len */
+    size_t                 mapped;  /* blocks mapped or skipped */
+    const unsigned char   *buf;
+    ts_strmap_carry_t      carry;
+    uint64_t               from;    /* the bits of the next block that
+                                       count: all but after a skip */
+    ts_strmap_kernel_t     kernel;
+} ts_strmap_t;
+
+
+/* 64-bit words the map of len bytes needs */
+size_t ts_strmap_words(size_t len);
+
+/* starts the map of buf in bits[ts_strmap_words(len)]; maps nothing */
+void ts_strmap_start(ts_strmap_t *m, const char *buf, size_t len,
+    uint64_t *bits, ts_strmap_kernel_t kernel);
+
+/* maps the blocks up to block w, w included (w < m->blocks) */
+void ts_strmap_more(ts_strmap_t *m, size_t w);
+
+/*
+ * No lookup will start before off, which lies outside strings (a value
+ * the scan recalled ends there): the blocks before it are not mapped.
+ */
+void ts_strmap_skip(ts_strmap_t *m, size_t off);
+
+/* maps all of buf into bits[ts_strmap_words(len)] */
 void ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
     uint64_t *bits, ts_strmap_kernel_t kernel);
 
@@ -50,22 +84,30 @@ void ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
 
 /* the first unescaped quote at or after off, or len */
 static inline size_t
-ts_strmap_quote(const ts_strmap_t *m, size_t off)
+ts_strmap_quote(ts_strmap_t *m, size_t off)
 {
     size_t    w;
     uint64_t  q;
 
     w = off / 64;
 
-    if (w >= m->blocks) {
-        return m->len;
+    if (w >= m->mapped) {
+        if (w >= m->blocks) {
+            return m->len;
+        }
+
+        ts_strmap_more(m, w);
     }
 
     q = m->bits[2 * w] & (~0ULL << (off & 63));
 
     while (q == 0) {
-        if (++w == m->blocks) {
-            return m->len;
+        if (++w == m->mapped) {
+            if (w == m->blocks) {
+                return m->len;
+            }
+
+            ts_strmap_more(m, w);
         }
 
         q = m->bits[2 * w];
@@ -75,7 +117,7 @@ ts_strmap_quote(const ts_strmap_t *m, size_t off)
 }
 
 
-/* 1 when a backslash lies in [from, to) */
+/* 1 when a backslash lies in [from, to), a range mapped already */
 static inline int
 ts_strmap_has_backslash(const ts_strmap_t *m, size_t from, size_t to)
 {

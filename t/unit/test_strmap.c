@@ -299,6 +299,97 @@ test_map_lookups(void)
 }
 
 
+/*
+ * A scan's first lookup maps a batch; then it skips to at, and its
+ * lookups from at on map the rest.  Where the batch reached at, the map
+ * runs on unbroken and holds the map of the whole text.  Past it, at is
+ * taken to be outside strings and the bytes before it are not read: the
+ * map from at is that of the bytes from at alone.
+ */
+static int
+tst_skip_agrees(const unsigned char *buf, size_t len, size_t at,
+    ts_strmap_kernel_t k)
+{
+    ts_strmap_t   m, r;
+    uint64_t     *bits, *rbits;
+    size_t        i, q, from;
+    int           same;
+
+    bits = malloc((ts_strmap_words(len) + 1) * sizeof(uint64_t));
+    rbits = malloc((ts_strmap_words(len) + 1) * sizeof(uint64_t));
+    CHECK(bits != NULL && rbits != NULL);
+
+    ts_strmap_start(&m, (const char *) buf, len, bits, k);
+    (void) ts_strmap_quote(&m, 0);
+    from = at / 64 < m.mapped ? 0 : at;
+
+    ts_strmap_build(&r, (const char *) buf + from, len - from, rbits, k);
+    ts_strmap_skip(&m, at);
+    q = at;
+
+    do {
+        q = ts_strmap_quote(&m, q) + 1;
+    } while (q < len);
+
+    same = m.mapped == m.blocks && m.bad == from + r.bad;
+
+    for (i = at; same && i < len; i++) {
+        same = tst_bit(bits, i, 0) == tst_bit(rbits, i - from, 0)
+               && tst_bit(bits, i, 1) == tst_bit(rbits, i - from, 1);
+    }
+
+    free(bits);
+    free(rbits);
+
+    return same;
+}
+
+
+/*
+ * Skips anywhere in a fixture, a block's and a batch's edges included,
+ * with bytes strings may not hold and backslashes planted in it.
+ */
+static void
+test_map_skip(void)
+{
+    static const char  junk[] = "\\\\\001\"";
+    tst_doc_t          d;
+    char             **paths, *buf;
+    size_t             n, at, bad;
+    int                k, planted;
+
+    n = tst_fixtures(&paths);
+    CHECK(n > 0 && tst_doc_load(&d, paths[0]) == 0 && d.len > 8192);
+    buf = tst_dup(d.buf, d.len);
+    bad = 0;
+
+    for (planted = 0; planted < 2; planted++) {
+        for (k = TS_STRMAP_BEST; k <= TS_STRMAP_BASELINE; k++) {
+            for (at = 0; at <= d.len; at += at < 300 || at > d.len - 300
+                                            ? 1 : 61)
+            {
+                if (!tst_skip_agrees((const unsigned char *) buf, d.len, at,
+                                     (ts_strmap_kernel_t) k))
+                {
+                    tst_note("skip to %zu, kernel %d, planted %d", at, k,
+                             planted);
+                    bad++;
+                }
+            }
+        }
+
+        for (at = 1000; at < d.len; at += 4093) {
+            memcpy(buf + at, junk, sizeof(junk) - 1);
+        }
+    }
+
+    CHECK(bad == 0);
+    free(buf);
+    tst_doc_free(&d);
+    tst_free_list(paths, n);
+}
+
+
 static int
 tst_val_eq(const ts_val_t *a, const ts_val_t *b)
 {
@@ -582,6 +673,7 @@ const tst_case_t  tst_strmap_tests[] = {
     { "string map: backslash runs across blocks", test_map_runs },
     { "string map: every byte after a backslash", test_map_escapes },
     { "string map: quote and backslash lookups", test_map_lookups },
+    { "string map: made on after a skip", test_map_skip },
     { "index: map scan equals byte scan, bad bodies",
       test_scans_bad_bodies },
     { "index: map scan equals byte scan, fixtures cut and broken",
