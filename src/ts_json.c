@@ -1011,16 +1011,10 @@ ts_message(ts_scan_t *s)
 }
 
 
-/* an array member whose elements are parsed by each() */
+/* the elements of an array, after ts_open's or ts_more's rc */
 static int
-ts_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
+ts_elements(ts_scan_t *s, int rc, int (*each)(ts_scan_t *))
 {
-    int  rc;
-
-    v->off = s->p - s->start;
-
-    rc = ts_open(s, '[');
-
     while (rc == 0) {
         if (each(s) != 0) {
             return -1;
@@ -1029,73 +1023,220 @@ ts_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
         rc = ts_more(s, ']');
     }
 
-    if (rc < 0) {
+    return rc < 0 ? -1 : 0;
+}
+
+
+static void
+ts_set_array(ts_scan_t *s, ts_val_t *v, size_t off)
+{
+    v->off = off;
+    v->len = s->p - s->start - off;
+    v->kind = TS_ARRAY;
+    v->esc = 0;
+}
+
+
+/* an array member whose elements are parsed by each() */
+static int
+ts_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
+{
+    size_t  off;
+
+    off = s->p - s->start;
+
+    if (ts_elements(s, ts_open(s, '['), each) != 0) {
         return -1;
     }
 
-    v->len = s->p - s->start - v->off;
-    v->kind = TS_ARRAY;
-    v->esc = 0;
+    ts_set_array(s, v, off);
 
     return 0;
 }
 
 
 void
-ts_tool_parts(ts_tool_t *t, ts_val_t **v, ts_member_t **m)
+ts_tool_parts(ts_tool_t *t, ts_parts_t *p)
 {
-    v[0] = &t->elem;
-    v[1] = &t->name;
-    v[2] = &t->type;
-    v[3] = &t->description;
-    v[4] = &t->input_schema;
-    v[5] = &t->defer_loading.key;
-    v[6] = &t->defer_loading.val;
-    v[7] = &t->cache_control.key;
-    v[8] = &t->cache_control.val;
-    m[0] = &t->defer_loading;
-    m[1] = &t->cache_control;
+    p->v[0] = &t->elem;
+    p->v[1] = &t->name;
+    p->v[2] = &t->type;
+    p->v[3] = &t->description;
+    p->v[4] = &t->input_schema;
+    p->v[5] = &t->defer_loading.key;
+    p->v[6] = &t->defer_loading.val;
+    p->v[7] = &t->cache_control.key;
+    p->v[8] = &t->cache_control.val;
+    p->nv = 9;
+    p->m[0] = &t->defer_loading;
+    p->m[1] = &t->cache_control;
+    p->nm = 2;
 }
 
 
-/* moves the offsets a tool holds from base from to base to */
-static void
-ts_tool_move(ts_tool_t *t, size_t from, size_t to)
+void
+ts_message_parts(ts_message_t *m, ts_parts_t *p)
 {
-    ts_val_t     *v[TS_TOOL_VALS];
-    ts_member_t  *m[TS_TOOL_MEMBERS];
-    size_t        i;
+    p->v[0] = &m->elem;
+    p->v[1] = &m->role;
+    p->v[2] = &m->content;
+    p->nv = 3;
+    p->nm = 0;
+}
 
-    ts_tool_parts(t, v, m);
 
-    for (i = 0; i < TS_TOOL_VALS; i++) {
-        if (v[i]->kind != TS_NONE) {
-            v[i]->off = v[i]->off - from + to;
-        }
+void
+ts_block_parts(ts_block_t *b, ts_parts_t *p)
+{
+    p->v[0] = &b->elem;
+    p->v[1] = &b->type;
+    p->v[2] = &b->name;
+    p->v[3] = &b->id;
+    p->v[4] = &b->content;
+    p->v[5] = &b->caller.key;
+    p->v[6] = &b->caller.val;
+    p->nv = 7;
+    p->m[0] = &b->caller;
+    p->nm = 1;
+}
+
+
+static void
+ts_tool_parts_of(void *item, ts_parts_t *p)
+{
+    ts_tool_parts(item, p);
+}
+
+
+static void
+ts_message_parts_of(void *item, ts_parts_t *p)
+{
+    ts_message_parts(item, p);
+}
+
+
+static void
+ts_block_parts_of(void *item, ts_parts_t *p)
+{
+    ts_block_parts(item, p);
+}
+
+
+/* an array of the index: its size and spans, its place in ts_index_t */
+typedef struct {
+    size_t    size;
+    void    (*parts)(void *item, ts_parts_t *p);
+    int       array;        /* as in caps[] */
+} ts_list_kind_t;
+
+static const ts_list_kind_t  ts_tools_list = {
+    sizeof(ts_tool_t), ts_tool_parts_of, 0
+};
+
+static const ts_list_kind_t  ts_messages_list = {
+    sizeof(ts_message_t), ts_message_parts_of, 2
+};
+
+static const ts_list_kind_t  ts_blocks_list = {
+    sizeof(ts_block_t), ts_block_parts_of, 1
+};
+
+
+/*
+ * Copies n items of a list from src to dst, moving the offsets they
+ * hold from base from to base to.
+ */
+static void
+ts_items_move(const ts_list_kind_t *k, void *dst, const void *src,
+    size_t n, size_t from, size_t to)
+{
+    ts_parts_t  p;
+    size_t      i, j;
+
+    if (n == 0) {
+        return;
     }
 
-    for (i = 0; i < TS_TOOL_MEMBERS; i++) {
-        if (m[i]->key.kind != TS_NONE) {
-            m[i]->off = m[i]->off - from + to;
+    memcpy(dst, src, n * k->size);
+
+    for (i = 0; i < n; i++) {
+        k->parts((char *) dst + i * k->size, &p);
+
+        for (j = 0; j < p.nv; j++) {
+            if (p.v[j]->kind != TS_NONE) {
+                p.v[j]->off = p.v[j]->off - from + to;
+            }
+        }
+
+        for (j = 0; j < p.nm; j++) {
+            if (p.m[j]->key.kind != TS_NONE) {
+                p.m[j]->off = p.m[j]->off - from + to;
+            }
         }
     }
+}
+
+
+/* the memory of the last tools or messages array, NULL when none */
+static ts_seen_t *
+ts_remembered(ts_scan_t *s, int messages)
+{
+    ts_index_mem_t  *mem;
+
+    mem = s->ix->mem;
+
+    if (mem == NULL || mem->forget) {
+        return NULL;
+    }
+
+    return messages ? &mem->messages_seen : &mem->tools_seen;
+}
+
+
+static void **ts_index_array(ts_index_t *ix, int i);
+
+
+/*
+ * Recalls the first n remembered items of a list at offset off: they
+ * become the index's first n.
+ */
+static int
+ts_recall_list(ts_scan_t *s, const ts_list_kind_t *k, const void *items,
+    size_t n, size_t off)
+{
+    ts_index_t   *ix;
+    void        **arr, *p;
+
+    ix = s->ix;
+    arr = ts_index_array(ix, k->array);
+
+    if (ix->caps[k->array] < n) {
+        p = realloc(*arr, n * k->size);
+        if (p == NULL) {
+            return ts_fail(s, TS_ERR_NOMEM);
+        }
+
+        *arr = p;
+        ix->caps[k->array] = n;
+    }
+
+    ts_items_move(k, *arr, items, n, 0, off);
+
+    return 0;
 }
 
 
 /*
- * At the tools array: the tools of the array last read in the index's
- * memory, when its bytes come next.  1 when recalled, 0 when not.
+ * At the tools array: the tools of the array last read, when all its
+ * bytes come next.  1 when recalled, 0 when not.
  */
 static int
 ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 {
-    ts_index_t       *ix;
-    ts_tool_t        *t;
-    ts_tools_seen_t  *seen;
-    size_t            off, i;
+    ts_seen_t  *seen;
+    size_t      off;
 
-    ix = s->ix;
-    seen = ix->mem ? &ix->mem->seen : NULL;
+    seen = ts_remembered(s, 0);
 
     if (seen == NULL || seen->len == 0
         || (size_t) (s->end - s->p) < seen->len
@@ -1104,88 +1245,160 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
         return 0;
     }
 
-    if (ix->caps[0] < seen->ntools) {
-        t = realloc(ix->tools, seen->ntools * sizeof(ts_tool_t));
-        if (t == NULL) {
-            return ts_fail(s, TS_ERR_NOMEM);
-        }
-
-        ix->tools = t;
-        ix->caps[0] = seen->ntools;
-    }
-
     off = s->p - s->start;
 
-    for (i = 0; i < seen->ntools; i++) {
-        ix->tools[i] = seen->tools[i];
-        ts_tool_move(&ix->tools[i], 0, off);
+    if (ts_recall_list(s, &ts_tools_list, seen->items[0], seen->n[0], off)
+        != 0)
+    {
+        return -1;
     }
 
-    ix->ntools = seen->ntools;
-    ix->tools_recalled = seen->ntools;
-
-    v->off = off;
-    v->len = seen->len;
-    v->kind = TS_ARRAY;
-    v->esc = 0;
+    s->ix->ntools = seen->n[0];
+    s->ix->tools_recalled = seen->n[0];
     s->p += seen->len;
-
-    if (s->map != NULL) {
-        ts_strmap_skip(s->map, off + seen->len);
-    }
+    ts_set_array(s, v, off);
 
     return 1;
 }
 
 
-/* a buffer of at least n bytes, kept when large enough */
-static void *
-ts_keep(void **buf, size_t *cap, size_t n)
+/*
+ * At the messages array: the messages of the array last read, as far as
+ * their bytes come again, with their blocks.  The scan goes on after
+ * the last one recalled, inside the array.  1 when some are recalled.
+ */
+static int
+ts_messages_recall(ts_scan_t *s)
 {
+    ts_index_t          *ix;
+    ts_seen_t           *seen;
+    const ts_message_t  *m;
+    size_t               k, end, e, avail, off;
+
+    seen = ts_remembered(s, 1);
+
+    if (seen == NULL || seen->len == 0) {
+        return 0;
+    }
+
+    m = seen->items[0];
+    avail = s->end - s->p;
+    end = 0;
+
+    for (k = 0; k < seen->n[0]; k++) {
+        e = m[k].elem.off + m[k].elem.len;
+
+        if (e > avail || memcmp(s->p + end, seen->bytes + end, e - end) != 0) {
+            break;
+        }
+
+        end = e;
+    }
+
+    if (k == 0) {
+        return 0;
+    }
+
+    ix = s->ix;
+    off = s->p - s->start;
+
+    if (ts_recall_list(s, &ts_messages_list, m, k, off) != 0
+        || ts_recall_list(s, &ts_blocks_list, seen->items[1],
+                          m[k - 1].block_end, off) != 0)
+    {
+        return -1;
+    }
+
+    ix->nmessages = k;
+    ix->nblocks = m[k - 1].block_end;
+    ix->messages_recalled = k;
+
+    /* inside the array, as ts_open leaves it */
+    s->depth++;
+    s->p += end;
+
+    return 1;
+}
+
+
+/* a buffer of at least n bytes, its bytes kept when it grows */
+static void *
+ts_reserve(void **buf, size_t *cap, size_t n)
+{
+    void  *p;
+
     if (*cap < n) {
-        free(*buf);
-        *buf = malloc(n);
-        *cap = *buf ? n : 0;
+        p = realloc(*buf, n);
+        if (p == NULL) {
+            return NULL;
+        }
+
+        *buf = p;
+        *cap = n;
     }
 
     return *buf;
 }
 
 
-/* the array just read becomes the one recalled; without memory, none */
+/* the bytes of a messages array that tell its conversation */
+#define TS_MESSAGES_SIGN  4096
+
+
+/* a list of the index to remember, of which the first kept are already */
+typedef struct {
+    const ts_list_kind_t  *kind;
+    const void            *items;
+    size_t                 n;
+    size_t                 kept;
+} ts_list_t;
+
+
+/*
+ * The array just read, at base in the body, becomes the one remembered:
+ * its first len bytes, and its lists (others are emptied).  The first
+ * kept bytes, and the first items of the lists, were recalled: they are
+ * in memory already.  Without memory for it, nothing is remembered.
+ */
 static void
-ts_tools_remember(ts_scan_t *s, const ts_val_t *v)
+ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
+    size_t kept, const ts_list_t *lists, size_t nlists)
 {
-    ts_index_t       *ix;
-    ts_tools_seen_t  *seen;
-    size_t            i;
+    size_t  i, size;
 
-    ix = s->ix;
-
-    if (ix->mem == NULL) {
-        return;
-    }
-
-    seen = &ix->mem->seen;
     seen->len = 0;
 
-    /* an empty array is remembered too: one byte more, never malloc(0) */
-    if (ts_keep((void **) &seen->bytes, &seen->bytes_cap, v->len) == NULL
-        || ts_keep((void **) &seen->tools, &seen->tools_cap,
-                   ix->ntools * sizeof(ts_tool_t) + 1) == NULL)
-    {
+    for (i = 0; i < TS_SEEN_LISTS; i++) {
+        seen->n[i] = 0;
+    }
+
+    /* an empty list is remembered too: a byte more, never realloc(0) */
+    if (ts_reserve((void **) &seen->bytes, &seen->bytes_cap, len) == NULL) {
         return;
     }
 
-    memcpy(seen->bytes, s->start + v->off, v->len);
+    for (i = 0; i < nlists; i++) {
+        size = lists[i].kind->size;
 
-    for (i = 0; i < ix->ntools; i++) {
-        seen->tools[i] = ix->tools[i];
-        ts_tool_move(&seen->tools[i], v->off, 0);
+        if (ts_reserve(&seen->items[i], &seen->items_cap[i],
+                       lists[i].n * size + 1) == NULL)
+        {
+            return;
+        }
     }
 
-    seen->ntools = ix->ntools;
-    seen->len = v->len;
+    memcpy(seen->bytes + kept, array + kept, len - kept);
+
+    for (i = 0; i < nlists; i++) {
+        size = lists[i].kind->size;
+        ts_items_move(lists[i].kind,
+                      (char *) seen->items[i] + lists[i].kept * size,
+                      (const char *) lists[i].items + lists[i].kept * size,
+                      lists[i].n - lists[i].kept, base, 0);
+        seen->n[i] = lists[i].n;
+    }
+
+    seen->len = len;
 }
 
 
@@ -1193,19 +1406,114 @@ ts_tools_remember(ts_scan_t *s, const ts_val_t *v)
 static int
 ts_tools(ts_scan_t *s, ts_val_t *v)
 {
-    int  rc;
+    ts_seen_t  *seen;
+    ts_list_t   list;
+    int         rc;
 
     rc = ts_tools_recall(s, v);
 
-    if (rc != 0) {
-        return rc < 0 ? -1 : 0;
+    if (rc == 0) {
+        if (ts_array_of(s, v, ts_tool) != 0) {
+            return -1;
+        }
+
+        seen = ts_remembered(s, 0);
+
+        if (seen != NULL) {
+            list.kind = &ts_tools_list;
+            list.items = s->ix->tools;
+            list.n = s->ix->ntools;
+            list.kept = 0;
+            ts_remember(seen, s->ix->buf + v->off, v->len, v->off, 0,
+                        &list, 1);
+        }
     }
 
-    if (ts_array_of(s, v, ts_tool) != 0) {
+    if (rc == 1 && s->map != NULL) {
+        ts_strmap_skip(s->map, v->off + v->len);
+    }
+
+    return rc < 0 ? -1 : 0;
+}
+
+
+/*
+ * A conversation's messages are remembered whole when it comes again:
+ * some were recalled, or the array starts with the bytes remembered of
+ * the last one.  Else only those first bytes are, TS_MESSAGES_SIGN at
+ * most: a worker that serves many conversations in turn copies each
+ * array's start, not the whole array, to find nothing to recall.
+ */
+static int
+ts_messages_again(const ts_seen_t *seen, const char *array, size_t len,
+    size_t kept)
+{
+    size_t  n;
+
+    n = len < TS_MESSAGES_SIGN ? len : TS_MESSAGES_SIGN;
+
+    return kept > 0
+           || (seen->len >= n && memcmp(array, seen->bytes, n) == 0);
+}
+
+
+/*
+ * The top level's messages: those of the last array read as far as
+ * their bytes come again, then the others read; remembered.
+ */
+static int
+ts_messages(ts_scan_t *s, ts_val_t *v)
+{
+    ts_index_t  *ix;
+    ts_seen_t   *seen;
+    ts_list_t    lists[2];
+    size_t       off, kept;
+    int          rc;
+
+    ix = s->ix;
+    off = s->p - s->start;
+
+    rc = ts_messages_recall(s);
+    if (rc < 0) {
         return -1;
     }
 
-    ts_tools_remember(s, v);
+    kept = s->p - s->start - off;
+
+    if (rc == 1 && s->map != NULL) {
+        ts_strmap_skip(s->map, off + kept);
+    }
+
+    rc = rc == 1 ? ts_more(s, ']') : ts_open(s, '[');
+
+    if (ts_elements(s, rc, ts_message) != 0) {
+        return -1;
+    }
+
+    ts_set_array(s, v, off);
+    seen = ts_remembered(s, 1);
+
+    if (seen == NULL) {
+        return 0;
+    }
+
+    if (!ts_messages_again(seen, ix->buf + off, v->len, kept)) {
+        ts_remember(seen, ix->buf + off,
+                    v->len < TS_MESSAGES_SIGN ? v->len : TS_MESSAGES_SIGN,
+                    off, 0, lists, 0);
+        return 0;
+    }
+
+    lists[0].kind = &ts_messages_list;
+    lists[0].items = ix->messages;
+    lists[0].n = ix->nmessages;
+    lists[0].kept = ix->messages_recalled;
+    lists[1].kind = &ts_blocks_list;
+    lists[1].items = ix->blocks;
+    lists[1].n = ix->nblocks;
+    lists[1].kept = ix->messages_recalled
+                    ? ix->messages[ix->messages_recalled - 1].block_end : 0;
+    ts_remember(seen, ix->buf + off, v->len, off, kept, lists, 2);
 
     return 0;
 }
@@ -1238,7 +1546,7 @@ ts_top_member(ts_scan_t *s, ts_member_t *m)
         }
 
     } else if (id == TS_TOP_MESSAGES) {
-        if (ts_array_of(s, &m->val, ts_message) != 0) {
+        if (ts_messages(s, &m->val) != 0) {
             return -1;
         }
 
@@ -1324,12 +1632,32 @@ ts_index_array(ts_index_t *ix, int i)
 
 
 static void
+ts_seen_free(ts_seen_t *seen)
+{
+    int  i;
+
+    free(seen->bytes);
+
+    for (i = 0; i < TS_SEEN_LISTS; i++) {
+        free(seen->items[i]);
+    }
+
+    memset(seen, 0, sizeof(ts_seen_t));
+}
+
+
+static void
 ts_index_borrow(ts_index_t *ix, ts_index_mem_t *mem)
 {
     int  i;
 
     if (mem == NULL || mem->lent) {
         return;
+    }
+
+    if (mem->forget) {
+        ts_seen_free(&mem->tools_seen);
+        ts_seen_free(&mem->messages_seen);
     }
 
     for (i = 0; i < 4; i++) {
@@ -1518,8 +1846,8 @@ ts_index_mem_free(ts_index_mem_t *mem)
     }
 
     free(mem->map);
-    free(mem->seen.bytes);
-    free(mem->seen.tools);
+    ts_seen_free(&mem->tools_seen);
+    ts_seen_free(&mem->messages_seen);
     memset(mem, 0, sizeof(ts_index_mem_t));
 }
 

@@ -71,11 +71,17 @@ typedef struct {
     ts_member_t cache_control;
 } ts_tool_t;
 
-/* a tool's values and members, TS_TOOL_VALS and TS_TOOL_MEMBERS of them */
-#define TS_TOOL_VALS     9
-#define TS_TOOL_MEMBERS  2
+/* the spans an indexed item holds, and the members among them */
+#define TS_PARTS_VALS     9
+#define TS_PARTS_MEMBERS  2
 
-void ts_tool_parts(ts_tool_t *t, ts_val_t **v, ts_member_t **m);
+typedef struct {
+    ts_val_t    *v[TS_PARTS_VALS];
+    size_t       nv;
+    ts_member_t *m[TS_PARTS_MEMBERS];
+    size_t       nm;
+} ts_parts_t;
+
 
 
 typedef struct {
@@ -101,6 +107,11 @@ typedef struct {
 } ts_message_t;
 
 
+void ts_tool_parts(ts_tool_t *t, ts_parts_t *p);
+void ts_message_parts(ts_message_t *m, ts_parts_t *p);
+void ts_block_parts(ts_block_t *b, ts_parts_t *p);
+
+
 /* top-level members the engine reads */
 typedef enum {
     TS_TOP_MODEL = 0,
@@ -116,20 +127,24 @@ typedef enum {
 
 
 /*
- * The last tools array scanned in an index's memory: its bytes, and its
- * tools with offsets from the array's '['.  A client sends the same
- * array on every turn; a scan that finds these bytes where the tools
- * array starts copies the tools instead of reading them.  Equal bytes
- * are the same array: a value's reading depends on its bytes alone.
+ * The last array of a kind scanned in an index's memory: its bytes, and
+ * what was read of it, with offsets from the array's '['.  A client
+ * sends the same tools array on every turn, and the messages of the
+ * last turn again, one or two added: a scan that finds these bytes
+ * where the array starts copies what was read instead of reading it.
+ * Equal bytes are the same values: a value's reading depends on its
+ * bytes alone.
  */
+#define TS_SEEN_LISTS  2
+
 typedef struct {
     char           *bytes;
     size_t          len;            /* 0: none remembered */
     size_t          bytes_cap;      /* in bytes */
-    ts_tool_t      *tools;
-    size_t          ntools;
-    size_t          tools_cap;      /* in bytes */
-} ts_tools_seen_t;
+    void           *items[TS_SEEN_LISTS];  /* tools; messages, blocks */
+    size_t          n[TS_SEEN_LISTS];
+    size_t          items_cap[TS_SEEN_LISTS];  /* in bytes */
+} ts_seen_t;
 
 
 /*
@@ -144,7 +159,10 @@ typedef struct {
     size_t          caps[4];
     uint64_t       *map;            /* the string map of a scan */
     size_t          map_words;
-    ts_tools_seen_t seen;
+    ts_seen_t       tools_seen;
+    ts_seen_t       messages_seen;
+    int             forget;         /* 1: keep no request's bytes, and
+                                       drop those kept */
     int             lent;
 } ts_index_mem_t;
 
@@ -168,7 +186,8 @@ typedef struct {
 
     ts_status_t     status;
     size_t          err_off;        /* where scanning stopped on error */
-    size_t          tools_recalled; /* tools copied from mem->seen */
+    size_t          tools_recalled; /* tools copied from memory */
+    size_t          messages_recalled;  /* messages copied from memory */
 
     size_t          caps[4];        /* tools, blocks, messages, members */
     ts_index_mem_t *mem;            /* the arrays' lender, or NULL */

@@ -590,9 +590,13 @@ tst_find(const char *p, size_t len, const char *s)
 }
 
 
-/* how many tools a scan of buf in mem recalled; -1 when it differs */
+/*
+ * How many tools, or messages, a scan of buf in mem recalled; -1 when
+ * its index differs from the byte scan's.
+ */
 static long
-tst_recalled(ts_index_mem_t *mem, const char *buf, size_t len)
+tst_recalled_of(ts_index_mem_t *mem, const char *buf, size_t len,
+    int messages)
 {
     ts_index_t  a, b;
     long        n;
@@ -600,12 +604,27 @@ tst_recalled(ts_index_mem_t *mem, const char *buf, size_t len)
     (void) ts_index_build_in(&a, buf, len, mem);
     (void) ts_index_build_plain(&b, buf, len);
 
-    n = tst_index_eq(&a, &b) ? (long) a.tools_recalled : -1;
+    n = !tst_index_eq(&a, &b) ? -1
+        : (long) (messages ? a.messages_recalled : a.tools_recalled);
 
     ts_index_free(&a);
     ts_index_free(&b);
 
     return n;
+}
+
+
+static long
+tst_recalled(ts_index_mem_t *mem, const char *buf, size_t len)
+{
+    return tst_recalled_of(mem, buf, len, 0);
+}
+
+
+static long
+tst_messages_recalled(ts_index_mem_t *mem, const char *buf, size_t len)
+{
+    return tst_recalled_of(mem, buf, len, 1);
 }
 
 
@@ -666,6 +685,121 @@ test_tools_recalled(void)
 }
 
 
+/*
+ * A message after a recalled one nests arrays n deep in a block: the
+ * index is the byte scan's, the limit of nesting included.  The first
+ * message is recalled from a flat array seen three times before.
+ */
+static int
+tst_nested_agree(ts_index_mem_t *mem, size_t n)
+{
+    static const char  head[] = "{\"messages\":[{\"role\":\"user\","
+                                "\"content\":\"hi\"},{\"role\":\"user\","
+                                "\"content\":[{\"type\":\"x\",\"v\":";
+    static const char  tail[] = "}]}]}";
+    char              *flat, *deep;
+    size_t             h, t, len, i;
+    int                ok;
+
+    h = sizeof(head) - 1;
+    t = sizeof(tail) - 1;
+    flat = tst_alloc(h + 1 + t);
+    memcpy(flat, head, h);
+    flat[h] = '0';
+    memcpy(flat + h + 1, tail, t);
+
+    len = h + 2 * n + t;
+    deep = tst_alloc(len);
+    memcpy(deep, head, h);
+    memset(deep + h, '[', n);
+    memset(deep + h + n, ']', n);
+    memcpy(deep + h + 2 * n, tail, t);
+
+    ok = 1;
+
+    for (i = 0; i < 3; i++) {
+        ok &= tst_messages_recalled(mem, flat, h + 1 + t) >= 0;
+    }
+
+    ok &= tst_messages_recalled(mem, deep, len) == 1;
+
+    free(flat);
+    free(deep);
+
+    return ok;
+}
+
+
+/*
+ * A session's turns: turn 4 repeats turn 3's messages but the last,
+ * whose cache_control moved, and adds two.  Messages are remembered
+ * whole when their conversation comes a second time running, recalled
+ * from the third, as far as their bytes come again.
+ */
+static void
+test_messages_recalled(void)
+{
+    ts_index_mem_t  mem;
+    tst_doc_t       t3, t4, other;
+    const char     *p;
+    char           *moved;
+    size_t          off;
+
+    CHECK(tst_doc_load(&t3, TST_CLAUDE "/ts-true/003.json") == 0);
+    CHECK(tst_doc_load(&t4, TST_CLAUDE "/ts-true/004.json") == 0);
+    CHECK(tst_doc_load(&other, TST_BIG) == 0);
+    memset(&mem, 0, sizeof(mem));
+
+    CHECK(tst_messages_recalled(&mem, t3.buf, t3.len) == 0);
+    CHECK(mem.messages_seen.n[0] == 0);
+    CHECK(tst_messages_recalled(&mem, t3.buf, t3.len) == 0);
+    CHECK(mem.messages_seen.n[0] == 4);
+    CHECK(tst_messages_recalled(&mem, t3.buf, t3.len) == 4);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 3);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 6);
+
+    /* the array further on: a longer model name comes first */
+    p = tst_find(t4.buf, t4.len, "\"model\":\"");
+    CHECK(p != NULL);
+    off = (size_t) (p - t4.buf) + strlen("\"model\":\"");
+    moved = tst_alloc(t4.len + 8);
+    memcpy(moved, t4.buf, off);
+    memcpy(moved + off, "longer--", 8);
+    memcpy(moved + off + 8, t4.buf + off, t4.len - off);
+    CHECK(tst_messages_recalled(&mem, moved, t4.len + 8) == 6);
+    free(moved);
+
+    /* cut in the fifth message: four recalled, the cut the scan's */
+    p = tst_find(t4.buf, t4.len, "toolu_mockmwro3wpj0004");
+    CHECK(p != NULL);
+    CHECK(tst_messages_recalled(&mem, t4.buf, (size_t) (p - t4.buf)) == 4);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 6);
+
+    /* another conversation in between: its start only is kept */
+    CHECK(tst_messages_recalled(&mem, other.buf, other.len) == 0);
+    CHECK(mem.messages_seen.n[0] == 0 && mem.messages_seen.len == 4096);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 0);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 0);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 6);
+
+    /* after recalled messages, nesting is counted from where they end */
+    CHECK(tst_nested_agree(&mem, TS_MAX_DEPTH - 5));
+    CHECK(tst_nested_agree(&mem, TS_MAX_DEPTH - 4));
+
+    /* forgetting drops what is kept, and keeps nothing more */
+    mem.forget = 1;
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 0);
+    CHECK(tst_recalled(&mem, t4.buf, t4.len) == 0);
+    CHECK(mem.messages_seen.len == 0 && mem.tools_seen.len == 0);
+    CHECK(mem.messages_seen.bytes == NULL && mem.tools_seen.bytes == NULL);
+
+    tst_doc_free(&t3);
+    tst_doc_free(&t4);
+    tst_doc_free(&other);
+    ts_index_mem_free(&mem);
+}
+
+
 const tst_case_t  tst_strmap_tests[] = {
     { "string map: random texts against the reference", test_map_random },
     { "string map: control bytes and escapes after quiet blocks",
@@ -680,5 +814,7 @@ const tst_case_t  tst_strmap_tests[] = {
       test_scans_fixtures },
     { "index: a tools array read before is recalled by its bytes",
       test_tools_recalled },
+    { "index: a session's messages are recalled by their bytes",
+      test_messages_recalled },
     { NULL, NULL }
 };
