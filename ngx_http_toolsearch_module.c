@@ -127,7 +127,8 @@ static ngx_module_t  *ngx_http_toolsearch_proxy_module;
  * The engine's index arrays, kept by the worker for all its requests
  * (one request is processed at a time): grown to the largest body seen,
  * they spare each request fresh pages, whose faults cost more than the
- * scan.
+ * scan.  With toolsearch_recall on, they also keep the last tools array
+ * and the last conversation's messages.
  */
 static ts_index_mem_t  ngx_http_toolsearch_index_mem;
 
@@ -160,6 +161,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, client_mode),
+      NULL },
+
+    { ngx_string("toolsearch_recall"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, recall),
       NULL },
 
     { ngx_string("toolsearch_always_load"),
@@ -354,6 +362,11 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
     { ngx_string("toolsearch_tools_recalled"), NULL,
       ngx_http_toolsearch_count_variable,
       offsetof(ngx_http_toolsearch_ctx_t, tools_recalled),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_messages_recalled"), NULL,
+      ngx_http_toolsearch_count_variable,
+      offsetof(ngx_http_toolsearch_ctx_t, messages_recalled),
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
     { ngx_string("toolsearch_tools_deferred"), NULL,
@@ -707,6 +720,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->upstream = rq.upstream;
     ctx->tools_total = rq.ix.ntools;
     ctx->tools_recalled = rq.ix.tools_recalled;
+    ctx->messages_recalled = rq.ix.messages_recalled;
     ctx->tools_deferred = rq.tools_deferred;
     ctx->defer_chars = rq.defer_chars;
     ctx->threshold_chars = rq.threshold_chars;
@@ -839,6 +853,7 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
     in->upstream = ngx_http_toolsearch_upstream_of(r, tlcf);
     in->defer_mode = -1;
     in->index_mem = &ngx_http_toolsearch_index_mem;
+    ngx_http_toolsearch_index_mem.forget = !tlcf->recall;
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);
@@ -1407,6 +1422,7 @@ ngx_http_toolsearch_report(ngx_http_request_t *r,
     rep.bytes_out = ctx->bytes_out;
     rep.tools_total = ctx->tools_total;
     rep.tools_recalled = ctx->tools_recalled;
+    rep.messages_recalled = ctx->messages_recalled;
     rep.tools_deferred = ctx->tools_deferred;
     rep.defer_chars = ctx->defer_chars;
     rep.hosted_searches = ctx->hosted_searches;
@@ -1581,6 +1597,7 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
     conf->defer_mode = NGX_CONF_UNSET;
     conf->defer_percent = NGX_CONF_UNSET_UINT;
     conf->client_mode = NGX_CONF_UNSET;
+    conf->recall = NGX_CONF_UNSET;
     conf->upstream = NGX_CONF_UNSET_UINT;
     conf->upstream_tool_reference = NGX_CONF_UNSET;
     conf->disable_betas = NGX_CONF_UNSET;
@@ -1953,6 +1970,7 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->defer_mode, prev->defer_mode, TS_DEFER_ON);
     ngx_conf_merge_uint_value(conf->defer_percent, prev->defer_percent, 0);
     ngx_conf_merge_value(conf->client_mode, prev->client_mode, 0);
+    ngx_conf_merge_value(conf->recall, prev->recall, 1);
     ngx_conf_merge_uint_value(conf->upstream, prev->upstream,
                               TS_UPSTREAM_AUTO);
     ngx_conf_merge_value(conf->upstream_tool_reference,

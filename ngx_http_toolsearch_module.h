@@ -22,6 +22,7 @@ typedef struct {
     ngx_int_t           defer_mode;
     ngx_uint_t          defer_percent;
     ngx_flag_t          client_mode;
+    ngx_flag_t          recall;
     ngx_uint_t          upstream;
     ngx_flag_t          upstream_tool_reference;
     ngx_flag_t          disable_betas;
@@ -55,6 +56,7 @@ typedef struct {
     size_t          bytes_out;
     size_t          tools_total;
     size_t          tools_recalled;
+    size_t          messages_recalled;
     size_t          tools_deferred;
     size_t          defer_chars;
     size_t          threshold_chars;

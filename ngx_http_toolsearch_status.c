@@ -108,6 +108,10 @@ static ngx_http_toolsearch_metric_t  ngx_http_toolsearch_metrics[] = {
       NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED, 0,
       "Of those, tools a worker recalled from the last tools array it read." },
 
+    { ngx_string("messages_recalled"),
+      NGX_HTTP_TOOLSEARCH_STAT_MESSAGES_RECALLED, 0,
+      "Messages a worker recalled from the last conversation it served." },
+
     { ngx_string("tools_deferred"),
       NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED, 0,
       "Tool definitions deferred (deferred_hosted, deferred_gateway)." },
@@ -268,6 +272,9 @@ ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
                                  rep->tools_total);
     ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED,
                                  rep->tools_recalled);
+    ngx_http_toolsearch_stat_add(r,
+                                 NGX_HTTP_TOOLSEARCH_STAT_MESSAGES_RECALLED,
+                                 rep->messages_recalled);
     ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_HOSTED_SEARCHES,
                                  rep->hosted_searches);
     ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_REFS_STALE,

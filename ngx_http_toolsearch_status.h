@@ -25,6 +25,7 @@
 typedef enum {
     NGX_HTTP_TOOLSEARCH_STAT_TOOLS_SEEN = 0,
     NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED,
+    NGX_HTTP_TOOLSEARCH_STAT_MESSAGES_RECALLED,
     NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED,
     NGX_HTTP_TOOLSEARCH_STAT_BYTES_REMOVED,
     NGX_HTTP_TOOLSEARCH_STAT_HOSTED_SEARCHES,
@@ -57,6 +58,7 @@ typedef struct {
     size_t          bytes_out;
     size_t          tools_total;
     size_t          tools_recalled;
+    size_t          messages_recalled;
     size_t          tools_deferred;
     size_t          defer_chars;
     size_t          hosted_searches;

@@ -1391,11 +1391,17 @@ ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
 
     for (i = 0; i < nlists; i++) {
         size = lists[i].kind->size;
+        seen->n[i] = lists[i].n;
+
+        /* an index list that stayed empty may have no address */
+        if (lists[i].n == lists[i].kept) {
+            continue;
+        }
+
         ts_items_move(lists[i].kind,
                       (char *) seen->items[i] + lists[i].kept * size,
                       (const char *) lists[i].items + lists[i].kept * size,
                       lists[i].n - lists[i].kept, base, 0);
-        seen->n[i] = lists[i].n;
     }
 
     seen->len = len;

@@ -403,3 +403,46 @@ def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway):
         "recalled=0", "recalled=0"]
     assert sent[1] == fresh_bytes and sent[2] == fresh_bytes
     assert sent[4] == fresh_bytes
+
+
+MESSAGES_LOG = ("log_format messages '$toolsearch_decision "
+                "messages=$toolsearch_messages_recalled';")
+
+
+@pytest.mark.parametrize("recall", ["on", "off"])
+def test_messages_of_the_last_conversation_are_recalled(emulator, gateway,
+                                                        recall):
+    """Turns 3, 3, 3, 4, 4 of a session through one worker: its messages
+    are remembered the second time the conversation comes running, and
+    recalled from the third as far as their bytes come again (turn 4
+    moves cache_control off turn 3's last message and adds two).  The
+    upstream gets the bytes a fresh worker sends.  toolsearch_recall off
+    recalls nothing."""
+    turns = {"3": load_fixture("ts-true/003.json"),
+             "4": load_fixture("ts-true/004.json")}
+    conf = dict(http=MESSAGES_LOG, server="toolsearch on; "
+                "toolsearch_upstream anthropic; toolsearch_recall %s; "
+                "access_log messages.log messages;" % recall)
+
+    fresh = {}
+    for name, body in turns.items():
+        gw = gateway(**conf)
+        assert send(gw, body).status == 200
+        fresh[name] = emulator.last().body
+        gw.stop()
+
+    order = ["3", "3", "3", "4", "4"]
+    gw = gateway(**conf)
+    for name in order:
+        r = send(gw, turns[name])
+        assert r.status == 200, r.body
+    sent = [rec.body for rec in emulator.requests[-len(order):]]
+
+    gw.stop()
+    with open(os.path.join(gw.prefix, "messages.log")) as f:
+        log = f.read().splitlines()
+
+    recalled = ([0, 0, 4, 3, 6] if recall == "on" else [0, 0, 0, 0, 0])
+    assert [line.split()[1] for line in log] == [
+        "messages=%d" % n for n in recalled]
+    assert sent == [fresh[name] for name in order]

@@ -41,8 +41,9 @@ SERVER = """
 
 PROMETHEUS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-SCALARS = ["tools_seen", "tools_recalled", "tools_deferred",
-           "tool_bytes_removed", "tokens_saved", "hosted_searches",
+SCALARS = ["tools_seen", "tools_recalled", "messages_recalled",
+           "tools_deferred", "tool_bytes_removed", "tokens_saved",
+           "hosted_searches",
            "gateway_searches", "search_misses", "loop_iterations",
            "pause_turns", "refs_stale", "refs_converted", "siblings_moved",
            "boundaries_added", "internal_errors"]
@@ -271,6 +272,20 @@ def wait_for(predicate, timeout=20.0):
     return False
 
 
+def workers(master):
+    """pids of the processes whose parent is master"""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == master:
+            pids.add(int(entry))
+    return pids
+
+
 @pytest.mark.skipif(VALGRIND, reason="under valgrind nginx runs without a "
                     "master process, and only a master reloads cleanly")
 def test_zone_survives_reload(emulator, gateway):
@@ -289,9 +304,12 @@ def test_zone_survives_reload(emulator, gateway):
     with open(gw.conf, "w") as f:
         f.write(conf.replace("location = /status {",
                              "location = /status { add_header X-Gen 2;"))
+    old = workers(gw.proc.pid)
     gw.proc.send_signal(signal.SIGHUP)
     assert wait_for(lambda: status(gw).header("X-Gen") == "2"), \
         gw.error_log()
+    # until the old worker exits it may still accept a connection
+    assert wait_for(lambda: not old & workers(gw.proc.pid)), gw.error_log()
 
     assert counters(gw) == before
     assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
