@@ -8,12 +8,13 @@
  * rounds, and cJSON parse + the same edit + print (a rewrite that
  * re-serialises the document), in rounds of its own after them.  The
  * index borrows memory kept across rounds, as a worker's; each round
- * runs the engine twice, first with that memory's last tools array
- * forgotten (the tools are read), then with it recalled.  Also the
- * engine's peak heap per request, the block of new bytes included, and
- * whether two runs give the same bytes.  Prints one JSON object.
+ * times the engine twice: with that memory forgotten (all is read), and
+ * as a session's next turn, after BEFORE, the turn before it, which the
+ * memory then keeps (recalled_us).  Also the engine's peak heap per
+ * request, the block of new bytes included, and whether two runs give
+ * the same bytes.  Prints one JSON object.
  *
- *   bench_engine FILE ROUNDS [OPTIONS OF toolsearch rewrite]
+ *   bench_engine FILE BEFORE ROUNDS [OPTIONS OF toolsearch rewrite]
  *
  * Linked with -Wl,--wrap for malloc, calloc, realloc and free: the
  * engine's heap is counted by malloc_usable_size().
@@ -464,19 +465,21 @@ main(int argc, char **argv)
     ts_request_t           rq;
     ts_round_t             first, r;
     const char            *path;
-    char                  *body, *dst;
+    char                  *body, *before, *dst;
     double                *t[4], med[4];
-    size_t                 len, rounds, i, heap, cjson_len;
+    size_t                 len, before_len, rounds, i, heap, cjson_len;
     int                    same;
 
-    if (argc < 3 || ts_cli_conf_parse(&c, argc - 3, argv + 3, &path) != 0
-        || (rounds = strtoul(argv[2], NULL, 10)) == 0)
+    if (argc < 4 || ts_cli_conf_parse(&c, argc - 4, argv + 4, &path) != 0
+        || (rounds = strtoul(argv[3], NULL, 10)) == 0)
     {
-        fprintf(stderr, "usage: bench_engine FILE ROUNDS [OPTIONS]\n");
+        fprintf(stderr, "usage: bench_engine FILE BEFORE ROUNDS "
+                "[OPTIONS]\n");
         return 2;
     }
 
     body = ts_bench_load(argv[1], &len);
+    before = ts_bench_load(argv[2], &before_len);
     dst = malloc(len + 1);
 
     for (i = 0; i < 4; i++) {
@@ -501,7 +504,9 @@ main(int argc, char **argv)
         mem.messages_seen.len = 0;
         t[1][i] = ts_engine_round(&in, body, len, &r, NULL);
         same &= r.hash == first.hash && r.out_len == first.out_len;
-        (void) ts_engine_round(&in, body, len, &r, NULL);
+
+        /* the same conversation running: the turn before is kept whole */
+        (void) ts_engine_round(&in, before, before_len, &r, NULL);
         t[3][i] = ts_engine_round(&in, body, len, &r, NULL);
         same &= r.hash == first.hash && r.out_len == first.out_len;
         heap = r.heap;      /* the last: the lent memory has grown */

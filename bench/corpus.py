@@ -86,8 +86,11 @@ def turns(rnd, k, builtin, mcp):
                  "content": content}]}]
 
 
-def conversation(size):
-    """the fixture's request with history grown to at least size bytes"""
+def conversation(size, back=0):
+    """the fixture's request with history grown to at least size bytes;
+    back > 0: the turn that many exchanges before it.  As Claude Code
+    does, the last message's last block carries the cache breakpoint,
+    which moves to the new last message on the next turn."""
     body = json.loads(fixture())
     rnd = random.Random(size)
     tools = [t["name"] for t in body["tools"]]
@@ -100,6 +103,10 @@ def conversation(size):
         pair = turns(rnd, k, builtin, mcp)
         messages += pair
         total += len(json.dumps(pair, ensure_ascii=False).encode())
+    messages = messages[:len(messages) - 2 * back]
+    last = messages[-1]["content"]
+    if isinstance(last, list):
+        last[-1] = dict(last[-1], cache_control={"type": "ephemeral"})
     body["messages"] = messages
     return json.dumps(body, ensure_ascii=False,
                       separators=(",", ":")).encode()

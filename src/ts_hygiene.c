@@ -248,6 +248,18 @@ ts_is_reference(const char *buf, const ts_block_t *b)
 }
 
 
+/*
+ * A tool_use block's "caller" (programmatic tool calling): on another
+ * block it is no tool-search field, and the upstream judges the block.
+ */
+static int
+ts_has_caller(const char *buf, const ts_block_t *b)
+{
+    return b->parent < 0 && b->caller.val.kind != TS_NONE
+           && ts_str_eq(buf, &b->type, "tool_use");
+}
+
+
 static int
 ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
     const ts_toolset_t *ts)
@@ -277,9 +289,7 @@ ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
         return ts_strip_search_call(rq, t, b);
     }
 
-    if (b->caller.val.kind != TS_NONE
-        && ts_str_eq(buf, &b->type, "tool_use"))
-    {
+    if (ts_has_caller(buf, b)) {
         return ts_edit_delete_member(&rq->edits, buf, &b->caller);
     }
 
@@ -332,7 +342,7 @@ ts_hygiene_has_artifacts(const ts_request_t *rq, int refs)
 
         if ((refs && ts_is_reference(ix->buf, b))
             || (b->parent < 0 && ts_history_is_hosted(ix, b))
-            || b->caller.val.kind != TS_NONE)
+            || ts_has_caller(ix->buf, b))
         {
             return 1;
         }

@@ -447,6 +447,32 @@ test_policy_profiles(void)
     "'name':'tool_search_tool_bm25'}]}"
 
 
+/*
+ * "caller" belongs to tool_use blocks: on a block of another type it
+ * needs no beta, and stripping leaves it, so both agree that it is no
+ * tool-search field (else a second pass would add the beta back).
+ */
+static void
+test_policy_caller_off_tool_use(void)
+{
+    tpol_t  t;
+    trun_t  r;
+
+    tpol_init(&t);
+
+    CHECK(trun(&r, &t,
+               "{'model':'claude-sonnet-4-5','max_tokens':9,'messages':["
+               "{'role':'user','content':[{'type':'text','text':'hi',"
+               "'caller':{'type':'direct'}}]}],"
+               "'tools':[" TOOL("Read") "]}") >= TS_DECISION_STANDARD_MODE);
+    CHECK(!r.rq.betas_changed);
+    CHECK(has_text(r.out, r.len, "caller"));
+
+    trun_free(&r);
+    tpol_free(&t);
+}
+
+
 static void
 test_policy_kill_switch_strips(void)
 {
@@ -778,6 +804,7 @@ const tst_case_t  tst_policy_tests[] = {
     { "policy_modes_and_models", test_policy_modes_and_models },
     { "policy_profiles", test_policy_profiles },
     { "policy_kill_switch_strips", test_policy_kill_switch_strips },
+    { "policy_caller_off_tool_use", test_policy_caller_off_tool_use },
     { "policy_strip_triggers", test_policy_strip_triggers },
     { "policy_idempotent_on_fixtures", test_policy_idempotent_on_fixtures },
     { "hygiene_boundary_added", test_hygiene_boundary_added },
