@@ -1142,25 +1142,21 @@ static const ts_list_kind_t  ts_blocks_list = {
 };
 
 
-/*
- * Copies n items of a list from src to dst, moving the offsets they
- * hold from base from to base to.
- */
+/* moves the offsets n items hold from base from to base to */
 static void
-ts_items_move(const ts_list_kind_t *k, void *dst, const void *src,
-    size_t n, size_t from, size_t to)
+ts_items_shift(const ts_list_kind_t *k, void *items, size_t n, size_t from,
+    size_t to)
 {
     ts_parts_t  p;
     size_t      i, j;
 
-    if (n == 0) {
+    /* clients send an array where they sent it: nothing moves */
+    if (from == to) {
         return;
     }
 
-    memcpy(dst, src, n * k->size);
-
     for (i = 0; i < n; i++) {
-        k->parts((char *) dst + i * k->size, &p);
+        k->parts((char *) items + i * k->size, &p);
 
         for (j = 0; j < p.nv; j++) {
             if (p.v[j]->kind != TS_NONE) {
@@ -1173,6 +1169,18 @@ ts_items_move(const ts_list_kind_t *k, void *dst, const void *src,
                 p.m[j]->off = p.m[j]->off - from + to;
             }
         }
+    }
+}
+
+
+/* copies n items from src to dst, their offsets moved from from to to */
+static void
+ts_items_copy(const ts_list_kind_t *k, void *dst, const void *src, size_t n,
+    size_t from, size_t to)
+{
+    if (n > 0) {
+        memcpy(dst, src, n * k->size);
+        ts_items_shift(k, dst, n, from, to);
     }
 }
 
@@ -1197,12 +1205,12 @@ static void **ts_index_array(ts_index_t *ix, int i);
 
 
 /*
- * Recalls the first n remembered items of a list at offset off: they
- * become the index's first n.
+ * Recalls the first n items of the remembered list i, for an array
+ * starting at off: they become the index's first n.
  */
 static int
-ts_recall_list(ts_scan_t *s, const ts_list_kind_t *k, const void *items,
-    size_t n, size_t off)
+ts_recall_list(ts_scan_t *s, const ts_list_kind_t *k, const ts_seen_t *seen,
+    int i, size_t n, size_t off)
 {
     ts_index_t   *ix;
     void        **arr, *p;
@@ -1220,7 +1228,7 @@ ts_recall_list(ts_scan_t *s, const ts_list_kind_t *k, const void *items,
         ix->caps[k->array] = n;
     }
 
-    ts_items_move(k, *arr, items, n, 0, off);
+    ts_items_copy(k, *arr, seen->items[i], n, seen->base, off);
 
     return 0;
 }
@@ -1247,8 +1255,7 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 
     off = s->p - s->start;
 
-    if (ts_recall_list(s, &ts_tools_list, seen->items[0], seen->n[0], off)
-        != 0)
+    if (ts_recall_list(s, &ts_tools_list, seen, 0, seen->n[0], off) != 0)
     {
         return -1;
     }
@@ -1286,7 +1293,7 @@ ts_messages_recall(ts_scan_t *s)
     end = 0;
 
     for (k = 0; k < seen->n[0]; k++) {
-        e = m[k].elem.off + m[k].elem.len;
+        e = m[k].elem.off + m[k].elem.len - seen->base;
 
         if (e > avail || memcmp(s->p + end, seen->bytes + end, e - end) != 0) {
             break;
@@ -1302,9 +1309,9 @@ ts_messages_recall(ts_scan_t *s)
     ix = s->ix;
     off = s->p - s->start;
 
-    if (ts_recall_list(s, &ts_messages_list, m, k, off) != 0
-        || ts_recall_list(s, &ts_blocks_list, seen->items[1],
-                          m[k - 1].block_end, off) != 0)
+    if (ts_recall_list(s, &ts_messages_list, seen, 0, k, off) != 0
+        || ts_recall_list(s, &ts_blocks_list, seen, 1, m[k - 1].block_end,
+                          off) != 0)
     {
         return -1;
     }
@@ -1358,7 +1365,8 @@ typedef struct {
  * The array just read, at base in the body, becomes the one remembered:
  * its first len bytes, and its lists (others are emptied).  The first
  * kept bytes, and the first items of the lists, were recalled: they are
- * in memory already.  Without memory for it, nothing is remembered.
+ * in memory already, and move to base if the array has.  Without memory
+ * for it, nothing is remembered.
  */
 static void
 ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
@@ -1378,10 +1386,8 @@ ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
     }
 
     for (i = 0; i < nlists; i++) {
-        size = lists[i].kind->size;
-
         if (ts_reserve(&seen->items[i], &seen->items_cap[i],
-                       lists[i].n * size + 1) == NULL)
+                       lists[i].n * lists[i].kind->size + 1) == NULL)
         {
             return;
         }
@@ -1392,18 +1398,20 @@ ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
     for (i = 0; i < nlists; i++) {
         size = lists[i].kind->size;
         seen->n[i] = lists[i].n;
+        ts_items_shift(lists[i].kind, seen->items[i], lists[i].kept,
+                       seen->base, base);
 
         /* an index list that stayed empty may have no address */
-        if (lists[i].n == lists[i].kept) {
-            continue;
+        if (lists[i].n > lists[i].kept) {
+            ts_items_copy(lists[i].kind,
+                          (char *) seen->items[i] + lists[i].kept * size,
+                          (const char *) lists[i].items
+                          + lists[i].kept * size,
+                          lists[i].n - lists[i].kept, base, base);
         }
-
-        ts_items_move(lists[i].kind,
-                      (char *) seen->items[i] + lists[i].kept * size,
-                      (const char *) lists[i].items + lists[i].kept * size,
-                      lists[i].n - lists[i].kept, base, 0);
     }
 
+    seen->base = base;
     seen->len = len;
 }
 

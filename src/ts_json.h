@@ -128,7 +128,8 @@ typedef enum {
 
 /*
  * The last array of a kind scanned in an index's memory: its bytes, and
- * what was read of it, with offsets from the array's '['.  A client
+ * what was read of it, with the offsets of the body it came in, where
+ * the array started at base.  A client
  * sends the same tools array on every turn, and the messages of the
  * last turn again, one or two added: a scan that finds these bytes
  * where the array starts copies what was read instead of reading it.
@@ -141,6 +142,7 @@ typedef struct {
     char           *bytes;
     size_t          len;            /* 0: none remembered */
     size_t          bytes_cap;      /* in bytes */
+    size_t          base;
     void           *items[TS_SEEN_LISTS];  /* tools; messages, blocks */
     size_t          n[TS_SEEN_LISTS];
     size_t          items_cap[TS_SEEN_LISTS];  /* in bytes */
