@@ -1122,23 +1122,22 @@ ts_block_parts_of(void *item, ts_parts_t *p)
 }
 
 
-/* an array of the index: its size and spans, its place in ts_index_t */
+/* an array of the index: its items' size and spans */
 typedef struct {
     size_t    size;
     void    (*parts)(void *item, ts_parts_t *p);
-    int       array;        /* as in caps[] */
 } ts_list_kind_t;
 
 static const ts_list_kind_t  ts_tools_list = {
-    sizeof(ts_tool_t), ts_tool_parts_of, 0
+    sizeof(ts_tool_t), ts_tool_parts_of
 };
 
 static const ts_list_kind_t  ts_messages_list = {
-    sizeof(ts_message_t), ts_message_parts_of, 2
+    sizeof(ts_message_t), ts_message_parts_of
 };
 
 static const ts_list_kind_t  ts_blocks_list = {
-    sizeof(ts_block_t), ts_block_parts_of, 1
+    sizeof(ts_block_t), ts_block_parts_of
 };
 
 
@@ -1173,18 +1172,6 @@ ts_items_shift(const ts_list_kind_t *k, void *items, size_t n, size_t from,
 }
 
 
-/* copies n items from src to dst, their offsets moved from from to to */
-static void
-ts_items_copy(const ts_list_kind_t *k, void *dst, const void *src, size_t n,
-    size_t from, size_t to)
-{
-    if (n > 0) {
-        memcpy(dst, src, n * k->size);
-        ts_items_shift(k, dst, n, from, to);
-    }
-}
-
-
 /* the memory of the last tools or messages array, NULL when none */
 static ts_seen_t *
 ts_remembered(ts_scan_t *s, int messages)
@@ -1201,42 +1188,10 @@ ts_remembered(ts_scan_t *s, int messages)
 }
 
 
-static void **ts_index_array(ts_index_t *ix, int i);
-
-
-/*
- * Recalls the first n items of the remembered list i, for an array
- * starting at off: they become the index's first n.
- */
-static int
-ts_recall_list(ts_scan_t *s, const ts_list_kind_t *k, const ts_seen_t *seen,
-    int i, size_t n, size_t off)
-{
-    ts_index_t   *ix;
-    void        **arr, *p;
-
-    ix = s->ix;
-    arr = ts_index_array(ix, k->array);
-
-    if (ix->caps[k->array] < n) {
-        p = realloc(*arr, n * k->size);
-        if (p == NULL) {
-            return ts_fail(s, TS_ERR_NOMEM);
-        }
-
-        *arr = p;
-        ix->caps[k->array] = n;
-    }
-
-    ts_items_copy(k, *arr, seen->items[i], n, seen->base, off);
-
-    return 0;
-}
-
-
 /*
  * At the tools array: the tools of the array last read, when all its
- * bytes come next.  1 when recalled, 0 when not.
+ * bytes come next.  They are still in the index's array, which the
+ * memory lent; only their offsets move.  1 when recalled, 0 when not.
  */
 static int
 ts_tools_recall(ts_scan_t *s, ts_val_t *v)
@@ -1246,19 +1201,22 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 
     seen = ts_remembered(s, 0);
 
-    if (seen == NULL || seen->len == 0
-        || (size_t) (s->end - s->p) < seen->len
+    if (seen == NULL || seen->len == 0) {
+        return 0;
+    }
+
+    if ((size_t) (s->end - s->p) < seen->len
         || memcmp(s->p, seen->bytes, seen->len) != 0)
     {
+        /* the array read instead takes the tools' place */
+        seen->len = 0;
         return 0;
     }
 
     off = s->p - s->start;
-
-    if (ts_recall_list(s, &ts_tools_list, seen, 0, seen->n[0], off) != 0)
-    {
-        return -1;
-    }
+    ts_items_shift(&ts_tools_list, s->ix->tools, seen->n[0], seen->base,
+                   off);
+    seen->base = off;
 
     s->ix->ntools = seen->n[0];
     s->ix->tools_recalled = seen->n[0];
@@ -1271,8 +1229,9 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 
 /*
  * At the messages array: the messages of the array last read, as far as
- * their bytes come again, with their blocks.  The scan goes on after
- * the last one recalled, inside the array.  1 when some are recalled.
+ * their bytes come again, with their blocks; like the tools, they are
+ * still in the index's arrays.  The scan goes on after the last one
+ * recalled, inside the array.  1 when some are recalled.
  */
 static int
 ts_messages_recall(ts_scan_t *s)
@@ -1280,15 +1239,16 @@ ts_messages_recall(ts_scan_t *s)
     ts_index_t          *ix;
     ts_seen_t           *seen;
     const ts_message_t  *m;
-    size_t               k, end, e, avail, off;
+    size_t               k, end, e, avail, off, nblocks;
 
     seen = ts_remembered(s, 1);
 
-    if (seen == NULL || seen->len == 0) {
+    if (seen == NULL) {
         return 0;
     }
 
-    m = seen->items[0];
+    ix = s->ix;
+    m = ix->messages;
     avail = s->end - s->p;
     end = 0;
 
@@ -1302,22 +1262,23 @@ ts_messages_recall(ts_scan_t *s)
         end = e;
     }
 
+    nblocks = k > 0 ? m[k - 1].block_end : 0;
+    off = s->p - s->start;
+
+    ts_items_shift(&ts_messages_list, ix->messages, k, seen->base, off);
+    ts_items_shift(&ts_blocks_list, ix->blocks, nblocks, seen->base, off);
+
+    /* what is read next takes the place of the others */
+    seen->n[0] = k;
+    seen->n[1] = nblocks;
+    seen->base = off;
+
     if (k == 0) {
         return 0;
     }
 
-    ix = s->ix;
-    off = s->p - s->start;
-
-    if (ts_recall_list(s, &ts_messages_list, seen, 0, k, off) != 0
-        || ts_recall_list(s, &ts_blocks_list, seen, 1, m[k - 1].block_end,
-                          off) != 0)
-    {
-        return -1;
-    }
-
     ix->nmessages = k;
-    ix->nblocks = m[k - 1].block_end;
+    ix->nblocks = nblocks;
     ix->messages_recalled = k;
 
     /* inside the array, as ts_open leaves it */
@@ -1328,91 +1289,56 @@ ts_messages_recall(ts_scan_t *s)
 }
 
 
-/* a buffer of at least n bytes, its bytes kept when it grows */
+/*
+ * A buffer of at least n bytes, its bytes kept when it grows.  It grows
+ * by a quarter more than asked: a conversation grows by a turn's bytes
+ * on every turn, and each growth copies all it holds.
+ */
 static void *
 ts_reserve(void **buf, size_t *cap, size_t n)
 {
-    void  *p;
+    size_t   ncap;
+    void    *p;
 
     if (*cap < n) {
-        p = realloc(*buf, n);
+        ncap = n + n / 4;
+        p = realloc(*buf, ncap);
         if (p == NULL) {
             return NULL;
         }
 
         *buf = p;
-        *cap = n;
+        *cap = ncap;
     }
 
     return *buf;
 }
 
 
-/* the bytes of a messages array that tell its conversation */
-#define TS_MESSAGES_SIGN  4096
-
-
-/* a list of the index to remember, of which the first kept are already */
-typedef struct {
-    const ts_list_kind_t  *kind;
-    const void            *items;
-    size_t                 n;
-    size_t                 kept;
-} ts_list_t;
-
-
 /*
  * The array just read, at base in the body, becomes the one remembered:
- * its first len bytes, and its lists (others are emptied).  The first
- * kept bytes, and the first items of the lists, were recalled: they are
- * in memory already, and move to base if the array has.  Without memory
- * for it, nothing is remembered.
+ * its first len bytes, of which the first kept were recalled and are in
+ * memory already, and the counts of its items in the index's arrays.
+ * Without memory for the bytes, nothing is remembered.
  */
 static void
 ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
-    size_t kept, const ts_list_t *lists, size_t nlists)
+    size_t kept, size_t n0, size_t n1)
 {
-    size_t  i, size;
-
     seen->len = 0;
+    seen->n[0] = 0;
+    seen->n[1] = 0;
 
-    for (i = 0; i < TS_SEEN_LISTS; i++) {
-        seen->n[i] = 0;
-    }
-
-    /* an empty list is remembered too: a byte more, never realloc(0) */
     if (ts_reserve((void **) &seen->bytes, &seen->bytes_cap, len) == NULL) {
         return;
     }
 
-    for (i = 0; i < nlists; i++) {
-        if (ts_reserve(&seen->items[i], &seen->items_cap[i],
-                       lists[i].n * lists[i].kind->size + 1) == NULL)
-        {
-            return;
-        }
-    }
-
     memcpy(seen->bytes + kept, array + kept, len - kept);
 
-    for (i = 0; i < nlists; i++) {
-        size = lists[i].kind->size;
-        seen->n[i] = lists[i].n;
-        ts_items_shift(lists[i].kind, seen->items[i], lists[i].kept,
-                       seen->base, base);
-
-        /* an index list that stayed empty may have no address */
-        if (lists[i].n > lists[i].kept) {
-            ts_items_copy(lists[i].kind,
-                          (char *) seen->items[i] + lists[i].kept * size,
-                          (const char *) lists[i].items
-                          + lists[i].kept * size,
-                          lists[i].n - lists[i].kept, base, base);
-        }
-    }
-
-    seen->base = base;
     seen->len = len;
+    seen->base = base;
+    seen->n[0] = n0;
+    seen->n[1] = n1;
 }
 
 
@@ -1421,7 +1347,6 @@ static int
 ts_tools(ts_scan_t *s, ts_val_t *v)
 {
     ts_seen_t  *seen;
-    ts_list_t   list;
     int         rc;
 
     rc = ts_tools_recall(s, v);
@@ -1434,12 +1359,8 @@ ts_tools(ts_scan_t *s, ts_val_t *v)
         seen = ts_remembered(s, 0);
 
         if (seen != NULL) {
-            list.kind = &ts_tools_list;
-            list.items = s->ix->tools;
-            list.n = s->ix->ntools;
-            list.kept = 0;
             ts_remember(seen, s->ix->buf + v->off, v->len, v->off, 0,
-                        &list, 1);
+                        s->ix->ntools, 0);
         }
     }
 
@@ -1449,6 +1370,10 @@ ts_tools(ts_scan_t *s, ts_val_t *v)
 
     return rc < 0 ? -1 : 0;
 }
+
+
+/* the bytes of a messages array that tell its conversation */
+#define TS_MESSAGES_SIGN  4096
 
 
 /*
@@ -1480,7 +1405,6 @@ ts_messages(ts_scan_t *s, ts_val_t *v)
 {
     ts_index_t  *ix;
     ts_seen_t   *seen;
-    ts_list_t    lists[2];
     size_t       off, kept;
     int          rc;
 
@@ -1488,10 +1412,6 @@ ts_messages(ts_scan_t *s, ts_val_t *v)
     off = s->p - s->start;
 
     rc = ts_messages_recall(s);
-    if (rc < 0) {
-        return -1;
-    }
-
     kept = s->p - s->start - off;
 
     if (rc == 1 && s->map != NULL) {
@@ -1511,23 +1431,15 @@ ts_messages(ts_scan_t *s, ts_val_t *v)
         return 0;
     }
 
-    if (!ts_messages_again(seen, ix->buf + off, v->len, kept)) {
+    if (ts_messages_again(seen, ix->buf + off, v->len, kept)) {
+        ts_remember(seen, ix->buf + off, v->len, off, kept, ix->nmessages,
+                    ix->nblocks);
+
+    } else {
         ts_remember(seen, ix->buf + off,
                     v->len < TS_MESSAGES_SIGN ? v->len : TS_MESSAGES_SIGN,
-                    off, 0, lists, 0);
-        return 0;
+                    off, 0, 0, 0);
     }
-
-    lists[0].kind = &ts_messages_list;
-    lists[0].items = ix->messages;
-    lists[0].n = ix->nmessages;
-    lists[0].kept = ix->messages_recalled;
-    lists[1].kind = &ts_blocks_list;
-    lists[1].items = ix->blocks;
-    lists[1].n = ix->nblocks;
-    lists[1].kept = ix->messages_recalled
-                    ? ix->messages[ix->messages_recalled - 1].block_end : 0;
-    ts_remember(seen, ix->buf + off, v->len, off, kept, lists, 2);
 
     return 0;
 }
@@ -1648,14 +1560,7 @@ ts_index_array(ts_index_t *ix, int i)
 static void
 ts_seen_free(ts_seen_t *seen)
 {
-    int  i;
-
     free(seen->bytes);
-
-    for (i = 0; i < TS_SEEN_LISTS; i++) {
-        free(seen->items[i]);
-    }
-
     memset(seen, 0, sizeof(ts_seen_t));
 }
 

@@ -128,13 +128,15 @@ typedef enum {
 
 /*
  * The last array of a kind scanned in an index's memory: its bytes, and
- * what was read of it, with the offsets of the body it came in, where
- * the array started at base.  A client
- * sends the same tools array on every turn, and the messages of the
- * last turn again, one or two added: a scan that finds these bytes
- * where the array starts copies what was read instead of reading it.
- * Equal bytes are the same values: a value's reading depends on its
- * bytes alone.
+ * how many items its reading left in the index's arrays, which the
+ * memory keeps (tools; messages and blocks), with the offsets of the
+ * body it came in, where the array started at base.  A client sends the
+ * same tools array on every turn, and the messages of the last turn
+ * again, one or two added: a scan that finds these bytes where the array
+ * starts takes the items, moved to where it starts, instead of reading
+ * them.  Equal bytes are the same values: a value's reading depends on
+ * its bytes alone.  Reading another array in the memory overwrites the
+ * items, and the counts say so.
  */
 #define TS_SEEN_LISTS  2
 
@@ -143,9 +145,7 @@ typedef struct {
     size_t          len;            /* 0: none remembered */
     size_t          bytes_cap;      /* in bytes */
     size_t          base;
-    void           *items[TS_SEEN_LISTS];  /* tools; messages, blocks */
     size_t          n[TS_SEEN_LISTS];
-    size_t          items_cap[TS_SEEN_LISTS];  /* in bytes */
 } ts_seen_t;
 
 

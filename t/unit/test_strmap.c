@@ -674,8 +674,9 @@ test_tools_recalled(void)
     CHECK(tst_recalled(&mem, d.buf, d.len) == 0);
     CHECK(tst_recalled(&mem, d.buf, d.len) == all);
 
-    /* cut inside the array: read, and the cut is the byte scan's */
+    /* cut inside the array: read over the tools kept, then read again */
     CHECK(tst_recalled(&mem, d.buf, d.len / 2) == 0);
+    CHECK(tst_recalled(&mem, d.buf, d.len) == 0);
     CHECK(tst_recalled(&mem, d.buf, d.len) == all);
 
     free(moved);
@@ -769,11 +770,28 @@ test_messages_recalled(void)
     CHECK(tst_messages_recalled(&mem, moved, t4.len + 8) == 6);
     free(moved);
 
-    /* cut in the fifth message: four recalled, the cut the scan's */
+    /* cut in the fifth message: four recalled, and only those kept */
     p = tst_find(t4.buf, t4.len, "toolu_mockmwro3wpj0004");
     CHECK(p != NULL);
     CHECK(tst_messages_recalled(&mem, t4.buf, (size_t) (p - t4.buf)) == 4);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 4);
     CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 6);
+
+    /*
+     * Another fifth message read, then a cut in the sixth: the fifth it
+     * left in the index's arrays is not the one of the bytes kept.
+     */
+    off = (size_t) (p - t4.buf) + strlen("toolu_mockmwro3wpj0004");
+    moved = tst_alloc(t4.len + 1);
+    memcpy(moved, t4.buf, off);
+    moved[off] = '4';
+    memcpy(moved + off + 1, t4.buf + off, t4.len - off);
+    p = tst_find(moved + off, t4.len + 1 - off, "toolu_mockmwro3wpj0004");
+    CHECK(p != NULL);
+    CHECK(tst_messages_recalled(&mem, moved, (size_t) (p - moved)) == 4);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 4);
+    CHECK(tst_messages_recalled(&mem, t4.buf, t4.len) == 6);
+    free(moved);
 
     /* another conversation in between: its start only is kept */
     CHECK(tst_messages_recalled(&mem, other.buf, other.len) == 0);
