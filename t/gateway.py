@@ -143,15 +143,23 @@ class Gateway:
         raise RuntimeError("nginx did not start within %ss" % timeout)
 
     def stop(self, timeout=20.0):
+        """Graceful stop, a kill after timeout seconds.  Under valgrind a
+        signal that arrives just after a response can be lost (nginx stays
+        in epoll_wait), so the signal is sent again every 2 s."""
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 self.proc.kill()
                 self.proc.wait(5)
+                break
+            self.proc.send_signal(signal.SIGQUIT)
+            try:
+                self.proc.wait(min(2.0, left))
+            except subprocess.TimeoutExpired:
+                pass
         rc = self.proc.returncode
         self.proc = None
         if self.valgrind and rc == 99:
