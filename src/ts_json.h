@@ -153,8 +153,9 @@ typedef struct {
  * Memory an index may reuse, such as the arrays a worker keeps for all
  * its requests: an index built in it borrows the arrays and gives them
  * back, grown to what it needed, when it is freed, so that the next
- * request faults in no fresh pages.  One index at a time: an index built
- * while the memory is lent takes its own.
+ * request faults in no fresh pages, and so that the last index's tools,
+ * messages and blocks are still there to recall (ts_seen_t).  One index
+ * at a time: an index built while the memory is lent takes its own.
  */
 typedef struct {
     void           *arrays[4];      /* as ts_index_t's, in caps order */
@@ -188,8 +189,8 @@ typedef struct {
 
     ts_status_t     status;
     size_t          err_off;        /* where scanning stopped on error */
-    size_t          tools_recalled; /* tools copied from memory */
-    size_t          messages_recalled;  /* messages copied from memory */
+    size_t          tools_recalled; /* tools taken from memory */
+    size_t          messages_recalled;  /* messages taken from memory */
 
     size_t          caps[4];        /* tools, blocks, messages, members */
     ts_index_mem_t *mem;            /* the arrays' lender, or NULL */
