@@ -11,10 +11,12 @@ and conversations of 1 MB and 4 MB (bench/corpus.py), for four cases:
   gateway     the client's request, toolsearch_search gateway
 
 Each run times, in the same rounds, memcpy of the body and the engine,
-then in rounds of their own cJSON parse + the same edit + print (the
-nodes a cJSON round frees slowed the malloc calls of whatever ran next);
-figures are the median over RUNS runs of each run's median.  Writes the "engine" section of
-docs/benchmarks.md.
+the body read whole and as a session's next turn (after the turn before
+it, whose messages the worker's memory then keeps), then in rounds of
+their own cJSON parse + the same edit + print (the nodes a cJSON round
+frees slowed the malloc calls of whatever ran next); figures are the
+median over RUNS runs of each run's median.  Writes the "engine" section
+of docs/benchmarks.md.
 """
 
 import json
@@ -97,8 +99,9 @@ def section(results):
              "Per request, what the glue does: `ts_request_process`, the "
              "output's pieces (`ts_request_pieces`) with the new bytes "
              "copied into one fresh block (the kept ranges are sent where "
-             "they lie), `ts_request_free`. Baselines in the same run: `memcpy` "
-             "of the body (the floor), in the same rounds as the engine, "
+             "they lie), `ts_request_free`. Baselines in the same run: "
+             "`memcpy` of the body (the floor), in the same rounds as the "
+             "engine, "
              "and cJSON parse + the same edit + print "
              "(`cJSON_PrintUnformatted`), in rounds of its own after them "
              "(the hundred thousand nodes a cJSON round frees made the "

@@ -90,7 +90,8 @@ def free_port():
 
 
 class Gateway:
-    def __init__(self, upstream_port, http="", server="toolsearch on; toolsearch_search hosted;",
+    def __init__(self, upstream_port, http="",
+                 server="toolsearch on; toolsearch_search hosted;",
                  location="", log_level="info", main="", valgrind=VALGRIND):
         self.valgrind = valgrind
         self.prefix = tempfile.mkdtemp(prefix="toolsearch-t-")
