@@ -78,5 +78,6 @@ def test_examples_use_every_new_directive():
     for directive in ("toolsearch_zone", "toolsearch_status",
                       "toolsearch_upstream vertex", "toolsearch_upstream "
                       "bedrock", "toolsearch_upstream_tool_reference on",
-                      "limit_req ", "proxy_ssl_server_name on"):
+                      "limit_req ", "proxy_ssl_server_name on",
+                      "toolsearch_recall "):
         assert directive in texts, directive
