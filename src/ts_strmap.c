@@ -240,7 +240,12 @@ ts_look_avx2(const unsigned char *p, size_t n, uint64_t *bits,
         hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
 
         ts_avx2_block(lo, hi, bits, &kinds[k]);
-        look[k] = ts_avx2_mask(ts_avx2_look(lo, p), ts_avx2_look(hi, p + 32));
+
+        /* most blocks hold no backslash: nothing to classify there */
+        look[k] = bits[1] == 0
+                  ? 0
+                  : ts_avx2_mask(ts_avx2_look(lo, p),
+                                 ts_avx2_look(hi, p + 32));
     }
 }
 
