@@ -315,7 +315,7 @@ ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
         return -1;
     }
 
-    ts_names_sort(&nm->found);
+    ts_names_seal(&nm->found);
     mem = rq->ix.mem;
     ts_index_free(&rq->ix);
 
@@ -555,7 +555,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
         ts_buf_str(b, ",");
     }
 
-    ts_names_sort(&rq->referenced);
+    ts_names_seal(&rq->referenced);
     ts_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
     ts_buf_str(b, "]");
 

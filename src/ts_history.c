@@ -173,9 +173,9 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
         }
     }
 
-    ts_names_sort(&h->called);
-    ts_names_sort(&h->hosted);
-    ts_names_sort(&h->client);
+    ts_names_seal(&h->called);
+    ts_names_seal(&h->hosted);
+    ts_names_seal(&h->client);
 
     return 0;
 }

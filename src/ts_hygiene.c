@@ -138,8 +138,8 @@ ts_toolset_build(ts_toolset_t *ts, const ts_request_t *rq)
         }
     }
 
-    ts_names_sort(&ts->all);
-    ts_names_sort(&ts->deferred);
+    ts_names_seal(&ts->all);
+    ts_names_seal(&ts->deferred);
 
     return 0;
 }

@@ -26,6 +26,7 @@ ts_names_free(ts_names_t *s)
 
     free(s->copies);
     free(s->items);
+    free(s->slots);
     ts_names_init(s);
 }
 
@@ -52,6 +53,48 @@ ts_names_copy(ts_names_t *s, const char *buf, const ts_val_t *v, size_t *len)
     s->copies[s->ncopies++] = p;
 
     return p;
+}
+
+
+/* its address differs from one process to the next: the hash's seed */
+static const char  ts_names_anchor;
+
+
+/* a word at a time: names are short, most under 40 bytes */
+static uint64_t
+ts_name_hash(const char *p, size_t len)
+{
+    uint64_t  h, w;
+
+    h = ((uint64_t) (uintptr_t) &ts_names_anchor ^ len)
+        * 0x9e3779b97f4a7c15ULL;
+
+    for ( /* void */ ; len >= 8; p += 8, len -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+
+    for (w = 0; len > 0; len--) {
+        w = w << 8 | (unsigned char) p[len - 1];
+    }
+
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+
+    return h ^ (h >> 29);
+}
+
+
+static void
+ts_names_unseal(ts_names_t *s)
+{
+    if (s->slots == NULL) {
+        return;
+    }
+
+    free(s->slots);
+    s->slots = NULL;
+    s->mask = 0;
 }
 
 
@@ -92,14 +135,17 @@ ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
 
     s->items[s->n].p = p;
     s->items[s->n].len = len;
+    s->items[s->n].hash = ts_name_hash(p, len);
     s->n++;
+    ts_names_unseal(s);
 
     return 0;
 }
 
 
+/* by bytes, then by length: a prefix sorts first */
 static int
-ts_name_cmp(const void *a, const void *b)
+ts_name_cmp_sort(const void *a, const void *b)
 {
     const ts_name_t  *x = a, *y = b;
     int               rc;
@@ -114,12 +160,69 @@ ts_name_cmp(const void *a, const void *b)
 }
 
 
+static int
+ts_name_eq(const ts_name_t *x, const ts_name_t *y)
+{
+    return x->hash == y->hash && x->len == y->len
+           && memcmp(x->p, y->p, x->len) == 0;
+}
+
+
+/* the slot that holds the name, or the empty one where it would go */
+static size_t
+ts_names_slot(const ts_names_t *s, const ts_name_t *key)
+{
+    size_t  j;
+
+    for (j = key->hash & s->mask;
+         s->slots[j] != 0 && !ts_name_eq(key, &s->items[s->slots[j] - 1]);
+         j = (j + 1) & s->mask)
+    {
+        /* void */
+    }
+
+    return j;
+}
+
+
+void
+ts_names_seal(ts_names_t *s)
+{
+    size_t  nslots, i, j;
+
+    ts_names_unseal(s);
+
+    /* at most half full: probes stay short */
+    for (nslots = 16; nslots < 2 * s->n; nslots *= 2) {
+        /* void */
+    }
+
+    if (s->n >= UINT32_MAX
+        || (s->slots = calloc(nslots, sizeof(uint32_t))) == NULL)
+    {
+        return;
+    }
+
+    s->mask = nslots - 1;
+
+    for (i = 0; i < s->n; i++) {
+        j = ts_names_slot(s, &s->items[i]);
+
+        if (s->slots[j] == 0) {
+            s->slots[j] = (uint32_t) (i + 1);
+        }
+    }
+}
+
+
 void
 ts_names_sort(ts_names_t *s)
 {
     if (s->n > 1) {
-        qsort(s->items, s->n, sizeof(ts_name_t), ts_name_cmp);
+        qsort(s->items, s->n, sizeof(ts_name_t), ts_name_cmp_sort);
     }
+
+    ts_names_unseal(s);
 }
 
 
@@ -127,6 +230,7 @@ int
 ts_names_has(const ts_names_t *s, const char *p, size_t len)
 {
     ts_name_t  key;
+    size_t     i;
 
     if (s->n == 0) {
         return 0;
@@ -134,9 +238,19 @@ ts_names_has(const ts_names_t *s, const char *p, size_t len)
 
     key.p = p;
     key.len = len;
+    key.hash = ts_name_hash(p, len);
 
-    return bsearch(&key, s->items, s->n, sizeof(ts_name_t), ts_name_cmp)
-           != NULL;
+    if (s->slots != NULL) {
+        return s->slots[ts_names_slot(s, &key)] != 0;
+    }
+
+    for (i = 0; i < s->n; i++) {
+        if (ts_name_eq(&key, &s->items[i])) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 

@@ -4,10 +4,12 @@
  * String helpers and container item spans, against cJSON.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tst.h"
+#include "ts_names.h"
 
 
 /* JSON string literals and what cJSON decodes them to is the oracle */
@@ -157,10 +159,102 @@ test_container_items(void)
 }
 
 
+/* the names of the set: literals with escapes, a prefix, duplicates */
+static const char  *tst_names[] = {
+    "\"a\"", "\"ab\"", "\"mcp__srv__do_thing\"", "\"caf\\u00e9\"",
+    "\"a\"", "\"q\\\"b\"", "\"\"", "\"mcp__srv__do_thing\""
+};
+
+/* what the set must not hold */
+static const char  *tst_not_names[] = {
+    "b", "abc", "mcp__srv__do_thin", "mcp__srv__do_thing_", "caf",
+    "caf\\u00e9", "q\"", "tool_400"
+};
+
+#define TST_MANY  400
+
+
+/* every member is found by its decoded bytes, nothing else is */
+static void
+tst_names_agree(const ts_names_t *set, char many[][16])
+{
+    char      out[64];
+    size_t    i, n;
+    ts_val_t  v;
+
+    for (i = 0; i < sizeof(tst_names) / sizeof(char *); i++) {
+        v = tst_str_val(tst_names[i]);
+        n = ts_str_decode(tst_names[i], &v, out, sizeof(out));
+        tst_note("name %zu", i);
+        CHECK(ts_names_has(set, out, n));
+        CHECK(ts_names_has_val(set, tst_names[i], &v));
+    }
+
+    for (i = 0; i < sizeof(tst_not_names) / sizeof(char *); i++) {
+        tst_note("not a name %zu", i);
+        CHECK(!ts_names_has(set, tst_not_names[i], strlen(tst_not_names[i])));
+    }
+
+    for (i = 0; i < TST_MANY; i++) {
+        tst_note("tool_%zu", i);
+        CHECK(ts_names_has(set, many[i] + 1, strlen(many[i]) - 2));
+    }
+}
+
+
+static void
+test_names_set(void)
+{
+    static char  many[TST_MANY][16];
+    ts_names_t   set, empty;
+    ts_val_t     v;
+    size_t       i;
+
+    ts_names_init(&set);
+    ts_names_init(&empty);
+
+    for (i = 0; i < sizeof(tst_names) / sizeof(char *); i++) {
+        v = tst_str_val(tst_names[i]);
+        CHECK(ts_names_add(&set, tst_names[i], &v) == 0);
+    }
+
+    /* enough names that slots are shared and the table grows */
+    for (i = 0; i < TST_MANY; i++) {
+        snprintf(many[i], sizeof(many[i]), "\"tool_%zu\"", i);
+        v = tst_str_val(many[i]);
+        CHECK(ts_names_add(&set, many[i], &v) == 0);
+    }
+
+    tst_note("not sealed");
+    tst_names_agree(&set, many);
+    ts_names_seal(&set);
+    CHECK(set.slots != NULL);
+    tst_names_agree(&set, many);
+
+    ts_names_sort(&set);
+    CHECK(set.slots == NULL);
+    tst_names_agree(&set, many);
+
+    for (i = 1; i < set.n; i++) {
+        tst_note("sorted %zu", i);
+        CHECK(memcmp(set.items[i - 1].p, set.items[i].p,
+                     set.items[i - 1].len < set.items[i].len
+                     ? set.items[i - 1].len : set.items[i].len) <= 0);
+    }
+
+    ts_names_seal(&empty);
+    CHECK(!ts_names_has(&empty, "a", 1));
+
+    ts_names_free(&set);
+    ts_names_free(&empty);
+}
+
+
 const tst_case_t  tst_str_tests[] = {
     { "str_decode", test_str_decode },
     { "str_eq_mismatch", test_str_eq_mismatch },
     { "str_decode_capacity", test_str_decode_capacity },
     { "container_items", test_container_items },
+    { "names_set", test_names_set },
     { NULL, NULL }
 };
