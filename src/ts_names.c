@@ -135,7 +135,6 @@ ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
 
     s->items[s->n].p = p;
     s->items[s->n].len = len;
-    s->items[s->n].hash = ts_name_hash(p, len);
     s->n++;
     ts_names_unseal(s);
 
@@ -163,8 +162,19 @@ ts_name_cmp_sort(const void *a, const void *b)
 static int
 ts_name_eq(const ts_name_t *x, const ts_name_t *y)
 {
-    return x->hash == y->hash && x->len == y->len
-           && memcmp(x->p, y->p, x->len) == 0;
+    return x->len == y->len && memcmp(x->p, y->p, x->len) == 0;
+}
+
+
+/* 1 when the taken slot j holds key; the hash spares most memcmp calls */
+static int
+ts_names_holds(const ts_names_t *s, size_t j, const ts_name_t *key)
+{
+    const ts_name_t  *it;
+
+    it = &s->items[s->slots[j] - 1];
+
+    return it->hash == key->hash && ts_name_eq(key, it);
 }
 
 
@@ -174,11 +184,10 @@ ts_names_slot(const ts_names_t *s, const ts_name_t *key)
 {
     size_t  j;
 
-    for (j = key->hash & s->mask;
-         s->slots[j] != 0 && !ts_name_eq(key, &s->items[s->slots[j] - 1]);
-         j = (j + 1) & s->mask)
-    {
-        /* void */
+    j = key->hash & s->mask;
+
+    while (s->slots[j] != 0 && !ts_names_holds(s, j, key)) {
+        j = (j + 1) & s->mask;
     }
 
     return j;
@@ -206,6 +215,7 @@ ts_names_seal(ts_names_t *s)
     s->mask = nslots - 1;
 
     for (i = 0; i < s->n; i++) {
+        s->items[i].hash = ts_name_hash(s->items[i].p, s->items[i].len);
         j = ts_names_slot(s, &s->items[i]);
 
         if (s->slots[j] == 0) {
@@ -238,9 +248,9 @@ ts_names_has(const ts_names_t *s, const char *p, size_t len)
 
     key.p = p;
     key.len = len;
-    key.hash = ts_name_hash(p, len);
 
     if (s->slots != NULL) {
+        key.hash = ts_name_hash(p, len);
         return s->slots[ts_names_slot(s, &key)] != 0;
     }
 

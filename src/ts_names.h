@@ -26,7 +26,7 @@
 typedef struct {
     const char  *p;
     size_t       len;
-    uint64_t     hash;
+    uint64_t     hash;      /* made when the set is sealed */
 } ts_name_t;
 
 
