@@ -17,6 +17,10 @@
 #include "ngx_http_toolsearch_status.h"
 
 
+/* the most of a failed call's answer kept for the client's error */
+#define NGX_HTTP_TOOLSEARCH_ERROR_MAX  (64 * 1024)
+
+
 static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
 static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
@@ -34,6 +38,7 @@ ngx_http_toolsearch_loop_cleanup(void *data)
     ts_loop_free(ctx->loop);
     ts_buf_free(&ctx->call);
     ts_buf_free(&ctx->out);
+    ts_buf_free(&ctx->error);
     ctx->loop = NULL;
 }
 
@@ -82,6 +87,7 @@ ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
 
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
+    ts_buf_init(&ctx->error, 0);
 
     ngx_http_toolsearch_drop_accept_encoding(r);
 
@@ -102,7 +108,6 @@ ngx_http_toolsearch_call_done(ngx_http_request_t *sr, void *data,
     /* an unreachable upstream ends the call twice: its error, its page */
     if (ctx->sr == sr && !ctx->done) {
         ctx->done = 1;
-        ctx->sr_rc = rc;
     }
 
     return rc;
@@ -173,6 +178,9 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     ctx->sr = sr;
     ctx->done = 0;
     ctx->answering = 0;
+    ctx->complete = 0;
+    ctx->failed = 0;
+    ts_buf_reset(&ctx->error);
 
     return NGX_OK;
 }
@@ -229,9 +237,9 @@ ngx_http_toolsearch_is_sse(ngx_http_request_t *sr)
 
 
 /*
- * The first call's error goes to the client as the upstream gave it;
- * a later one too while nothing was sent, else the stream ends with an
- * error event.
+ * A call's error goes to the client as the upstream gave it while the
+ * client's header is not sent; once it is, its body is kept for the
+ * error event that ends the stream.
  */
 static ngx_int_t
 ngx_http_toolsearch_header_filter(ngx_http_request_t *r)
@@ -255,6 +263,7 @@ ngx_http_toolsearch_header_filter(ngx_http_request_t *r)
     {
         if (ctx->streaming) {
             ctx->failed = 1;
+            ctx->error_status = r->headers_out.status;
             return NGX_OK;
         }
 
@@ -326,6 +335,31 @@ ngx_http_toolsearch_send(ngx_http_request_t *r,
 }
 
 
+/* keeps what the answer says: the loop's input, or a failed call's body */
+static void
+ngx_http_toolsearch_take(ngx_http_toolsearch_ctx_t *ctx, ngx_buf_t *b)
+{
+    size_t  n;
+
+    n = b->last - b->pos;
+
+    if (!ctx->failed) {
+        if (ts_loop_feed(ctx->loop, (char *) b->pos, n, &ctx->out) != 0) {
+            /* the gateway cannot follow the answer: the call failed */
+            ctx->failed = 1;
+            ctx->error_status = 0;
+        }
+
+    } else if (ctx->error_status != 0
+               && ctx->error.len + n <= NGX_HTTP_TOOLSEARCH_ERROR_MAX)
+    {
+        (void) ts_buf_add(&ctx->error, (char *) b->pos, n);
+    }
+
+    b->pos = b->last;
+}
+
+
 static ngx_int_t
 ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
@@ -338,19 +372,19 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         return ngx_http_next_body_filter(r, in);
     }
 
+    /* an answer that breaks off ends without its last buffer */
+    for (cl = in; cl; cl = cl->next) {
+        if (cl->buf->last_in_chain || cl->buf->last_buf) {
+            ctx->complete = 1;
+        }
+    }
+
     if (ctx->passthrough) {
         return ngx_http_next_body_filter(r, in);
     }
 
     for (cl = in; cl; cl = cl->next) {
-        if (!ctx->failed
-            && ts_loop_feed(ctx->loop, (char *) cl->buf->pos,
-                            cl->buf->last - cl->buf->pos, &ctx->out) != 0)
-        {
-            ctx->failed = 1;
-        }
-
-        cl->buf->pos = cl->buf->last;
+        ngx_http_toolsearch_take(ctx, cl->buf);
     }
 
     if (ctx->failed || !ctx->sse) {
@@ -403,18 +437,77 @@ ngx_http_toolsearch_send_json(ngx_http_request_t *r,
 }
 
 
+/* the client's error when the client's header is not sent yet */
+static ngx_int_t
+ngx_http_toolsearch_send_error(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    ngx_int_t  rc;
+
+    r->headers_out.status = NGX_HTTP_BAD_GATEWAY;
+    ngx_str_set(&r->headers_out.content_type, "application/json");
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.content_length_n = ctx->out.len;
+    ngx_http_clear_accept_ranges(r);
+
+    rc = ngx_http_send_header(r);
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    return ngx_http_toolsearch_send(r, ctx, 1);
+}
+
+
+/*
+ * A call failed: the client gets an error it can read, the upstream's own
+ * where it gave one.  In a started stream it is an error event; before
+ * that, a 502 with the API's error document (an error status of the
+ * upstream went to the client as it came: the header filter).
+ */
+static ngx_int_t
+ngx_http_toolsearch_fail(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t status, const char *message)
+{
+    ts_loop_error_t  e;
+
+    e.status = status;
+    e.body = ctx->error.p;
+    e.len = ctx->error.len;
+    e.message = message;
+
+    ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                  "toolsearch: call %ui of the loop failed: %s (status %ui)",
+                  (ngx_uint_t) ts_loop_calls(ctx->loop), message, status);
+
+    ts_loop_fail(ctx->loop, ctx->streaming, &e, &ctx->out);
+    ngx_http_toolsearch_loop_stats(r, ctx);
+
+    if (ctx->streaming) {
+        return ngx_http_toolsearch_send(r, ctx, 1);
+    }
+
+    return ngx_http_toolsearch_send_error(r, ctx);
+}
+
+
+/* what the end of a call leads to: NGX_DONE while the next call runs */
 static ngx_int_t
 ngx_http_toolsearch_next(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
     if (ctx->failed) {
-        if (!ctx->streaming) {
-            return NGX_HTTP_BAD_GATEWAY;
-        }
+        return ngx_http_toolsearch_fail(r, ctx, ctx->error_status,
+                                        ctx->error_status
+                                        ? "the upstream answered with an error"
+                                        : "the gateway could not read the "
+                                          "upstream's answer");
+    }
 
-        ts_loop_fail(ctx->loop, "the upstream failed during a tool search",
-                     &ctx->out);
-        return ngx_http_toolsearch_send(r, ctx, 1);
+    if (!ctx->complete) {
+        return ngx_http_toolsearch_fail(r, ctx, 0, "the upstream's answer "
+                                        "broke off before its end");
     }
 
     if (ts_loop_end(ctx->loop, &ctx->out) == TS_LOOP_AGAIN
@@ -425,14 +518,14 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
         }
 
         if (ngx_http_toolsearch_call(r, ctx) == NGX_OK) {
-            return NGX_AGAIN;
+            return NGX_DONE;
         }
 
-        if (!ctx->streaming) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
+        ts_buf_reset(&ctx->error);
 
-        ts_loop_fail(ctx->loop, "the gateway could not continue", &ctx->out);
+        return ngx_http_toolsearch_fail(r, ctx, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                        "the gateway could not make its "
+                                        "next call");
     }
 
     ngx_http_toolsearch_loop_stats(r, ctx);
@@ -445,7 +538,12 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
 }
 
 
-/* runs after each call has ended (ngx_http_finalize_request posts it) */
+/*
+ * Runs after each call has ended (ngx_http_finalize_request posts it).
+ * Output the socket could not take yet stays with the write filter:
+ * finalizing with NGX_AGAIN hands it to nginx's writer, which sends it
+ * under send_timeout and then ends the request.
+ */
 static void
 ngx_http_toolsearch_loop_handler(ngx_http_request_t *r)
 {
@@ -466,14 +564,16 @@ ngx_http_toolsearch_loop_handler(ngx_http_request_t *r)
     }
 
     if (ctx->passthrough) {
-        ngx_http_finalize_request(r, ngx_http_send_special(r,
-                                                           NGX_HTTP_LAST));
+        /* an error answer cut short is cut short for the client too */
+        ngx_http_finalize_request(r, ctx->complete
+                                     ? ngx_http_send_special(r, NGX_HTTP_LAST)
+                                     : NGX_ERROR);
         return;
     }
 
     rc = ngx_http_toolsearch_next(r, ctx);
 
-    if (rc != NGX_AGAIN) {
+    if (rc != NGX_DONE) {
         ngx_http_finalize_request(r, rc);
     }
 }

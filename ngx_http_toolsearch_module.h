@@ -73,16 +73,18 @@ typedef struct {
     ts_loop_t      *loop;
     ts_buf_t        call;           /* the body of the current call */
     ts_buf_t        out;            /* bytes for the client */
+    ts_buf_t        error;          /* a failed call's answer */
     ngx_http_request_t  *sr;        /* the current call */
-    ngx_int_t       sr_rc;
+    ngx_uint_t      error_status;   /* the failed call's status */
     size_t          searches;
     size_t          loaded;
     unsigned        done:1;         /* the current call ended */
     unsigned        answering:1;    /* the current call's answer began */
+    unsigned        complete:1;     /* ... and reached its end */
     unsigned        sse:1;
     unsigned        streaming:1;    /* the client's header is sent */
     unsigned        passthrough:1;  /* the answer goes to the client as is */
-    unsigned        failed:1;       /* a later call failed */
+    unsigned        failed:1;       /* the call answered with an error */
 } ngx_http_toolsearch_ctx_t;
 
 

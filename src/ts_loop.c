@@ -1334,15 +1334,90 @@ ts_loop_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
 }
 
 
-void
-ts_loop_fail(ts_loop_t *lp, const char *message, ts_buf_t *out)
+/* the Messages API's error type for an upstream status */
+static const char *
+ts_error_type(unsigned status)
 {
-    (void) lp;
+    static const struct {
+        unsigned     status;
+        const char  *type;
+    } types[] = {
+        { 400, "invalid_request_error" },
+        { 401, "authentication_error" },
+        { 403, "permission_error" },
+        { 404, "not_found_error" },
+        { 413, "request_too_large" },
+        { 429, "rate_limit_error" },
+        { 529, "overloaded_error" },
+    };
+    size_t  i;
 
-    ts_buf_str(out, "event: error\ndata: {\"type\":\"error\",\"error\":"
-                    "{\"type\":\"api_error\",\"message\":\"");
-    ts_buf_escaped(out, message, strlen(message));
-    ts_buf_str(out, "\"}}\n\n");
+    for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (types[i].status == status) {
+            return types[i].type;
+        }
+    }
+
+    return "api_error";
+}
+
+
+/* the upstream's body when it is an error document of the API, else one */
+static cJSON *
+ts_error_document(const ts_loop_error_t *e)
+{
+    cJSON       *doc, *err;
+    const char  *type;
+
+    doc = e->body ? cJSON_ParseWithLength(e->body, e->len) : NULL;
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(doc, "type"));
+    err = cJSON_GetObjectItemCaseSensitive(doc, "error");
+
+    if (type != NULL && strcmp(type, "error") == 0
+        && cJSON_IsString(cJSON_GetObjectItem(err, "type")))
+    {
+        return doc;
+    }
+
+    cJSON_Delete(doc);
+
+    doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "type", "error");
+    err = cJSON_AddObjectToObject(doc, "error");
+    cJSON_AddStringToObject(err, "type", ts_error_type(e->status));
+    cJSON_AddStringToObject(err, "message", e->message);
+
+    return doc;
+}
+
+
+void
+ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
+    ts_buf_t *out)
+{
+    cJSON  *doc;
+    char   *s;
+
+    /* an unfinished event would swallow the error event's first line */
+    ts_buf_reset(&lp->pending);
+    lp->seen = 0;
+    lp->errored = 1;
+
+    doc = ts_error_document(e);
+    s = doc ? cJSON_PrintUnformatted(doc) : NULL;
+
+    if (s == NULL) {
+        out->failed = 1;
+
+    } else if (sse) {
+        (void) ts_sse_emit(out, "error", s, strlen(s));
+
+    } else {
+        (void) ts_buf_add(out, s, strlen(s));
+    }
+
+    free(s);
+    cJSON_Delete(doc);
 }
 
 
@@ -1408,6 +1483,10 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
 ts_loop_next_t
 ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
 {
+    static const ts_loop_error_t  early = {
+        0, NULL, 0, "the upstream stream ended early"
+    };
+
     if (!lp->sse && ts_json_answer(lp) != 0) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
         return TS_LOOP_DONE;
@@ -1434,7 +1513,7 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
     if (lp->held == 0 || strcmp(lp->stop_reason, "tool_use") != 0) {
         if (lp->sse && lp->held == 0) {
             if (!lp->stopped && lp->calls > 1) {
-                ts_loop_fail(lp, "the upstream stream ended early", out);
+                ts_loop_fail(lp, 1, &early, out);
             }
 
             ts_totals_add(lp);

@@ -52,8 +52,22 @@ int ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out);
 /* the answer ended: the next step, and the client's bytes in out */
 ts_loop_next_t ts_loop_end(ts_loop_t *lp, ts_buf_t *out);
 
-/* a later call failed after the client got the first bytes (SSE) */
-void ts_loop_fail(ts_loop_t *lp, const char *message, ts_buf_t *out);
+/* a call that failed: what the upstream gave, if anything */
+typedef struct {
+    unsigned            status;     /* its status; 0: its answer broke */
+    const char         *body;       /* its answer's body, if any */
+    size_t              len;
+    const char         *message;    /* when body is not an API error */
+} ts_loop_error_t;
+
+/*
+ * The client's error for a failed call, appended to out: an SSE error
+ * event (sse) or a JSON error document.  It is the upstream's own error
+ * document where body is one, else one of the API's error types made
+ * from the status; an unfinished event held back is dropped.
+ */
+void ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
+    ts_buf_t *out);
 
 unsigned ts_loop_calls(const ts_loop_t *lp);
 unsigned ts_loop_searches(const ts_loop_t *lp);

@@ -23,7 +23,9 @@ import argparse
 import hashlib
 import json
 import re
+import socket
 import socketserver
+import struct
 import sys
 import threading
 import time
@@ -52,11 +54,15 @@ SEARCH_TOOL_TYPE = re.compile(r"^tool_search_tool_(regex|bm25)_")
 
 
 class ApiError(Exception):
-    def __init__(self, message, status=400, kind="invalid_request_error"):
+    """An error answer; headers are extra lines (retry-after, say)."""
+
+    def __init__(self, message, status=400, kind="invalid_request_error",
+                 headers=()):
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
+        self.headers = headers
 
     def body(self):
         return json.dumps({"type": "error", "error": {
@@ -318,6 +324,21 @@ class Reply:
             else "end_turn")
 
 
+class Fault:
+    """One call's answer broken the way a flaky upstream or network breaks
+    it: the answer reply would give (SSE or JSON, as the request asks) is
+    cut after `after` bytes of its body, then the connection is closed
+    ("close"), reset ("reset"), or left silent ("hang") until the gateway
+    gives up on it or `hang` seconds have passed."""
+
+    def __init__(self, reply, after, how="close", hang=30.0):
+        assert how in ("close", "reset", "hang")
+        self.reply = reply
+        self.after = after
+        self.how = how
+        self.hang = hang
+
+
 class Raw:
     """An answer sent byte for byte: the status, the headers and the body
     as chunks of HTTP/1.1 chunked encoding, each flushed, with a pause
@@ -505,6 +526,7 @@ class Emulator:
         self.received = 0           # requests received, kept or not
         self.corrupted = 0          # bodies whose digest did not match
         self.aborted = 0            # Raw answers the gateway cut short
+        self.faults = 0             # Fault answers sent
         emulator = self
 
         class Handler(EmulatorHandler):
@@ -621,7 +643,7 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         except ApiError as e:
             rec.status = e.status
             rec.error = e.message
-            self.send_json(e.status, e.body())
+            self.send_json(e.status, e.body(), e.headers)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
 
@@ -665,6 +687,11 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             self.send_raw(reply)
             return
         rec.status = 200
+        if isinstance(reply, Fault):
+            self.send_fault(reply, self.message(body, reply.reply,
+                                                len(rec.body)),
+                            body.get("stream") is True)
+            return
         message = self.message(body, reply, len(rec.body))
         if body.get("stream") is True:
             self.send_sse([] if self.emu.empty_streams else
@@ -681,10 +708,12 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             "usage": usage(size, reply),
         }
 
-    def send_json(self, status, data):
+    def send_json(self, status, data, headers=()):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("request-id", self.emu.next_id("req"))
+        for k, v in headers:
+            self.send_header(k, v)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -705,6 +734,55 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.emu.count("aborted")
             self.close_connection = True
+
+    def send_fault(self, fault, message, stream):
+        """The answer's head and its first fault.after body bytes (SSE as
+        one chunk), then the fault."""
+        if stream:
+            data = b"".join(e.encode() for e in sse_events(message))
+            kind = "text/event-stream; charset=utf-8"
+        else:
+            data = json.dumps(message).encode()
+            kind = "application/json"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("request-id", self.emu.next_id("req"))
+        if stream:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        # a fault past the end would be no fault: the test is wrong
+        assert fault.after < len(data), (fault.after, len(data))
+        part = data[:fault.after]
+        if stream and part:
+            part = b"%x\r\n%s\r\n" % (len(part), part)
+        self.close_connection = True
+        try:
+            self.wfile.write(part)
+            self.wfile.flush()
+            if fault.how == "reset":
+                # closed here: socketserver would send a FIN first
+                self.connection.setsockopt(socket.SOL_SOCKET,
+                                           socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
+            elif fault.how == "hang":
+                self.wait_for_close(fault.hang)
+        except OSError:
+            pass
+        self.emu.count("faults")
+
+    def wait_for_close(self, limit):
+        """Holds the connection silent until the peer closes it."""
+        self.connection.settimeout(0.1)
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                if not self.connection.recv(4096):
+                    return
+            except socket.timeout:
+                continue
 
     # SSE: chunked for HTTP/1.1 clients, close-delimited for HTTP/1.0
     def send_sse(self, pieces):
