@@ -1270,13 +1270,29 @@ ngx_http_toolsearch_betas_prepare(ngx_http_request_t *r, const char *value,
 /*
  * Drops element i of a part without moving any element, because other
  * request fields point into the list: the part is shortened, advanced or
- * split around it, and never left empty.  The last part is the one
+ * split around it.  A part is never left empty but unlinked from prev:
+ * readers of the list, the proxy module among them, take a part's first
+ * slot without checking its count.  The last part is the one
  * ngx_list_push() fills: its capacity, l->nalloc, shrinks with it.
  */
 static void
-ngx_http_toolsearch_list_drop(ngx_list_t *l, ngx_list_part_t *part,
-    ngx_uint_t i, ngx_list_part_t *spare)
+ngx_http_toolsearch_list_drop(ngx_list_t *l, ngx_list_part_t *prev,
+    ngx_list_part_t *part, ngx_uint_t i, ngx_list_part_t *spare)
 {
+    if (part->nelts == 1 && prev != NULL) {
+        prev->next = part->next;
+        part->nelts = 0;
+
+        /* prev is full: a push starts a new part (a first part that is
+         * empty only ever lends a slot it dropped) */
+        if (l->last == part) {
+            l->last = prev;
+            l->nalloc = prev->nelts ? prev->nelts : 1;
+        }
+
+        return;
+    }
+
     if (i == part->nelts - 1) {
         part->nelts--;
         return;
@@ -1311,7 +1327,7 @@ ngx_http_toolsearch_betas_commit(ngx_http_request_t *r,
 {
     ngx_uint_t        i, first;
     ngx_list_t       *l;
-    ngx_list_part_t  *part, *spare;
+    ngx_list_part_t  *part, *prev, *spare;
     ngx_table_elt_t  *h;
 
     if (nb->added) {
@@ -1321,6 +1337,7 @@ ngx_http_toolsearch_betas_commit(ngx_http_request_t *r,
     l = &r->headers_in.headers;
     spare = nb->parts;
     first = nb->value.len > 0;
+    prev = NULL;
 
     for (part = &l->part; part; part = part->next) {
         h = part->elts;
@@ -1339,12 +1356,17 @@ ngx_http_toolsearch_betas_commit(ngx_http_request_t *r,
             }
 
             /* what follows the dropped line is rescanned from i */
-            ngx_http_toolsearch_list_drop(l, part, i, spare++);
+            ngx_http_toolsearch_list_drop(l, prev, part, i, spare++);
             h = part->elts;
 
             if (i == part->nelts) {
                 break;
             }
+        }
+
+        /* an unlinked part is no part's predecessor */
+        if (part->nelts > 0 || prev == NULL) {
+            prev = part;
         }
     }
 }

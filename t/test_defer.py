@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from conftest import (ROOT, Rewrite, betas_of, load_fixture, post_json,
-                      request)
+from conftest import (ROOT, Rewrite, betas_of, load_fixture, parse_raw,
+                      post_json, raw_exchange, request)
 
 CLAUDE_CODE_CONF = os.path.join(ROOT, "docs", "examples", "claude-code.conf")
 FIRST = "advanced-tool-use-2025-11-20"
@@ -446,3 +446,58 @@ def test_messages_of_the_last_conversation_are_recalled(emulator, gateway,
     assert [line.split()[1] for line in log] == [
         "messages=%d" % n for n in recalled]
     assert sent == [fresh[name] for name in order]
+
+
+@pytest.mark.parametrize("extra,decision", [
+    ("toolsearch_disable_betas on;", "kill_switch"),
+    ("toolsearch_defer off;", "standard_mode"),
+    ("", "deferred_hosted"),
+    ("toolsearch_search gateway;", "deferred_gateway")],
+    ids=["kill_switch", "standard_mode", "hosted", "gateway"])
+@pytest.mark.parametrize("at", [21, 22, 41, 42])
+def test_a_removed_beta_line_alone_in_its_header_part(emulator, gateway,
+                                                      extra, decision, at):
+    """nginx keeps request headers in parts of 20 lines; a removed
+    tool-search beta line that was the only line of the last part must not
+    travel (the proxy module reads a part's first slot unchecked)."""
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway, extra=extra)
+    lines = [("Host", "127.0.0.1")] + [
+        (k, v) for k, v in fx.headers if k.lower() != "anthropic-beta"]
+    lines.append(("anthropic-beta", betas_of(fx.headers)))
+    lines.append(("Content-Length", str(len(fx.body))))
+    lines.append(("Connection", "close"))
+    assert len(lines) < at
+    lines += [("X-Pad-%d" % i, "x") for i in range(at - 1 - len(lines))]
+    lines.append(("anthropic-beta", THIRD))
+    assert len(lines) == at
+    head = "POST %s HTTP/1.1\r\n" % fx.url + "".join(
+        "%s: %s\r\n" % kv for kv in lines) + "\r\n"
+    raw = raw_exchange(gw, [head.encode() + fx.body])
+    status, headers, _ = parse_raw(raw)
+    assert status == 200
+    assert headers["x-toolsearch-decision"] == decision
+    assert emulator.requests
+    for got in emulator.requests:
+        assert got.status == 200, got.error
+        assert THIRD not in betas_of(got.headers), got.header_all(
+            "anthropic-beta")
+
+
+@pytest.mark.parametrize("extra", ["toolsearch_disable_betas on;",
+                                   "toolsearch_search gateway;"])
+def test_header_parts_of_nothing_but_removed_betas(emulator, gateway, extra):
+    """45 tool-search beta lines first: whole parts of nginx's header list
+    go, and the upstream gets no beta line it must not get."""
+    fx = load_fixture("ts-unset/002.json")
+    gw = gateway_for(gateway, extra=extra)
+    head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n" % fx.url
+            + "anthropic-beta: %s\r\n" % THIRD * 45
+            + "".join("%s: %s\r\n" % (k, v) for k, v in fx.headers)
+            + "Content-Length: %d\r\nConnection: close\r\n\r\n"
+            % len(fx.body))
+    status, _, body = parse_raw(raw_exchange(gw, [head.encode() + fx.body]))
+    assert status == 200, body
+    for got in emulator.requests:
+        assert got.status == 200, got.error
+        assert THIRD not in betas_of(got.headers)
