@@ -4,8 +4,9 @@
  * Gateway-executed search in Nginx: each upstream call is a subrequest
  * to the request's own location, whose proxy_pass runs it; the response
  * filters feed its answer to the engine's loop (src/ts_loop.c) and send
- * the client what the loop gives.  Calls start only from the main
- * request's write handler, once the previous one has ended.
+ * the client what the loop gives.  The first call starts from the
+ * request's content handler, each later one from the main request's
+ * write handler, once the previous one has ended.
  */
 
 
@@ -21,6 +22,7 @@
 #define NGX_HTTP_TOOLSEARCH_ERROR_MAX  (64 * 1024)
 
 
+static ngx_int_t ngx_http_toolsearch_loop_content(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
 static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
@@ -68,8 +70,8 @@ ngx_http_toolsearch_drop_accept_encoding(ngx_http_request_t *r)
 }
 
 
-void
-ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
+ngx_int_t
+ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
     ngx_pool_cleanup_t  *cln;
@@ -78,8 +80,7 @@ ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
     if (cln == NULL) {
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
+        return NGX_ERROR;
     }
 
     cln->handler = ngx_http_toolsearch_loop_cleanup;
@@ -89,13 +90,37 @@ ngx_http_toolsearch_loop_begin(ngx_http_request_t *r,
     ts_buf_init(&ctx->out, 0);
     ts_buf_init(&ctx->error, 0);
 
+    r->content_handler = ngx_http_toolsearch_loop_content;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The loop is the request's content: the phases before it (mirror,
+ * try_files and the other precontent handlers) run as for any request.
+ */
+static ngx_int_t
+ngx_http_toolsearch_loop_content(ngx_http_request_t *r)
+{
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (ctx == NULL || ctx->loop == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     ngx_http_toolsearch_drop_accept_encoding(r);
 
-    r->write_event_handler = ngx_http_toolsearch_loop_handler;
-
     if (ngx_http_toolsearch_call(r, ctx) != NGX_OK) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
+
+    r->write_event_handler = ngx_http_toolsearch_loop_handler;
+    r->main->count++;
+
+    return NGX_DONE;
 }
 
 
@@ -152,6 +177,9 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     if (ngx_http_subrequest(r, &r->uri, &r->args, &sr, ps, 0) != NGX_OK) {
         return NGX_ERROR;
     }
+
+    /* proxy_pass sends the URI as the client wrote it, as for the main */
+    sr->valid_unparsed_uri = r->valid_unparsed_uri;
 
     /* pos == start: a proxy_next_upstream retry rewinds to start */
     b->start = (u_char *) ctx->call.p;

@@ -662,9 +662,10 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     ngx_http_toolsearch_process(r, ctx);
     ngx_http_toolsearch_report(r, ctx);
 
-    if (ctx->loop) {
-        ctx->status = NGX_DONE;
-        ngx_http_toolsearch_loop_begin(r, ctx);
+    if (ctx->loop
+        && ngx_http_toolsearch_loop_prepare(r, ctx) != NGX_OK)
+    {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
 

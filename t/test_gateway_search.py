@@ -555,3 +555,40 @@ def test_two_rounds_of_discovery(emulator, gateway):
     assert [q.status for q in emulator.requests] == [200, 200, 200]
     names = {t["name"] for t in emulator.requests[2].json()["tools"]}
     assert TARGET in names and issue in names
+
+
+AUDIT = "location = /audit { internal; proxy_pass http://emulator/audit; }"
+
+
+@pytest.mark.parametrize("extra,decision", [
+    ("toolsearch_defer off;", "standard_mode"),
+    ("toolsearch_upstream_tool_reference on;", "deferred_hosted"),
+    ("", "deferred_gateway")], ids=["plain", "hosted", "gateway"])
+def test_mirror_runs_on_every_path(emulator, gateway, extra, decision):
+    """A mirror of the location gets its copy whatever the module decides:
+    the body the upstream got (its first call, for gateway search)."""
+    emulator.profile = "anthropic" if "reference" in extra else "proxy"
+    emulator.script = [Reply([text("Just text.")])]
+    gw = gateway(server=SEARCH % extra + AUDIT, location="mirror /audit;")
+    fx, body = body_of(False)
+    raw = json.dumps(body).encode()
+    r = request(gw, "POST", fx.url, raw, fx.headers)
+    assert r.status == 200 and r.decision == decision
+    assert emulator.wait_for(2)
+    audit = [q for q in emulator.requests if q.path.startswith("/audit")]
+    calls = [q for q in emulator.requests if q not in audit]
+    assert len(audit) == 1 and audit[0].body == calls[0].body
+
+
+@pytest.mark.parametrize("extra,decision", [
+    ("toolsearch_defer off;", "standard_mode"),
+    ("", "deferred_gateway")], ids=["plain", "gateway"])
+def test_the_uri_travels_as_the_client_wrote_it(emulator, gateway, extra,
+                                                decision):
+    emulator.profile = "proxy"
+    gw = gateway(server=SEARCH % extra)
+    fx, body = body_of(False)
+    path = "/v1/messages%2F..%2F..%2Fadmin?beta=true"
+    r = request(gw, "POST", path, json.dumps(body).encode(), fx.headers)
+    assert r.decision == decision
+    assert [q.path for q in emulator.requests] == [path]
