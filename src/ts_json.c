@@ -166,10 +166,13 @@ ts_str_run(const unsigned char *p, const unsigned char *end)
 
     while (end - p >= 16) {
         x = _mm_loadu_si128((const __m128i *) p);
+        /* quotes, backslashes, control bytes and bytes over 0x7f */
         mask = (unsigned) _mm_movemask_epi8(
                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
                                              _mm_cmpeq_epi8(x, bslash)),
-                                _mm_cmpeq_epi8(_mm_max_epu8(x, ctl), ctl)));
+                                _mm_or_si128(_mm_cmpeq_epi8(
+                                                 _mm_max_epu8(x, ctl), ctl),
+                                             x)));
 
         if (mask) {
             return p + __builtin_ctz(mask);
@@ -179,7 +182,7 @@ ts_str_run(const unsigned char *p, const unsigned char *end)
     }
 #endif
 
-    while (p < end && !ts_str_stop[*p]) {
+    while (p < end && !ts_str_stop[*p] && *p < 0x80) {
         p++;
     }
 
@@ -220,6 +223,7 @@ ts_string_bytes(ts_scan_t *s, ts_val_t *v)
 {
     const unsigned char  *p, *end;
     unsigned char         esc;
+    size_t                n;
 
     p = s->p + 1;
     end = s->end;
@@ -234,6 +238,17 @@ ts_string_bytes(ts_scan_t *s, ts_val_t *v)
 
         if (*p == '"') {
             break;
+        }
+
+        if (*p >= 0x80) {
+            n = ts_utf8_seq(p, (size_t) (end - p));
+
+            if (n == 0) {
+                return ts_fail(s, TS_ERR_SYNTAX);
+            }
+
+            p += n;
+            continue;
         }
 
         /* backslash */

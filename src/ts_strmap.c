@@ -27,6 +27,7 @@ typedef struct {
     uint64_t  ctl;          /* control bytes, which strings may not hold */
     uint64_t  escape;       /* what may follow a backslash: "/bfnrt */
     uint64_t  u;            /* 'u', which four hex digits must follow */
+    uint64_t  high;         /* bytes over 0x7f: UTF-8 is checked there */
 } ts_kinds_t;
 
 
@@ -39,14 +40,18 @@ typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
 
 
 /*
- * The look kernel makes, of the kinds, only the control bytes, and a
- * mask of the backslashes followed by anything but "/bfnrt or a
- * backslash.  A block where no such byte is escaped and no control byte
- * lies holds nothing strings may not hold: compact JSON is checked by
- * these two masks, and a block with a \u or a bad escape gets all kinds.
+ * The look kernel makes, of the kinds, only the control bytes and the
+ * bytes over 0x7f, and a mask of the backslashes followed by anything
+ * but "/bfnrt or a backslash.  A block where no such byte is escaped and
+ * no control byte lies holds nothing strings may not hold: compact JSON
+ * is checked by these two masks, and a block with a \u or a bad escape
+ * gets all kinds.  It checks UTF-8 too, after the 32 bytes at prev
+ * (NULL: the text's start): bit k of *utf8 marks block k as one where
+ * the byte-wise check must find the bad sequence.
  */
 typedef void (*ts_look_pt)(const unsigned char *p, size_t n,
-    uint64_t *bits, ts_kinds_t *kinds, uint64_t *look);
+    const unsigned char *prev, uint64_t *bits, ts_kinds_t *kinds,
+    uint64_t *look, uint64_t *utf8);
 
 
 /* the kernels of a map: masks always, look where the CPU has one */
@@ -127,6 +132,8 @@ ts_masks_sse2(const unsigned char *p, size_t n, uint64_t *bits,
             kinds[k].ctl |= ts_sse2_bits(x, c, 1) << i;
             kinds[k].escape |= ts_sse2_escapes(x) << i;
             kinds[k].u |= ts_sse2_bits(x, u, 0) << i;
+            kinds[k].high |= (uint64_t) (unsigned) _mm_movemask_epi8(x)
+                             << i;
         }
     }
 }
@@ -170,7 +177,8 @@ ts_avx2_escapes(__m256i x)
 }
 
 
-/* what both AVX2 kernels make of a block: quotes, backslashes, ctl */
+/* what both AVX2 kernels make of a block: quotes, backslashes, ctl
+ * (high is the look's to check) */
 __attribute__((target("avx2")))
 static inline void
 ts_avx2_block(__m256i lo, __m256i hi, uint64_t *bits, ts_kinds_t *kind)
@@ -227,26 +235,197 @@ ts_avx2_look(__m256i x, const unsigned char *p)
 }
 
 
+/*
+ * UTF-8 by table lookups (Keiser and Lemire, "Validating UTF-8 in less
+ * than one instruction per byte", 2021): the nibbles of each byte and of
+ * the one before it select the errors the pair may be; what the three
+ * lookups share is an error, but for the continuations that the third
+ * and fourth bytes of a sequence must be.
+ */
+#define TS_U8_SHORT      0x01   /* a lead without its continuation */
+#define TS_U8_LONG       0x02   /* a continuation after ASCII */
+#define TS_U8_OVER3      0x04   /* E0 80..9F */
+#define TS_U8_LARGE      0x08   /* past U+10FFFF */
+#define TS_U8_SURROGATE  0x10   /* ED A0..BF */
+#define TS_U8_OVER2      0x20   /* C0, C1 */
+#define TS_U8_OVER4      0x40   /* F0 80..8F; F5..FF 80..8F */
+#define TS_U8_CONTS      0x80   /* a continuation after a continuation */
+#define TS_U8_CARRY      (TS_U8_SHORT | TS_U8_LONG | TS_U8_CONTS)
+#define TS_U8_HIGH       (TS_U8_CARRY | TS_U8_LARGE | TS_U8_OVER4)
+
+#define TS_U8_ROW(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, q)          \
+    (char) (a), (char) (b), (char) (c), (char) (d), (char) (e), (char) (f),  \
+    (char) (g), (char) (h), (char) (i), (char) (j), (char) (k), (char) (l),  \
+    (char) (m), (char) (n), (char) (o), (char) (q)
+#define TS_U8_TABLE(...)                                                    \
+    _mm256_setr_epi8(TS_U8_ROW(__VA_ARGS__), TS_U8_ROW(__VA_ARGS__))
+
+
+typedef struct {
+    __m256i  b1h;           /* by the high nibble of the byte before */
+    __m256i  b1l;           /* by its low nibble */
+    __m256i  b2h;           /* by the byte's high nibble */
+} ts_u8_tables_t;
+
+
 __attribute__((target("avx2")))
 static void
-ts_look_avx2(const unsigned char *p, size_t n, uint64_t *bits,
-    ts_kinds_t *kinds, uint64_t *look)
+ts_u8_tables(ts_u8_tables_t *t)
 {
-    __m256i  lo, hi;
-    size_t   k;
+    t->b1h = TS_U8_TABLE(TS_U8_LONG, TS_U8_LONG, TS_U8_LONG, TS_U8_LONG,
+                         TS_U8_LONG, TS_U8_LONG, TS_U8_LONG, TS_U8_LONG,
+                         TS_U8_CONTS, TS_U8_CONTS, TS_U8_CONTS, TS_U8_CONTS,
+                         TS_U8_SHORT | TS_U8_OVER2, TS_U8_SHORT,
+                         TS_U8_SHORT | TS_U8_OVER3 | TS_U8_SURROGATE,
+                         TS_U8_SHORT | TS_U8_LARGE | TS_U8_OVER4);
+    t->b1l = TS_U8_TABLE(TS_U8_CARRY | TS_U8_OVER3 | TS_U8_OVER2
+                         | TS_U8_OVER4,
+                         TS_U8_CARRY | TS_U8_OVER2, TS_U8_CARRY, TS_U8_CARRY,
+                         TS_U8_CARRY | TS_U8_LARGE, TS_U8_HIGH, TS_U8_HIGH,
+                         TS_U8_HIGH, TS_U8_HIGH, TS_U8_HIGH, TS_U8_HIGH,
+                         TS_U8_HIGH, TS_U8_HIGH,
+                         TS_U8_HIGH | TS_U8_SURROGATE, TS_U8_HIGH,
+                         TS_U8_HIGH);
+    t->b2h = TS_U8_TABLE(TS_U8_SHORT, TS_U8_SHORT, TS_U8_SHORT, TS_U8_SHORT,
+                         TS_U8_SHORT, TS_U8_SHORT, TS_U8_SHORT, TS_U8_SHORT,
+                         TS_U8_LONG | TS_U8_OVER2 | TS_U8_CONTS
+                         | TS_U8_OVER3 | TS_U8_OVER4,
+                         TS_U8_LONG | TS_U8_OVER2 | TS_U8_CONTS
+                         | TS_U8_OVER3 | TS_U8_LARGE,
+                         TS_U8_LONG | TS_U8_OVER2 | TS_U8_CONTS
+                         | TS_U8_SURROGATE | TS_U8_LARGE,
+                         TS_U8_LONG | TS_U8_OVER2 | TS_U8_CONTS
+                         | TS_U8_SURROGATE | TS_U8_LARGE,
+                         TS_U8_SHORT, TS_U8_SHORT, TS_U8_SHORT, TS_U8_SHORT);
+}
 
-    for (k = 0; k < n; k++, p += 64, bits += 2) {
-        lo = _mm256_loadu_si256((const __m256i *) (const void *) p);
-        hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
+
+/* the UTF-8 errors of 32 bytes x after the 32 bytes before */
+__attribute__((target("avx2"), always_inline))
+static inline __m256i
+ts_avx2_utf8(const ts_u8_tables_t *t, __m256i x, __m256i before)
+{
+    __m256i  nib, p1, p2, p3, e, must;
+
+    nib = _mm256_set1_epi8(0x0f);
+
+    /* the bytes one, two and three places before each byte */
+    before = _mm256_permute2x128_si256(before, x, 0x21);
+    p1 = _mm256_alignr_epi8(x, before, 15);
+    p2 = _mm256_alignr_epi8(x, before, 14);
+    p3 = _mm256_alignr_epi8(x, before, 13);
+
+    e = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_shuffle_epi8(t->b1h, _mm256_and_si256(
+                                        _mm256_srli_epi16(p1, 4), nib)),
+                _mm256_shuffle_epi8(t->b1l, _mm256_and_si256(p1, nib))),
+            _mm256_shuffle_epi8(t->b2h, _mm256_and_si256(
+                                    _mm256_srli_epi16(x, 4), nib)));
+
+    /* 0x80 where a byte must be a third or fourth byte's continuation */
+    must = _mm256_or_si256(_mm256_subs_epu8(p2, _mm256_set1_epi8(0x60)),
+                           _mm256_subs_epu8(p3, _mm256_set1_epi8(0x70)));
+    must = _mm256_and_si256(must, _mm256_set1_epi8((char) 0x80));
+
+    return _mm256_xor_si256(e, must);
+}
+
+
+/*
+ * 1 when the UTF-8 of the block lo, hi after the 32 bytes at prev may be
+ * bad; *open: the block's last three bytes hold a byte over 0x7f.
+ */
+__attribute__((target("avx2"), always_inline))
+static inline uint64_t
+ts_avx2_utf8_block(const ts_u8_tables_t *t, __m256i lo, __m256i hi,
+    const unsigned char *prev, uint64_t *open)
+{
+    __m256i  before, e;
+
+    before = prev ? _mm256_loadu_si256((const __m256i *) (const void *) prev)
+                  : _mm256_setzero_si256();
+    e = _mm256_or_si256(ts_avx2_utf8(t, lo, before),
+                        ts_avx2_utf8(t, hi, lo));
+    *open = (uint32_t) _mm256_movemask_epi8(hi) >> 29;
+
+    return !_mm256_testz_si256(e, e);
+}
+
+
+/*
+ * The UTF-8 of the blocks at p marked in todo, in order; a block whose
+ * last three bytes hold a byte over 0x7f marks the next one: a sequence
+ * it begins goes on there.
+ */
+__attribute__((target("avx2")))
+static uint64_t
+ts_avx2_utf8_blocks(const unsigned char *p, size_t n,
+    const unsigned char *prev, uint64_t todo)
+{
+    ts_u8_tables_t  t;
+    __m256i         lo, hi;
+    uint64_t        bad, open;
+    size_t          k;
+
+    ts_u8_tables(&t);
+    bad = 0;
+
+    while (todo) {
+        k = (size_t) __builtin_ctzll(todo);
+        todo &= todo - 1;
+
+        lo = _mm256_loadu_si256((const __m256i *) (const void *) (p + k * 64));
+        hi = _mm256_loadu_si256((const __m256i *) (const void *)
+                                (p + k * 64 + 32));
+        bad |= ts_avx2_utf8_block(&t, lo, hi, k ? p + k * 64 - 32 : prev,
+                                  &open)
+               << k;
+
+        if (open && k + 1 < n) {
+            todo |= 1ULL << (k + 1);
+        }
+    }
+
+    return bad;
+}
+
+
+__attribute__((target("avx2")))
+static void
+ts_look_avx2(const unsigned char *p, size_t n, const unsigned char *prev,
+    uint64_t *bits, ts_kinds_t *kinds, uint64_t *look, uint64_t *utf8)
+{
+    __m256i   lo, hi;
+    uint64_t  todo;
+    size_t    k;
+
+    /* a sequence the bytes before began goes on in the first block */
+    todo = prev != NULL
+           && _mm256_movemask_epi8(_mm256_loadu_si256(
+                  (const __m256i *) (const void *) prev)) >> 29 != 0;
+
+    for (k = 0; k < n; k++, bits += 2) {
+        lo = _mm256_loadu_si256((const __m256i *) (const void *)
+                                (p + k * 64));
+        hi = _mm256_loadu_si256((const __m256i *) (const void *)
+                                (p + k * 64 + 32));
 
         ts_avx2_block(lo, hi, bits, &kinds[k]);
 
         /* most blocks hold no backslash: nothing to classify there */
         look[k] = bits[1] == 0
                   ? 0
-                  : ts_avx2_mask(ts_avx2_look(lo, p),
-                                 ts_avx2_look(hi, p + 32));
+                  : ts_avx2_mask(ts_avx2_look(lo, p + k * 64),
+                                 ts_avx2_look(hi, p + k * 64 + 32));
+
+        /* nor a byte over 0x7f: its UTF-8 is checked after the loop */
+        todo |= (uint64_t) !_mm256_testz_si256(_mm256_or_si256(lo, hi),
+                                               _mm256_set1_epi8((char) 0x80))
+                << k;
     }
+
+    *utf8 = todo ? ts_avx2_utf8_blocks(p, n, prev, todo) : 0;
 }
 
 
@@ -292,6 +471,7 @@ ts_masks_bytes(const unsigned char *p, size_t n, uint64_t *bits,
             kinds[k].ctl |= (uint64_t) (p[i] < 0x20) << i;
             kinds[k].escape |= (uint64_t) (ts_escape_class[p[i]] == 1) << i;
             kinds[k].u |= (uint64_t) (ts_escape_class[p[i]] == 2) << i;
+            kinds[k].high |= (uint64_t) (p[i] >> 7) << i;
         }
     }
 }
@@ -382,11 +562,163 @@ ts_bad_unicode(const unsigned char *p, uint64_t u)
 }
 
 
+#define TS_U8_2     { 2, 0x80, 0x3f, 0, 0, 0 }
+#define TS_U8_3(lo, span)  { 3, lo, span, 0, 0xc0, 0x80 }
+#define TS_U8_4(lo, span)  { 4, lo, span, 0, 0xc0c0, 0x8080 }
+
+const ts_utf8_lead_t  ts_utf8_leads[256] = {
+    [0xc2 ... 0xdf] = TS_U8_2,
+    [0xe0] = TS_U8_3(0xa0, 0x1f),           /* no overlong form */
+    [0xe1 ... 0xec] = TS_U8_3(0x80, 0x3f),
+    [0xed] = TS_U8_3(0x80, 0x1f),           /* no surrogate */
+    [0xee ... 0xef] = TS_U8_3(0x80, 0x3f),
+    [0xf0] = TS_U8_4(0x90, 0x2f),           /* no overlong form */
+    [0xf1 ... 0xf3] = TS_U8_4(0x80, 0x3f),
+    [0xf4] = TS_U8_4(0x80, 0x0f)            /* up to U+10FFFF */
+};
+
+
+/*
+ * Checks the UTF-8 of a block at p: its bytes over 0x7f (high), less the
+ * first *carried ones, which a sequence of the block before holds.  A
+ * sequence is read whole, up to TS_REACH bytes past the block; how many
+ * of the next block's bytes it holds is carried.  Returns the offset of
+ * the first bad sequence's lead byte, which lies inside the string that
+ * holds it, or 64 when there is none.
+ */
+static unsigned
+ts_utf8_block(const unsigned char *p, uint64_t high, uint64_t *carried)
+{
+    unsigned  i, n;
+
+    high &= ~0ULL << *carried;
+    *carried = 0;
+
+    while (high) {
+        i = (unsigned) __builtin_ctzll(high);
+        n = ts_utf8_seq(p + i, TS_REACH);
+
+        if (n == 0) {
+            return i;
+        }
+
+        if (i + n >= 64) {
+            *carried = i + n - 64;
+            break;
+        }
+
+        high &= ~0ULL << (i + n);
+    }
+
+    return 64;
+}
+
+
 /* what a batch's kernel made besides the bits */
 typedef struct {
     ts_kinds_t  kinds[TS_BATCH];
     uint64_t    look[TS_BATCH];     /* when the kernel looks */
+    uint64_t    utf8;               /* when it looks: blocks to check */
+    int         checked;            /* the kernel checked UTF-8 */
 } ts_batch_t;
+
+
+/*
+ * The bytes of the block at `at` that a sequence begun in the three bytes
+ * before holds; a bad one is noted where it begins.
+ */
+static uint64_t
+ts_utf8_entered(ts_strmap_t *m, size_t at)
+{
+    const unsigned char  *p;
+    unsigned              back, n;
+
+    for (back = 1; back <= 3 && back <= at; back++) {
+        p = m->buf + at - back;
+
+        if (*p < 0x80) {
+            return 0;
+        }
+
+        if (*p >= 0xc0) {
+            n = ts_utf8_seq(p, m->len - (at - back));
+
+            if (n == 0 && at - back < m->bad) {
+                m->bad = at - back;
+            }
+
+            return n > back ? n - back : 0;
+        }
+    }
+
+    return 0;
+}
+
+
+/* the bytes over 0x7f of a block at p */
+static uint64_t
+ts_high_bytes(const unsigned char *p)
+{
+    uint64_t  high;
+    unsigned  i;
+
+    high = 0;
+
+    for (i = 0; i < 64; i++) {
+        high |= (uint64_t) (p[i] >> 7) << i;
+    }
+
+    return high;
+}
+
+
+/*
+ * The UTF-8 of n blocks at p, the first `off` in the text, rarer in JSON
+ * text than anything else the map checks: read byte-wise where the
+ * kernel does not check it (the carry: how many of a block's bytes a
+ * sequence of the block before holds), else where it saw an error.
+ */
+static void
+ts_map_utf8(ts_strmap_t *m, const ts_batch_t *bt, const unsigned char *p,
+    size_t n, size_t off, uint64_t from)
+{
+    uint64_t  todo, high;
+    size_t    k;
+    unsigned  bad;
+
+    /* after a skip the first block is read from the place skipped to */
+    todo = bt->checked ? bt->utf8 | (from != ~0ULL) : ~0ULL >> (64 - n);
+
+    while (todo) {
+        k = (size_t) __builtin_ctzll(todo);
+        todo &= todo - 1;
+
+        if (bt->checked) {
+            high = ts_high_bytes(p + k * 64);
+
+            if (k == 0 && from != ~0ULL) {
+                high &= from;
+                m->carry.utf8 = 0;
+
+            } else {
+                m->carry.utf8 = ts_utf8_entered(m, off + k * 64);
+            }
+
+        } else {
+            high = bt->kinds[k].high;
+
+            if (high == 0) {
+                continue;
+            }
+        }
+
+        bad = ts_utf8_block(p + k * 64, high, &m->carry.utf8);
+
+        if (bad < 64 && off + k * 64 + bad < m->bad) {
+            m->bad = off + k * 64 + bad;
+        }
+    }
+}
 
 
 /*
@@ -398,19 +730,21 @@ typedef struct {
  */
 static void
 ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
-    size_t n, uint64_t *bits, ts_batch_t *bt)
+    size_t n, uint64_t *bits, ts_batch_t *bt, uint64_t from)
 {
     ts_strmap_carry_t   c;
     ts_kinds_t         *kd;
     const uint64_t     *look;
     uint64_t            escaped, quotes, in, bad, u, raw[2];
-    size_t              k, off;
+    size_t              k, off, at;
 
     c = m->carry;
     off = m->mapped * 64;
     look = kn->look != NULL ? bt->look : NULL;
 
     for (k = 0; k < n; k++) {
+        at = off + k * 64;
+
         escaped = (bits[2 * k + 1] | c.escaped)
                   ? ts_escaped(bits[2 * k + 1], &c) : 0;
         quotes = bits[2 * k] & ~escaped;
@@ -444,16 +778,17 @@ ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
         bad = (kd->ctl & in) | (escaped & ~(kd->escape | kd->u));
 
         /* rare: a \u, or a byte strings may not hold */
-        if ((bad | u) != 0 && m->bad == m->len) {
+        if ((bad | u) != 0 && m->bad > at) {
             bad |= u ? ts_bad_unicode(p + k * 64, u) : 0;
 
-            if (bad) {
-                m->bad = off + k * 64 + (size_t) __builtin_ctzll(bad);
+            if (bad && at + (size_t) __builtin_ctzll(bad) < m->bad) {
+                m->bad = at + (size_t) __builtin_ctzll(bad);
             }
         }
     }
 
     m->carry = c;
+    ts_map_utf8(m, bt, p, n, off, from);
     m->mapped += n;
 }
 
@@ -467,22 +802,27 @@ static void
 ts_map_batch(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
     size_t n, ts_batch_t *bt)
 {
-    uint64_t  *bits;
+    uint64_t  *bits, from;
 
     bits = m->bits + 2 * m->mapped;
 
+    bt->checked = kn->look != NULL;
+
     if (kn->look != NULL) {
-        kn->look(p, n, bits, bt->kinds, bt->look);
+        kn->look(p, n, m->mapped ? m->buf + m->mapped * 64 - 32 : NULL,
+                 bits, bt->kinds, bt->look, &bt->utf8);
 
     } else {
         kn->masks(p, n, bits, bt->kinds);
     }
 
-    bits[0] &= m->from;
-    bits[1] &= m->from;
+    from = m->from;
+    bits[0] &= from;
+    bits[1] &= from;
+    bt->kinds[0].high &= from;      /* unused where the kernel checked */
     m->from = ~0ULL;
 
-    ts_map_blocks(m, kn, p, n, bits, bt);
+    ts_map_blocks(m, kn, p, n, bits, bt, from);
 }
 
 

@@ -4,7 +4,7 @@
  * The string map of a JSON text: one pass, 64 bytes at a time, finds
  * every quote that is not escaped and every backslash, and checks what
  * JSON forbids inside strings (control bytes, unknown escapes, \u
- * without four hex digits).  The scanner then crosses a string by
+ * without four hex digits, bytes that are not UTF-8).  The scanner then crosses a string by
  * looking up its closing quote instead of reading its bytes.
  *
  * Which bytes are inside strings is read from the parity of the quotes
@@ -34,6 +34,7 @@ typedef struct {
     uint64_t  in_string;    /* all ones: the block starts in a string */
     uint64_t  look;         /* 1: the block's first byte needs a look */
     uint64_t  quotes;       /* the xor of the quotes not yet counted */
+    uint64_t  utf8;         /* bytes a UTF-8 sequence checked before */
 } ts_strmap_carry_t;
 
 
@@ -76,6 +77,47 @@ void ts_strmap_skip(ts_strmap_t *m, size_t off);
 /* maps all of buf into bits[ts_strmap_words(len)] */
 void ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
     uint64_t *bits, ts_strmap_kernel_t kernel);
+
+/*
+ * Lead bytes of UTF-8 (RFC 3629), by their value: the sequence's length,
+ * the range of its second byte (overlong forms, surrogates and code
+ * points past U+10FFFF are not UTF-8), and which of its third and fourth
+ * bytes must be continuations; length 0: no sequence starts there.
+ */
+typedef struct {
+    uint8_t   len;
+    uint8_t   lo;         /* the second byte, lo .. lo + span */
+    uint8_t   span;
+    uint8_t   pad;
+    uint16_t  mask;       /* of the third and fourth bytes, little end */
+    uint16_t  cont;
+} ts_utf8_lead_t;
+
+extern const ts_utf8_lead_t  ts_utf8_leads[256];
+
+
+/* the length of the UTF-8 sequence at p, of which avail bytes may be
+ * read, or 0 when none starts there */
+static inline unsigned
+ts_utf8_seq(const unsigned char *p, size_t avail)
+{
+    const ts_utf8_lead_t  *l;
+    unsigned               rest;
+
+    l = &ts_utf8_leads[p[0]];
+
+    if (avail < l->len || l->len == 0
+        || (unsigned) (uint8_t) (p[1] - l->lo) > l->span)
+    {
+        return 0;
+    }
+
+    rest = l->len < 3 ? 0
+           : l->len == 3 ? p[2] : (unsigned) p[2] | (unsigned) p[3] << 8;
+
+    return (rest & l->mask) == l->cont ? l->len : 0;
+}
+
 
 /*
  * The lookups are inline: the scanner makes one or two per string, and

@@ -107,20 +107,21 @@ def test_malformed_json_is_forwarded_untouched(emulator, healthy, name):
     assert r.status == got.status     # the upstream's own answer
 
 
-# -- invalid UTF-8: bytes the engine does not edit leave as they came --------
+# -- invalid UTF-8: not JSON text, forwarded untouched ------------------------
 
-def test_invalid_utf8_is_forwarded_as_it_came(emulator, healthy):
+@pytest.mark.parametrize("where", ["message", "description"])
+def test_invalid_utf8_is_forwarded_as_it_came(emulator, healthy, where):
     bad = b"\xff\xfe\xc3(\xed\xa0\x80\xf4\x90\x80\x80"
-    data = body([{"role": "user", "content": "x"}]).replace(
-        b'"x"', b'"' + bad + b'"').replace(
-        b'"A tool."', b'"' + bad + b' desc"')
+    data = body([{"role": "user", "content": "x"}])
+    data = data.replace(b'"x"', b'"' + bad + b'"') if where == "message" \
+        else data.replace(b'"A tool."', b'"' + bad + b' desc"')
+    assert bad in data
     gw = healthy(server=HOSTED % "anthropic")
     r = post_json(gw, data)
     want = engine(data, "--upstream", "anthropic", "--search", "hosted")
     got = forwarded(emulator)
-    assert r.decision == want.decision == "deferred_hosted"
-    assert got.body == want.body
-    assert got.body.count(bad) == data.count(bad) == 4
+    assert r.decision == want.decision == "passthrough_malformed"
+    assert got.body == data
 
 
 # -- nesting: passthrough_too_deep --------------------------------------------

@@ -5,6 +5,7 @@
  * with the map against the index built reading every byte.
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -517,6 +518,12 @@ tst_scans_agree(const char *body, size_t len)
 }
 
 
+static const char  tst_pad[] =
+    "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn"
+    "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmn"
+    "abcdefghijklmnopqrstuvwxyz";
+
+
 static void
 test_scans_bad_bodies(void)
 {
@@ -526,6 +533,66 @@ test_scans_bad_bodies(void)
         tst_note("%s", t->name);
         CHECK(tst_scans_agree(t->body, strlen(t->body)));
     }
+}
+
+
+/*
+ * UTF-8 in a string at every place around two block boundaries: what
+ * RFC 3629 calls UTF-8 is read, the rest is not JSON text, by both scans.
+ */
+static void
+test_scans_utf8(void)
+{
+    static const struct {
+        const char  *bytes;
+        int          valid;
+    } seqs[] = {
+        { "\xc3\xa9", 1 },                  /* U+00E9 */
+        { "\xe2\x82\xac", 1 },              /* U+20AC */
+        { "\xed\x9f\xbf", 1 },              /* U+D7FF */
+        { "\xf0\x9f\x98\x80", 1 },          /* U+1F600 */
+        { "\xf4\x8f\xbf\xbf", 1 },          /* U+10FFFF */
+        { "\x80", 0 },                      /* a continuation alone */
+        { "\xc0\xaf", 0 },                  /* overlong '/' */
+        { "\xc1\xbf", 0 },                  /* overlong */
+        { "\xe0\x80\xaf", 0 },              /* overlong */
+        { "\xf0\x80\x80\xaf", 0 },          /* overlong */
+        { "\xed\xa0\x80", 0 },              /* surrogate U+D800 */
+        { "\xed\xbf\xbf", 0 },              /* surrogate U+DFFF */
+        { "\xf4\x90\x80\x80", 0 },          /* past U+10FFFF */
+        { "\xf5\x80\x80\x80", 0 },          /* no such lead */
+        { "\xff", 0 },
+        { "\xc3", 0 },                      /* cut by the quote */
+        { "\xe2\x82", 0 },
+        { "\xf0\x9f\x98", 0 },
+        { "\xc3\xa9\xa9", 0 },              /* one byte too many */
+        { NULL, 0 }
+    };
+    char        body[512];
+    ts_index_t  ix;
+    size_t      i, pad, len;
+    int         ok, bad;
+
+    bad = 0;
+
+    for (i = 0; seqs[i].bytes; i++) {
+        for (pad = 40; pad < 140; pad++) {
+            len = (size_t) snprintf(body, sizeof(body),
+                                    "{\"model\":\"%.*s%s\",\"max_tokens\":1}",
+                                    (int) pad, tst_pad, seqs[i].bytes);
+
+            (void) ts_index_build(&ix, body, len);
+            ok = ix.status == TS_OK;
+            ts_index_free(&ix);
+
+            if (ok != seqs[i].valid || !tst_scans_agree(body, len)) {
+                tst_note("sequence %zu at %zu", i, pad);
+                bad++;
+            }
+        }
+    }
+
+    CHECK(bad == 0);
 }
 
 
@@ -830,6 +897,8 @@ const tst_case_t  tst_strmap_tests[] = {
       test_scans_bad_bodies },
     { "index: map scan equals byte scan, fixtures cut and broken",
       test_scans_fixtures },
+    { "index: UTF-8 in strings across blocks, by both scans",
+      test_scans_utf8 },
     { "index: a tools array read before is recalled by its bytes",
       test_tools_recalled },
     { "index: a session's messages are recalled by their bytes",
