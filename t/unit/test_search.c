@@ -759,6 +759,45 @@ test_hybrid_idf(void)
     tcat_free(&t);
 }
 
+/*
+ * A two-letter word of a natural query is found as a whole word or a
+ * whole name part only: "la" is no evidence for labels, "pr" none for
+ * private repositories; the seed scorer keeps its rules
+ */
+static void
+test_short_words(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__mail__update_label',"
+                  "'description':'Renames a label'},"
+                  "{'name':'mcp__maps__directions',"
+                  "'description':'Route to LA or any city'},"
+                  "{'name':'mcp__gh__private_repos',"
+                  "'description':'Lists private repositories'},"
+                  "{'name':'mcp__gh__pr_list',"
+                  "'description':'Lists pull requests'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "drive to la", TS_SCORING_HYBRID, 5)) {
+        CHECK(strcmp(thits(&t), "mcp__maps__directions") == 0);
+    }
+
+    if (tsearch(&t, "open pr", TS_SCORING_HYBRID, 5)) {
+        CHECK(strcmp(thits(&t), "mcp__gh__pr_list") == 0);
+    }
+
+    if (tsearch(&t, "la", TS_SCORING_SEED, 5)) {
+        CHECK(strcmp(thits(&t), "mcp__mail__update_label "
+                     "mcp__maps__directions") == 0);
+    }
+
+    tcat_free(&t);
+}
+
+
 const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
     { "search: relatives leave room for the query's words",
@@ -779,5 +818,6 @@ const tst_case_t  tst_search_tests[] = {
     { "search: fingerprint kernel", test_prints_kernel },
     { "search: description words", test_description_words },
     { "search: hybrid idf", test_hybrid_idf },
+    { "search: short words", test_short_words },
     { NULL, NULL }
 };
