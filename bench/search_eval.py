@@ -253,19 +253,18 @@ def main():
         write_splits(queries, tasks)
         return
     if args.steps or args.step_misses:
-        step_halves = recorded_step_split(tasks)
-        if args.step_misses:
-            step_misses(args.tools, tasks, step_halves, args.step_misses)
-            return
-        table = step_evaluate(args.tools, tasks, step_halves)
-        print(json.dumps(table) if args.json else step_markdown(table))
+        items, halves = tasks, recorded_step_split(tasks)
+        miss, scorer = step_misses, args.step_misses
+        table_of, text_of = step_evaluate, step_markdown
+    else:
+        items, halves = queries, recorded_split(queries)
+        miss, scorer = misses, args.misses
+        table_of, text_of = evaluate, markdown
+    if scorer:
+        miss(args.tools, items, halves, scorer)
         return
-    halves = recorded_split(queries)
-    if args.misses:
-        misses(args.tools, queries, halves, args.misses)
-        return
-    table = evaluate(args.tools, queries, halves)
-    print(json.dumps(table) if args.json else markdown(table))
+    table = table_of(args.tools, items, halves)
+    print(json.dumps(table) if args.json else text_of(table))
 
 
 if __name__ == "__main__":

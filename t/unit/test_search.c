@@ -767,7 +767,18 @@ test_hybrid_idf(void)
 static void
 test_short_words(void)
 {
+    static const struct {
+        const char  *query;
+        int          scoring;
+        const char  *found;
+    } cases[] = {
+        { "drive to la", TS_SCORING_HYBRID, "mcp__maps__directions" },
+        { "open pr", TS_SCORING_HYBRID, "mcp__gh__pr_list" },
+        { "la", TS_SCORING_SEED,
+          "mcp__mail__update_label mcp__maps__directions" },
+    };
     tcat_t  t;
+    size_t  i;
 
     if (!tcat(&t, "[{'name':'mcp__mail__update_label',"
                   "'description':'Renames a label'},"
@@ -781,17 +792,10 @@ test_short_words(void)
         return;
     }
 
-    if (tsearch(&t, "drive to la", TS_SCORING_HYBRID, 5)) {
-        CHECK(strcmp(thits(&t), "mcp__maps__directions") == 0);
-    }
-
-    if (tsearch(&t, "open pr", TS_SCORING_HYBRID, 5)) {
-        CHECK(strcmp(thits(&t), "mcp__gh__pr_list") == 0);
-    }
-
-    if (tsearch(&t, "la", TS_SCORING_SEED, 5)) {
-        CHECK(strcmp(thits(&t), "mcp__mail__update_label "
-                     "mcp__maps__directions") == 0);
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (tsearch(&t, cases[i].query, cases[i].scoring, 5)) {
+            CHECK(strcmp(thits(&t), cases[i].found) == 0);
+        }
     }
 
     tcat_free(&t);
