@@ -90,7 +90,7 @@ def measure(path, warm):
     return runs[0], res
 
 
-def section(tables, quality):
+def section(tables, quality, steps):
     lines = [BEGIN, "## Tool search", "",
              "`make bench-search` (bench/search_bench.py). Machine: %s."
              % (report.machine() + ", " + kernel()), "",
@@ -124,7 +124,10 @@ def section(tables, quality):
         lines.append("")
     lines += ["Retrieval quality in the same run "
               "(bench/search_eval.py, see [search.md](search.md)):", "",
-              search_eval.markdown(quality), END]
+              search_eval.markdown(quality), "",
+              "Step queries, one per step of a task's plan (a task succeeds"
+              " when the union of its steps' top 5 holds a gold tool of "
+              "every step):", "", search_eval.step_markdown(steps), END]
     return "\n".join(lines)
 
 
@@ -142,10 +145,12 @@ def main():
         for warm in (False, True):
             meta, res = measure(path, warm)
             tables.append((title, meta, warm, res))
+    catalogue = os.path.join(ROOT, "t", "search", "catalogue.json")
     with open(os.path.join(ROOT, "t", "search", "queries.json")) as f:
-        quality = search_eval.evaluate(
-            os.path.join(ROOT, "t", "search", "catalogue.json"), json.load(f))
-    text = section(tables, quality)
+        quality = search_eval.evaluate(catalogue, json.load(f))
+    with open(search_eval.STEPS) as f:
+        steps = search_eval.step_evaluate(catalogue, json.load(f))
+    text = section(tables, quality, steps)
     report.write_section("search", text)
     print(text)
 

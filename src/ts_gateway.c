@@ -8,6 +8,7 @@
 #include "ts_defer.h"
 #include "ts_gateway.h"
 #include "ts_history.h"
+#include "ts_lexicon.h"
 
 
 static const char  ts_search_description[] =
@@ -31,6 +32,8 @@ typedef struct {
     unsigned char      *answered;   /* per block: a result already used */
     size_t              calls;
     int                 refs;       /* results as references */
+    ts_buf_t            servers;    /* the no-match text, once needed */
+    int                 have_servers;
 } ts_normal_t;
 
 
@@ -180,9 +183,19 @@ ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
         }
     }
 
-    rc = (i < n) ? -1
-                 : ts_gateway_result(&nm->out, ix->buf + c->id.off, c->id.len,
-                                     names.items, names.n, a >= 0, nm->refs);
+    rc = (i < n) ? -1 : 0;
+
+    /* the servers are listed once per request, however many misses */
+    if (rc == 0 && a >= 0 && names.n == 0 && !nm->have_servers) {
+        nm->have_servers = 1;
+        rc = ts_gateway_servers(&nm->servers, ix);
+    }
+
+    if (rc == 0) {
+        rc = ts_gateway_result(&nm->out, ix->buf + c->id.off, c->id.len,
+                               names.items, names.n, a >= 0, nm->refs,
+                               &nm->servers);
+    }
 
     if (rc == 0 && nm->refs && a >= 0 && names.n > 0) {
         rc = ts_buf_str(&nm->out, "," TS_BOUNDARY_BLOCK);
@@ -356,6 +369,7 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
     nm.refs = rq->load_refs;
     ts_edits_init(&nm.edits);
     ts_buf_init(&nm.out, 0);
+    ts_buf_init(&nm.servers, 0);
     ts_names_init(&nm.found);
 
     nm.answered = calloc(rq->ix.nblocks ? rq->ix.nblocks : 1, 1);
@@ -375,6 +389,7 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
     free(nm.answered);
     ts_names_free(&nm.found);
     ts_buf_free(&nm.out);
+    ts_buf_free(&nm.servers);
     ts_edits_free(&nm.edits);
 
     return rc;
@@ -421,9 +436,96 @@ ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n)
 }
 
 
+/* the length of the server of an MCP tool name, or 0 */
+static size_t
+ts_mcp_server(const ts_name_t *name)
+{
+    const char  *sep;
+
+    if (!ts_name_is_mcp(name->p, name->len)) {
+        return 0;
+    }
+
+    sep = ts_find(name->p + 5, name->len - 5, "__", 2);
+
+    return sep ? (size_t) (sep - name->p) - 5 : 0;
+}
+
+
+/* the tools of the server of names[i], which are next to it: sorted */
+static size_t
+ts_server_tools(const ts_names_t *names, size_t i, size_t len)
+{
+    const ts_name_t  *a, *b;
+    size_t            j;
+
+    a = &names->items[i];
+
+    for (j = i + 1; j < names->n; j++) {
+        b = &names->items[j];
+
+        if (ts_mcp_server(b) != len || memcmp(a->p, b->p, len + 5) != 0) {
+            break;
+        }
+    }
+
+    return j - i;
+}
+
+
+int
+ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix)
+{
+    ts_names_t  names;
+    size_t      i, len, k, servers;
+
+    ts_names_init(&names);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (ix->tools[i].name.kind == TS_STRING
+            && ts_names_add(&names, ix->buf, &ix->tools[i].name) != 0)
+        {
+            ts_names_free(&names);
+            return -1;
+        }
+    }
+
+    ts_names_sort(&names);
+
+    for (i = 0, servers = 0; i < names.n; i += k) {
+        len = ts_mcp_server(&names.items[i]);
+        k = len ? ts_server_tools(&names, i, len) : 1;
+
+        if (len == 0 || servers++ >= TS_GATEWAY_SERVERS_MAX) {
+            continue;
+        }
+
+        if (servers > 1) {
+            ts_buf_str(b, ", ");
+        }
+
+        ts_buf_escaped(b, names.items[i].p + 5, len);
+        ts_buf_str(b, " (");
+        ts_buf_num(b, k);
+        ts_buf_str(b, k == 1 ? " tool)" : " tools)");
+    }
+
+    if (servers > TS_GATEWAY_SERVERS_MAX) {
+        ts_buf_str(b, ", and ");
+        ts_buf_num(b, servers - TS_GATEWAY_SERVERS_MAX);
+        ts_buf_str(b, " more servers");
+    }
+
+    ts_names_free(&names);
+
+    return b->failed ? -1 : 0;
+}
+
+
 int
 ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
-    const ts_name_t *names, size_t n, int ran, int refs)
+    const ts_name_t *names, size_t n, int ran, int refs,
+    const ts_buf_t *servers)
 {
     ts_buf_str(b, "{\"type\":\"tool_result\",\"tool_use_id\":");
     ts_buf_add(b, id, id_len);
@@ -441,6 +543,14 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
 
     if (!ran) {
         ts_buf_str(b, "This search did not run. Search again.");
+
+    } else if (n == 0 && servers->len > 0) {
+        ts_buf_str(b, "No tool matched. The tools come from these MCP "
+                      "servers: ");
+        ts_buf_add(b, servers->p, servers->len);
+        ts_buf_str(b, ". Search again with a server's name and what the "
+                      "tool does, or select: a name from the list in the "
+                      "system prompt.");
 
     } else if (n == 0) {
         ts_buf_str(b, "No tool matched. Try other keywords, or select: a "

@@ -18,6 +18,9 @@
 /* bytes of deferred names the system prompt lists; the rest are counted */
 #define TS_GATEWAY_ANNOUNCE_MAX  16384
 
+/* MCP servers a search that found nothing lists; the rest are counted */
+#define TS_GATEWAY_SERVERS_MAX   32
+
 
 /*
  * Turns the gateway's server_tool_use / tool_search_tool_result pairs
@@ -39,12 +42,24 @@ int ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in);
 
 /*
  * The tool_result block answering a search call: the names found, none
- * (n == 0), or a search that never ran (ran == 0); with refs, found
- * names as tool_reference blocks, and the caller adds TS_BOUNDARY_BLOCK
- * after the turn's results.  id is the raw JSON string of the call's id.
+ * (n == 0: servers, from ts_gateway_servers(), tells what exists), or a
+ * search that never ran (ran == 0); with refs, found names as
+ * tool_reference blocks, and the caller adds TS_BOUNDARY_BLOCK after the
+ * turn's results.  id is the raw JSON string of the call's id.
  */
 int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
-    const ts_name_t *names, size_t n, int ran, int refs);
+    const ts_name_t *names, size_t n, int ran, int refs,
+    const ts_buf_t *servers);
+
+/*
+ * What a search that found nothing tells the model, JSON-escaped: the
+ * MCP servers of the request's tools[] and their numbers of tools,
+ * ordered by name, at most TS_GATEWAY_SERVERS_MAX of them ("github (26
+ * tools), slack (8 tools), and 3 more servers"); empty without MCP
+ * tools.  It depends on tools[] only, so that a turn's result reads the
+ * same when later turns replay it.
+ */
+int ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix);
 
 /* tool_reference blocks naming the tools, comma-separated */
 void ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n);

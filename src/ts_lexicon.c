@@ -243,7 +243,7 @@ static const char *const  ts_thesaurus[] = {
     "database db sql table",
     "error exception failure crash",
     "log console output",
-    "deploy release ship",
+    "deploy release ship install rollout",
     "wait sleep pause delay",
     "download save export",
     "upload attach import",
@@ -288,7 +288,7 @@ static const char *const  ts_thesaurus[] = {
     "audit review analyze analyse assess score report",
     "element node component widget",
     "tree hierarchy outline structure layout",
-    "cost price billing spend expense budget invoice payment",
+    "cost price billing spend expense budget invoice payment usage credit",
     "block paragraph section content",
     "status state progress stage phase",
     "tracker board backlog kanban",
@@ -311,6 +311,9 @@ static const char *const  ts_thesaurus[] = {
     "date time timestamp day",
     "watch monitor observe track follow subscribe",
     "backup archive restore",
+    "mute silence snooze suppress quiet",
+    "write save store persist",
+    "resolve fix solve fixed",
     NULL
 };
 

@@ -774,6 +774,7 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     const ts_policy_t  *p;
     ts_catalog_t        cat;
     ts_result_t         res;
+    ts_buf_t            servers;
     ts_hints_t          hints;
     ts_name_t          *names;
     const ts_entry_t   *e;
@@ -813,6 +814,12 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
         }
     }
 
+    ts_buf_init(&servers, 0);
+
+    if (rc == 0 && n == 0) {
+        rc = ts_gateway_servers(&servers, &lp->rq.ix);
+    }
+
     if (rc == 0) {
         ts_gateway_references(refs, names, n);
 
@@ -821,8 +828,10 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
         }
 
         rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1,
-                               lp->rq.load_refs);
+                               lp->rq.load_refs, &servers);
     }
+
+    ts_buf_free(&servers);
 
     lp->searches++;
     lp->misses += (n == 0);

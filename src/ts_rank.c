@@ -405,7 +405,7 @@ static double
 ts_tf(const ts_rank_t *rk, const ts_visit_t *v, const char *text,
     size_t end, size_t at, const ts_term_t *t, int field)
 {
-    if (rk->q->whole && !ts_word_end(text, end, at + t->scan)) {
+    if ((rk->q->whole || t->whole) && !ts_word_end(text, end, at + t->scan)) {
         return 0;
     }
 
@@ -725,7 +725,10 @@ ts_seed_points(ts_rank_t *rk, uint32_t idx, const ts_term_t *t,
     mcp = rk->c->tools[idx].mcp;
     pts = 0;
 
-    if (m->part) {
+    if (t->whole && m->part != 2) {
+        /* inside a part or a name: a short word is no evidence */
+
+    } else if (m->part) {
         pts = m->part == 2 ? (mcp ? 12 : 10) : (mcp ? 6 : 5);
         ts_note(rk, idx, t, m->part == 2 ? "part" : "in-part", pts);
 

@@ -24,6 +24,8 @@ typedef struct {
     size_t       scan;      /* the prefix searched for: the word's stem */
     double       weight;    /* of its BM25 part; 0: none */
     unsigned     own:1;     /* from the query, not the thesaurus */
+    unsigned     whole:1;   /* found as a whole word only, and in a name
+                               as a whole part */
     unsigned     seed:1;    /* scored by seed 000's rules */
     unsigned     required:1;
 } ts_term_t;

@@ -19,6 +19,13 @@
 #define TS_W_SERVER          0.5
 #define TS_W_COVER           0.25
 
+/*
+ * a shorter word of the query is found as a whole word only: as the
+ * start of words, two letters ("la", "pr") match whatever begins so
+ * (label, private)
+ */
+#define TS_PREFIX_MIN        3
+
 
 int
 ts_search_parse_scoring(const char *s, size_t len)
@@ -221,6 +228,7 @@ ts_content_terms(ts_query_t *q, int hybrid)
             t->weight = 1;
             t->own = 1;
             t->seed = hybrid;
+            t->whole = hybrid && len < TS_PREFIX_MIN;
 
             if (hybrid) {
                 ts_add_synonyms(q, w, len);

@@ -203,6 +203,55 @@ def test_no_match_and_the_search_budget(emulator, gateway):
     assert said["content"].startswith("No tool matched.")
 
 
+def servers_of(tools):
+    """'github (26 tools), memory (9 tools)': the MCP servers of a
+    request's tools, by name, as a search that found nothing lists them"""
+    count = {}
+    for t in tools:
+        if t["name"].startswith("mcp__") and "__" in t["name"][5:]:
+            server = t["name"][5:].split("__", 1)[0]
+            count[server] = count.get(server, 0) + 1
+    return ", ".join("%s (%d tool%s)" % (s, n, "" if n == 1 else "s")
+                     for s, n in sorted(count.items()))
+
+
+def test_no_match_lists_the_servers_the_same_every_turn(emulator, gateway):
+    """A search that finds nothing answers with the MCP servers and their
+    numbers of tools, and the next turn replays that answer unchanged
+    (the upstream's prompt cache)."""
+    emulator.profile = "proxy"
+
+    def model(req):
+        if search_result_of(req["messages"]):
+            return Reply([text("Nothing there.")])
+        return Reply([tool_use("tool_search", {"query": "qqqzzz xyzzy"},
+                               "toolu_search1")])
+    emulator.script = model
+    gw = gateway_for(gateway)
+    fx, body = body_of(True)
+    msg = message_of(send(gw, fx, body), True)
+    assert [q.status for q in emulator.requests] == [200, 200]
+    said = search_result_of(emulator.requests[1].json()["messages"])
+    servers = servers_of(body["tools"])
+    assert "memory (9 tools)" in servers and "postgres (1 tool)" in servers
+    assert said["content"] == (
+        "No tool matched. The tools come from these MCP servers: %s. Search"
+        " again with a server's name and what the tool does, or select: a"
+        " name from the list in the system prompt." % servers)
+
+    body["messages"] += [
+        {"role": "assistant", "content": msg["content"]},
+        {"role": "user", "content": "try again later"}]
+    emulator.reset()
+    assert send(gw, fx, body).status == 200
+    got = emulator.requests[0]
+    assert got.status == 200, got.error
+    replayed = [b for m in got.json()["messages"] if m["role"] == "user"
+                and isinstance(m["content"], list) for b in m["content"]
+                if b.get("tool_use_id") == "toolu_search1"]
+    assert replayed == [said]
+
+
 def test_client_tool_and_search_in_one_answer(emulator, gateway):
     emulator.profile = "proxy"
     emulator.script = [Reply([

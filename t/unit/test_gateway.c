@@ -356,6 +356,77 @@ test_gateway_loop_input(void)
 }
 
 
+/* a body of n servers s00..s(n-1), server i with i % 3 + 1 tools, the
+   last server first, and tools of no server */
+static char *
+servers_body(int n)
+{
+    char  *body, *p;
+    int    i, k;
+
+    body = malloc(64 + (size_t) n * 3 * 40);
+    p = body + sprintf(body, "{\"tools\":[{\"name\":\"Read\"},"
+                       "{\"name\":\"mcp__nosep\"}");
+
+    for (i = n - 1; i >= 0; i--) {
+        for (k = 0; k <= i % 3; k++) {
+            p += sprintf(p, ",{\"name\":\"mcp__s%02d__t%d\"}", i, k);
+        }
+    }
+
+    strcpy(p, "]}");
+
+    return body;
+}
+
+
+static int
+servers_text(int n, const char *want_start, const char *want_end)
+{
+    ts_index_t   ix;
+    ts_buf_t     b;
+    char        *body;
+    size_t       len;
+    int          ok;
+
+    body = servers_body(n);
+    ts_buf_init(&b, 0);
+    ok = ts_index_build(&ix, body, strlen(body)) == TS_OK
+         && ts_gateway_servers(&b, &ix) == 0;
+    len = strlen(want_end);
+
+    /* an empty buffer may have no memory at all */
+    ok = ok && (b.len == 0
+                ? *want_start == '\0' && len == 0
+                : b.len >= strlen(want_start) && b.len >= len
+                  && memcmp(b.p, want_start, strlen(want_start)) == 0
+                  && memcmp(b.p + b.len - len, want_end, len) == 0);
+
+    if (!ok) {
+        fprintf(stderr, "    servers: %.*s\n", (int) b.len,
+                b.len ? b.p : "");
+    }
+
+    ts_index_free(&ix);
+    ts_buf_free(&b);
+    free(body);
+
+    return ok;
+}
+
+
+/* a search that finds nothing lists the MCP servers, by name, bounded */
+static void
+test_gateway_servers(void)
+{
+    CHECK(servers_text(3, "s00 (1 tool), s01 (2 tools), s02 (3 tools)",
+                       "s02 (3 tools)"));
+    CHECK(servers_text(TS_GATEWAY_SERVERS_MAX + 5, "s00 (1 tool), ",
+                       ", s31 (2 tools), and 5 more servers"));
+    CHECK(servers_text(0, "", ""));
+}
+
+
 const tst_case_t  tst_gateway_tests[] = {
     { "gateway_request", test_gateway_request },
     { "gateway_history", test_gateway_history },
@@ -363,5 +434,6 @@ const tst_case_t  tst_gateway_tests[] = {
     { "gateway_twice", test_gateway_twice },
     { "gateway_loop_input", test_gateway_loop_input },
     { "gateway_call_without_id", test_gateway_call_without_id },
+    { "gateway_servers", test_gateway_servers },
     { NULL, NULL }
 };

@@ -759,6 +759,49 @@ test_hybrid_idf(void)
     tcat_free(&t);
 }
 
+/*
+ * A two-letter word of a natural query is found as a whole word or a
+ * whole name part only: "la" is no evidence for labels, "pr" none for
+ * private repositories; the seed scorer keeps its rules
+ */
+static void
+test_short_words(void)
+{
+    static const struct {
+        const char  *query;
+        int          scoring;
+        const char  *found;
+    } cases[] = {
+        { "drive to la", TS_SCORING_HYBRID, "mcp__maps__directions" },
+        { "open pr", TS_SCORING_HYBRID, "mcp__gh__pr_list" },
+        { "la", TS_SCORING_SEED,
+          "mcp__mail__update_label mcp__maps__directions" },
+    };
+    tcat_t  t;
+    size_t  i;
+
+    if (!tcat(&t, "[{'name':'mcp__mail__update_label',"
+                  "'description':'Renames a label'},"
+                  "{'name':'mcp__maps__directions',"
+                  "'description':'Route to LA or any city'},"
+                  "{'name':'mcp__gh__private_repos',"
+                  "'description':'Lists private repositories'},"
+                  "{'name':'mcp__gh__pr_list',"
+                  "'description':'Lists pull requests'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        if (tsearch(&t, cases[i].query, cases[i].scoring, 5)) {
+            CHECK(strcmp(thits(&t), cases[i].found) == 0);
+        }
+    }
+
+    tcat_free(&t);
+}
+
+
 const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
     { "search: relatives leave room for the query's words",
@@ -779,5 +822,6 @@ const tst_case_t  tst_search_tests[] = {
     { "search: fingerprint kernel", test_prints_kernel },
     { "search: description words", test_description_words },
     { "search: hybrid idf", test_hybrid_idf },
+    { "search: short words", test_short_words },
     { NULL, NULL }
 };
