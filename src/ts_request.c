@@ -394,11 +394,13 @@ ts_request_free(ts_request_t *rq)
     ts_index_free(&rq->ix);
     ts_edits_free(&rq->edits);
     free(rq->defer);
+    free(rq->deferrable);
     free(rq->betas);
     free(rq->loaded);
     free(rq->own);
     ts_names_free(&rq->referenced);
     rq->defer = NULL;
+    rq->deferrable = NULL;
     rq->betas = NULL;
     rq->loaded = NULL;
     rq->own = NULL;

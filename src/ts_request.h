@@ -51,7 +51,10 @@ typedef struct {
     unsigned        percent;
     int             upstream;
     unsigned char  *defer;          /* per tool: deferred in the output */
+    unsigned char  *deferrable;     /* per tool: by the rules alone,
+                                       whatever history says */
     size_t          tools_deferred;
+    size_t          tools_deferrable;
     size_t          defer_chars;    /* size of the deferrable tools */
     size_t          threshold_chars;
 

@@ -83,8 +83,8 @@ test_gateway_request(void)
 
     /* the deferred names, sorted, in a system prompt of its own */
     text = system_text(&r);
-    CHECK(text != NULL && strstr(text, "call tool_search with select:")
-          && strstr(text, "): mcp__a__first, mcp__z__last."));
+    CHECK(text != NULL && strstr(text, "Tools that tool_search loads (select:")
+          && strstr(text, "already: mcp__a__first, mcp__z__last."));
 
     CHECK(r.rq.tools_deferred == 2 && !r.rq.betas_changed);
     trun_free(&r);
@@ -95,8 +95,8 @@ test_gateway_request(void)
           == TS_DECISION_DEFERRED_GATEWAY);
     CHECK(tool_named(&r, "find_tools") != NULL);
     text = system_text(&r);
-    CHECK(text && strncmp(text, "Be brief.\n\nTools not loaded yet (call "
-                          "find_tools ", 38) == 0);
+    CHECK(text && strncmp(text, "Be brief.\n\nTools that find_tools loads ",
+                          36) == 0);
     trun_free(&r);
 
     /* system blocks get one more text block, the others stay */
@@ -105,7 +105,7 @@ test_gateway_request(void)
                "}") == TS_DECISION_DEFERRED_GATEWAY);
     CHECK(has_text(r.out, r.len, "\"system\":[{\"type\":\"text\",\"text\":"
                    "\"S\",\"cache_control\":{\"type\":\"ephemeral\"}},"
-                   "{\"type\":\"text\",\"text\":\"Tools not loaded yet"));
+                   "{\"type\":\"text\",\"text\":\"Tools that find_tools"));
     trun_free(&r);
 
     tpol_free(&t);
