@@ -56,7 +56,8 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
         return TS_DEFER_AUTO;
     }
 
-    if (s[4] != ':' || len == 5 || len > 8) {
+    /* seed 000: N is 1..99; 0 and 100 are spelled "on" and "off" */
+    if (s[4] != ':' || len == 5 || len > 7) {
         return -1;
     }
 
@@ -70,13 +71,9 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
         n = n * 10 + (unsigned) (s[i] - '0');
     }
 
-    if (n > 100) {
-        return -1;
-    }
-
     *percent = n;
 
-    /* seed 000: auto:0 is always-defer */
+    /* auto:0, seed 000's own spelling of always-defer, stays an alias */
     return n == 0 ? TS_DEFER_ON : TS_DEFER_AUTO;
 }
 

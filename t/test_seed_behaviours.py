@@ -1,0 +1,65 @@
+"""Behaviours of docs/spec/ through a real nginx in front of the strict
+emulator: core tools never deferred, auto:N, what $toolsearch_upstream
+reports, tools found before a compaction, and names that are escapes."""
+
+import json
+import os
+
+import pytest
+
+from conftest import post_json
+
+LOG = ("log_format seed '$toolsearch_decision upstream=$toolsearch_upstream "
+       "mode=$toolsearch_mode deferred=$toolsearch_tools_deferred';")
+
+
+def gateway_for(gateway, conf):
+    return gateway(http=LOG, server="toolsearch on; access_log seed.log "
+                   "seed; " + conf)
+
+
+def log_of(gw):
+    gw.stop()
+    with open(os.path.join(gw.prefix, "seed.log")) as f:
+        return f.read().splitlines()
+
+
+def tool(name):
+    return {"name": name, "description": "The %s tool." % name,
+            "input_schema": {"type": "object"}}
+
+
+def body(names, messages=None, **extra):
+    b = {"model": "claude-sonnet-4-5", "max_tokens": 64,
+         "messages": messages or [{"role": "user", "content": "hi"}],
+         "tools": [tool(n) for n in names]}
+    b.update(extra)
+    return json.dumps(b, separators=(",", ":")).encode()
+
+
+def test_core_tools_are_never_deferred(emulator, gateway):
+    gw = gateway_for(gateway, "toolsearch_upstream anthropic; "
+                     "toolsearch_defer_tools Agent Brief Edit;")
+    r = post_json(gw, body(["Agent", "Brief", "Edit", "Read",
+                            "mcp__a__b"]))
+    assert r.status == 200, r.body
+    sent = {t["name"]: t for t in emulator.last().json()["tools"]}
+    assert [n for n, t in sent.items() if t.get("defer_loading")] == \
+        ["Edit", "mcp__a__b"]
+    assert "defer_loading" not in sent["Agent"]
+    assert "defer_loading" not in sent["Brief"]
+
+
+def test_lone_surrogate_name_stays_an_escape(emulator, gateway):
+    emulator.profile = "proxy"
+    gw = gateway_for(gateway, "toolsearch_upstream compatible;")
+    raw = body(["Read", "mcp__a__b"]).replace(b"mcp__a__b",
+                                               b"mcp__a__\\udc00")
+    r = post_json(gw, raw)
+    assert r.status == 200, r.body
+    sent = emulator.last().body
+    sent.decode("utf-8")                        # strict: valid UTF-8
+    assert b"\xed\xb0\x80" not in sent
+    system = emulator.last().json()["system"]
+    assert system.endswith("already: mcp__a__\udc00.")
+    assert b"mcp__a__\\udc00." in sent
