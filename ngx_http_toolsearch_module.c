@@ -1547,15 +1547,28 @@ static ngx_int_t
 ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    const char                 *name;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    int                              upstream;
+    const char                      *name;
+    ngx_http_toolsearch_ctx_t       *ctx;
+    ngx_http_toolsearch_loc_conf_t  *tlcf;
 
     ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
     if (ctx == NULL) {
         return NGX_OK;
     }
 
-    name = ts_upstream_name(ctx->upstream);
+    /*
+     * the profile the request was handled as: a compatible upstream that
+     * forwards tool_reference is treated as Anthropic's API
+     */
+    upstream = ctx->upstream;
+    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
+
+    if (upstream == TS_UPSTREAM_COMPATIBLE && tlcf->upstream_tool_reference) {
+        upstream = TS_UPSTREAM_ANTHROPIC;
+    }
+
+    name = ts_upstream_name(upstream);
 
     return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
 }

@@ -63,3 +63,21 @@ def test_lone_surrogate_name_stays_an_escape(emulator, gateway):
     system = emulator.last().json()["system"]
     assert system.endswith("already: mcp__a__\udc00.")
     assert b"mcp__a__\\udc00." in sent
+
+
+@pytest.mark.parametrize("conf,decision,upstream", [
+    ("toolsearch_upstream compatible; toolsearch_upstream_tool_reference on;",
+     "deferred_hosted", "anthropic"),
+    ("toolsearch_upstream compatible;", "deferred_gateway", "compatible"),
+    ("toolsearch_upstream vertex; toolsearch_upstream_tool_reference on;",
+     "deferred_hosted", "vertex"),
+], ids=["compatible_tool_reference", "compatible", "vertex"])
+def test_upstream_variable_names_the_profile_used(emulator, gateway, conf,
+                                                  decision, upstream):
+    emulator.profile = {"anthropic": "anthropic", "vertex": "vertex",
+                        "compatible": "proxy"}[upstream]
+    gw = gateway_for(gateway, conf)
+    r = post_json(gw, body(["Read", "mcp__a__b"]))
+    assert r.status == 200, r.body
+    assert log_of(gw) == ["%s upstream=%s mode=on deferred=1"
+                          % (decision, upstream)]
