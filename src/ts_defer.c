@@ -197,8 +197,13 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
         return !gateway;
     }
 
-    /* called before any search loaded it (e.g. history from before) */
-    if (ts_names_has(&h->called, name, len)) {
+    /*
+     * called before any search loaded it (e.g. history from before), or
+     * named where a compaction summary stands: found before it
+     */
+    if (ts_names_has(&h->called, name, len)
+        || ts_names_has(&h->named, name, len))
+    {
         return 0;
     }
 

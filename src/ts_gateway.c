@@ -585,7 +585,8 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
  * What the search tool can load: the deferrable tools, found or not,
  * sorted, so that the text is the same on every turn of a conversation
  * whatever its searches found (it follows the client's cache
- * breakpoints in the system prompt).
+ * breakpoints in the system prompt).  A summary that names the tools
+ * found keeps them loaded after a compaction (ts_history_named).
  */
 static int
 ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
@@ -608,10 +609,12 @@ ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 
     ts_names_sort(&names);
     ts_buf_reset(b);
-    ts_buf_str(b, "Tools that ");
+    ts_buf_str(b, "Call ");
     ts_buf_str(b, ts_policy_search_tool(p));
-    ts_buf_str(b, " loads (select:<name> or keywords); load one before "
-                  "calling it unless it is in your tool list already: ");
+    ts_buf_str(b, " (select:<name> or keywords) to load one of these tools "
+                  "before you call it, unless it is in your tool list "
+                  "already; name the tools you loaded in any summary of "
+                  "this conversation: ");
 
     for (shown = 0; shown < names.n; shown++) {
         if (b->len + names.items[shown].len > TS_GATEWAY_ANNOUNCE_MAX) {

@@ -157,6 +157,104 @@ ts_history_block(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b,
 }
 
 
+/* the characters of a Messages API tool name: [a-zA-Z0-9_-] */
+static int
+ts_name_char(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+           || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+
+/*
+ * The words of a JSON string that could be tool names: runs of name
+ * characters.  An escape ends a word (a name written with escapes is
+ * not recognised), so "\nmcp__a__b" holds mcp__a__b.
+ */
+static int
+ts_history_words(ts_history_t *h, const char *buf, const ts_val_t *s)
+{
+    const char  *p, *end, *start;
+    ts_val_t     w;
+
+    p = buf + s->off + 1;
+    end = buf + s->off + s->len - 1;
+    w.kind = TS_STRING;
+    w.esc = 0;
+
+    while (p < end) {
+        if (*p == '\\') {
+            p += (p + 1 < end && p[1] == 'u') ? 6 : 2;
+            continue;
+        }
+
+        if (!ts_name_char((unsigned char) *p)) {
+            p++;
+            continue;
+        }
+
+        for (start = p; p < end && ts_name_char((unsigned char) *p); p++) {
+            /* void */
+        }
+
+        /* the word as a string value: the bytes between its "quotes" */
+        w.off = (size_t) (start - buf) - 1;
+        w.len = (size_t) (p - start) + 2;
+
+        if (ts_names_add(&h->named, buf, &w) != 0) {
+            return -1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * Tool names in the text of the first user message.  A client that
+ * compacts its history puts the summary there: the tools found before
+ * are named in it, and those names are all that remains of them.  The
+ * first message does not change between compactions, so neither does
+ * what it names.
+ */
+static int
+ts_history_named(ts_history_t *h, const ts_index_t *ix)
+{
+    const ts_message_t  *m;
+    const ts_block_t    *b;
+    ts_val_t             text;
+    size_t               i;
+
+    if (ix->nmessages == 0) {
+        return 0;
+    }
+
+    m = &ix->messages[0];
+
+    if (!ts_str_eq(ix->buf, &m->role, "user")) {
+        return 0;
+    }
+
+    if (m->content.kind == TS_STRING) {
+        return ts_history_words(h, ix->buf, &m->content);
+    }
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        b = &ix->blocks[i];
+
+        if (b->parent < 0 && ts_str_eq(ix->buf, &b->type, "text")
+            && ts_object_member(ix->buf, &b->elem, "text", &text) == TS_OK
+            && text.kind == TS_STRING
+            && ts_history_words(h, ix->buf, &text) != 0)
+        {
+            return -1;
+        }
+    }
+
+    return 0;
+}
+
+
 int
 ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
 {
@@ -166,6 +264,7 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
     ts_names_init(&h->called);
     ts_names_init(&h->hosted);
     ts_names_init(&h->client);
+    ts_names_init(&h->named);
 
     for (i = 0; i < ix->nblocks; i++) {
         if (ts_history_block(h, ix, &ix->blocks[i], tool) != 0) {
@@ -173,9 +272,14 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
         }
     }
 
+    if (ts_history_named(h, ix) != 0) {
+        return -1;
+    }
+
     ts_names_seal(&h->called);
     ts_names_seal(&h->hosted);
     ts_names_seal(&h->client);
+    ts_names_seal(&h->named);
 
     return 0;
 }
@@ -187,4 +291,5 @@ ts_history_free(ts_history_t *h)
     ts_names_free(&h->called);
     ts_names_free(&h->hosted);
     ts_names_free(&h->client);
+    ts_names_free(&h->named);
 }

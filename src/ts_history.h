@@ -24,6 +24,8 @@ typedef struct {
     ts_names_t  called;     /* tool_use names, assistant messages */
     ts_names_t  hosted;     /* tool_reference names, hosted results */
     ts_names_t  client;     /* tool_reference names, tool_result content */
+    ts_names_t  named;      /* words of the first user message's text,
+                               where a compaction summary stands */
     size_t      hosted_blocks;  /* server_tool_use + hosted results */
     size_t      callers;        /* tool_use blocks with "caller" */
 } ts_history_t;

@@ -22,6 +22,16 @@ CACHE = {"type": "ephemeral"}
 SEARCH_TOOL = "tool_search"
 TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue")
 
+# path: (the emulator's profile, the location's configuration)
+PATHS = {
+    "hosted": ("anthropic", "toolsearch_upstream anthropic; "
+               "toolsearch_search hosted;"),
+    "gateway_references": ("anthropic", "toolsearch_upstream anthropic; "
+                           "toolsearch_search gateway;"),
+    "gateway_plain": ("proxy", "toolsearch_upstream compatible; "
+                      "toolsearch_search gateway;"),
+}
+
 
 def tool(name, description):
     return {"name": name, "description": description,

@@ -11,19 +11,11 @@ import pytest
 
 import session
 
-PATHS = {
-    "hosted": ("anthropic", "toolsearch_upstream anthropic; "
-               "toolsearch_search hosted;"),
-    "gateway_references": ("anthropic", "toolsearch_upstream anthropic; "
-                           "toolsearch_search gateway;"),
-    "gateway_plain": ("proxy", "toolsearch_upstream compatible; "
-                      "toolsearch_search gateway;"),
-}
 
 
-@pytest.mark.parametrize("path", sorted(PATHS))
+@pytest.mark.parametrize("path", sorted(session.PATHS))
 def test_each_request_repeats_the_cached_prefix(emulator, gateway, path):
-    profile, conf = PATHS[path]
+    profile, conf = session.PATHS[path]
     emulator.profile = profile
     emulator.script = session.model()
     gw = gateway(server="toolsearch on; " + conf)

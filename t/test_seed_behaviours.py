@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+import session
 from conftest import post_json
 
 LOG = ("log_format seed '$toolsearch_decision upstream=$toolsearch_upstream "
@@ -61,7 +62,7 @@ def test_lone_surrogate_name_stays_an_escape(emulator, gateway):
     sent.decode("utf-8")                        # strict: valid UTF-8
     assert b"\xed\xb0\x80" not in sent
     system = emulator.last().json()["system"]
-    assert system.endswith("already: mcp__a__\udc00.")
+    assert system.endswith("conversation: mcp__a__\udc00.")
     assert b"mcp__a__\\udc00." in sent
 
 
@@ -81,3 +82,44 @@ def test_upstream_variable_names_the_profile_used(emulator, gateway, conf,
     assert r.status == 200, r.body
     assert log_of(gw) == ["%s upstream=%s mode=on deferred=1"
                           % (decision, upstream)]
+
+
+COMPACTED = ("This session is being continued from a previous conversation "
+             "that ran out of context. Summary: the user asked to record "
+             "Alice; mcp__memory__create_entities (loaded with a search) "
+             "recorded her.")
+
+
+@pytest.mark.parametrize("path", sorted(session.PATHS))
+def test_tool_found_before_compaction_is_called_directly(emulator, gateway,
+                                                         path):
+    profile, conf = session.PATHS[path]
+    emulator.profile = profile
+    target = session.TARGETS[0]
+    emulator.script = session.model((target,))
+    gw = gateway_for(gateway, conf)
+
+    # before: found by a search, then called
+    answers = session.run(gw)
+    assert [b["name"] for a in answers for b in a["content"]
+            if b["type"] == "tool_use"] == [target]
+
+    # the client compacts: a summary replaces the history
+    emulator.reset()
+    emulator.script = session.model((target,))
+    msgs = [{"role": "user", "content": [
+        {"type": "text", "text": COMPACTED},
+        {"type": "text", "text": "Record Bob the same way."}]}]
+    b = session.first_body()
+    b["messages"] = msgs
+    session.move_breakpoint(msgs)
+    answer = session.run(gw, b, turns=1)[0]
+
+    # the model calls the tool at once: no search, one upstream call
+    kinds = [blk["type"] for blk in answer["content"]]
+    assert "server_tool_use" not in kinds
+    assert [blk["name"] for blk in answer["content"]
+            if blk["type"] == "tool_use"] == [target]
+    assert len(emulator.requests) == 1
+    sent = {t["name"]: t for t in emulator.last().json()["tools"]}
+    assert target in sent and "defer_loading" not in sent[target]
