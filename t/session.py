@@ -130,9 +130,11 @@ def run(gw, body=None, turns=4, path="/v1/messages"):
 
 def found_tools_span(raw, search_tool=SEARCH_TOOL):
     """(start, end) of the tools after the gateway's search tool in
-    tools[], the tools its searches found; (0, 0) without one."""
+    tools[], the tools its searches found; (0, 0) without one (or with
+    search_tool None)."""
     text_ = raw.decode()
-    at = text_.find('{"name":"%s","description":' % search_tool)
+    at = -1 if search_tool is None else \
+        text_.find('{"name":"%s","description":' % search_tool)
     if at < 0:
         return 0, 0
     dec = json.JSONDecoder()
@@ -144,9 +146,9 @@ def found_tools_span(raw, search_tool=SEARCH_TOOL):
 
 
 def static_view(raw, search_tool=SEARCH_TOOL):
-    """The request without the found tools and without the breakpoint
-    markers, and the offset in it where the last marker stood: the
-    prefix the client asked to be cached."""
+    """The request without the found tools (kept with search_tool None)
+    and without the breakpoint markers, and the offset in it where the
+    last marker stood: the prefix the client asked to be cached."""
     start, end = found_tools_span(raw, search_tool)
     raw = raw[:start] + raw[end:]
     last = raw.rfind(BREAKPOINT)
