@@ -169,8 +169,8 @@ ts_tool_deferrable(const ts_index_t *ix, const ts_tool_t *t,
  */
 static int
 ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced,
-    int gateway, int deferrable)
+    const ts_policy_t *p, const ts_history_t *h, const ts_names_t *named,
+    const ts_val_t *forced, int gateway, int deferrable)
 {
     char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
     const char  *name, *fname;
@@ -202,7 +202,7 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
      * named where a compaction summary stands: found before it
      */
     if (ts_names_has(&h->called, name, len)
-        || ts_names_has(&h->named, name, len))
+        || ts_names_has(named, name, len))
     {
         return 0;
     }
@@ -265,15 +265,46 @@ ts_model_window(const ts_index_t *ix, const ts_input_t *in)
 }
 
 
-/* marks the deferrable and the deferred tools, sums the deferrable size */
+/* marks the deferrable tools, sums their size, collects their names */
+static int
+ts_mark_deferrable(ts_request_t *rq, const ts_policy_t *p,
+    ts_names_t *names)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->ntools; i++) {
+        rq->deferrable[i] = (unsigned char) ts_tool_deferrable(ix,
+                                                &ix->tools[i], p);
+
+        if (rq->deferrable[i]) {
+            rq->tools_deferrable++;
+            rq->defer_chars += ts_tool_chars(&ix->tools[i]);
+
+            if (ts_names_add(names, ix->buf, &ix->tools[i].name) != 0) {
+                return -1;
+            }
+        }
+    }
+
+    ts_names_seal(names);
+
+    return 0;
+}
+
+
+/* marks the deferrable and the deferred tools */
 static int
 ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
     int gateway)
 {
     const ts_index_t  *ix;
-    const ts_tool_t   *t;
     ts_val_t           forced;
+    ts_names_t         deferrable, named;
     size_t             i;
+    int                rc;
 
     ix = &rq->ix;
 
@@ -283,27 +314,29 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
         return -1;
     }
 
+    ts_names_init(&deferrable);
+    ts_names_init(&named);
+
+    rc = (ts_mark_deferrable(rq, p, &deferrable) == 0
+          && ts_history_named(ix, &deferrable, &named) == 0) ? 0 : -1;
+
+    ts_names_seal(&named);
     forced = ts_forced_tool(ix);
 
-    for (i = 0; i < ix->ntools; i++) {
-        t = &ix->tools[i];
-        rq->deferrable[i] = (unsigned char) ts_tool_deferrable(ix, t, p);
-
-        if (rq->deferrable[i]) {
-            rq->tools_deferrable++;
-            rq->defer_chars += ts_tool_chars(t);
-        }
-
+    for (i = 0; rc == 0 && i < ix->ntools; i++) {
         if (!(rq->loaded && rq->loaded[i])
-            && ts_tool_deferred(ix, t, p, h, &forced, gateway,
-                                rq->deferrable[i]))
+            && ts_tool_deferred(ix, &ix->tools[i], p, h, &named, &forced,
+                                gateway, rq->deferrable[i]))
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;
         }
     }
 
-    return 0;
+    ts_names_free(&named);
+    ts_names_free(&deferrable);
+
+    return rc;
 }
 
 

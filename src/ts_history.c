@@ -158,50 +158,97 @@ ts_history_block(ts_history_t *h, const ts_index_t *ix, const ts_block_t *b,
 
 
 /* the characters of a Messages API tool name: [a-zA-Z0-9_-] */
+static const unsigned char  ts_name_chars[256] = {
+    ['-'] = 1, ['_'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+    ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+    ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+    ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+    ['Y'] = 1, ['Z'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+    ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+    ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+    ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1
+};
+
+
+/* the lengths of the wanted names: most words of a text are shorter */
+typedef struct {
+    const ts_names_t  *wanted;
+    ts_names_t        *named;
+    size_t             min;
+    size_t             max;
+} ts_words_t;
+
+
+/* 1 when the byte before p (not before base) starts an escape */
 static int
-ts_name_char(unsigned char c)
+ts_after_escape(const unsigned char *base, const unsigned char *p)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-           || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    size_t  n;
+
+    for (n = 0; p > base && p[-1] == '\\'; p--) {
+        n++;
+    }
+
+    return n & 1;
 }
 
 
 /*
- * The words of a JSON string that could be tool names: runs of name
- * characters.  An escape ends a word (a name written with escapes is
- * not recognised), so "\nmcp__a__b" holds mcp__a__b.
+ * The words of a JSON string, runs of name characters, that are wanted
+ * names.  Only words as long as the shortest wanted name count, so the
+ * scan looks at one byte in min where the text has no long words.  An
+ * escape ends a word (a name written with escapes is not recognised):
+ * "\nmcp__a__b" holds mcp__a__b.
  */
 static int
-ts_history_words(ts_history_t *h, const char *buf, const ts_val_t *s)
+ts_history_words(ts_words_t *w, const char *buf, const ts_val_t *s)
 {
-    const char  *p, *end, *start;
-    ts_val_t     w;
+    const unsigned char  *base, *p, *q, *start, *end;
+    ts_val_t              word;
 
-    p = buf + s->off + 1;
-    end = buf + s->off + s->len - 1;
-    w.kind = TS_STRING;
-    w.esc = 0;
+    base = (const unsigned char *) buf + s->off + 1;
+    end = (const unsigned char *) buf + s->off + s->len - 1;
+    word.kind = TS_STRING;
+    word.esc = 0;
 
-    while (p < end) {
-        if (*p == '\\') {
-            p += (p + 1 < end && p[1] == 'u') ? 6 : 2;
+    /* p follows a byte that is not a name character, or starts the text */
+    for (p = base; (size_t) (end - p) >= w->min; /* void */ ) {
+        q = p + w->min - 1;
+
+        if (!ts_name_chars[*q]) {
+            p = q + 1;
             continue;
         }
 
-        if (!ts_name_char((unsigned char) *p)) {
-            p++;
-            continue;
-        }
-
-        for (start = p; p < end && ts_name_char((unsigned char) *p); p++) {
+        for (start = q; start > p && ts_name_chars[start[-1]]; start--) {
             /* void */
         }
 
-        /* the word as a string value: the bytes between its "quotes" */
-        w.off = (size_t) (start - buf) - 1;
-        w.len = (size_t) (p - start) + 2;
+        if (ts_after_escape(base, start)) {
+            start += (*start == 'u') ? 5 : 1;
+        }
 
-        if (ts_names_add(&h->named, buf, &w) != 0) {
+        for (p = q + 1; p < end && ts_name_chars[*p]; p++) {
+            /* void */
+        }
+
+        if (start >= p || (size_t) (p - start) < w->min
+            || (size_t) (p - start) > w->max
+            || !ts_names_has(w->wanted, (const char *) start, p - start))
+        {
+            continue;
+        }
+
+        /* the word as a string value: the bytes between its "quotes" */
+        word.off = (size_t) (start - (const unsigned char *) buf) - 1;
+        word.len = (size_t) (p - start) + 2;
+
+        if (ts_names_add(w->named, buf, &word) != 0) {
             return -1;
         }
     }
@@ -211,21 +258,21 @@ ts_history_words(ts_history_t *h, const char *buf, const ts_val_t *s)
 
 
 /*
- * Tool names in the text of the first user message.  A client that
- * compacts its history puts the summary there: the tools found before
- * are named in it, and those names are all that remains of them.  The
- * first message does not change between compactions, so neither does
- * what it names.
+ * A compaction leaves no search result behind, only the summary, which
+ * names the tools found before.  The first message does not change
+ * between compactions, so neither does what it names.
  */
-static int
-ts_history_named(ts_history_t *h, const ts_index_t *ix)
+int
+ts_history_named(const ts_index_t *ix, const ts_names_t *wanted,
+    ts_names_t *named)
 {
     const ts_message_t  *m;
     const ts_block_t    *b;
     ts_val_t             text;
+    ts_words_t           w;
     size_t               i;
 
-    if (ix->nmessages == 0) {
+    if (ix->nmessages == 0 || wanted->n == 0) {
         return 0;
     }
 
@@ -235,8 +282,18 @@ ts_history_named(ts_history_t *h, const ts_index_t *ix)
         return 0;
     }
 
+    w.wanted = wanted;
+    w.named = named;
+    w.min = (size_t) -1;
+    w.max = 0;
+
+    for (i = 0; i < wanted->n; i++) {
+        w.min = wanted->items[i].len < w.min ? wanted->items[i].len : w.min;
+        w.max = wanted->items[i].len > w.max ? wanted->items[i].len : w.max;
+    }
+
     if (m->content.kind == TS_STRING) {
-        return ts_history_words(h, ix->buf, &m->content);
+        return ts_history_words(&w, ix->buf, &m->content);
     }
 
     for (i = m->block_first; i < m->block_end; i++) {
@@ -245,7 +302,7 @@ ts_history_named(ts_history_t *h, const ts_index_t *ix)
         if (b->parent < 0 && ts_str_eq(ix->buf, &b->type, "text")
             && ts_object_member(ix->buf, &b->elem, "text", &text) == TS_OK
             && text.kind == TS_STRING
-            && ts_history_words(h, ix->buf, &text) != 0)
+            && ts_history_words(&w, ix->buf, &text) != 0)
         {
             return -1;
         }
@@ -264,7 +321,6 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
     ts_names_init(&h->called);
     ts_names_init(&h->hosted);
     ts_names_init(&h->client);
-    ts_names_init(&h->named);
 
     for (i = 0; i < ix->nblocks; i++) {
         if (ts_history_block(h, ix, &ix->blocks[i], tool) != 0) {
@@ -272,14 +328,9 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
         }
     }
 
-    if (ts_history_named(h, ix) != 0) {
-        return -1;
-    }
-
     ts_names_seal(&h->called);
     ts_names_seal(&h->hosted);
     ts_names_seal(&h->client);
-    ts_names_seal(&h->named);
 
     return 0;
 }
@@ -291,5 +342,4 @@ ts_history_free(ts_history_t *h)
     ts_names_free(&h->called);
     ts_names_free(&h->hosted);
     ts_names_free(&h->client);
-    ts_names_free(&h->named);
 }

@@ -24,8 +24,6 @@ typedef struct {
     ts_names_t  called;     /* tool_use names, assistant messages */
     ts_names_t  hosted;     /* tool_reference names, hosted results */
     ts_names_t  client;     /* tool_reference names, tool_result content */
-    ts_names_t  named;      /* words of the first user message's text,
-                               where a compaction summary stands */
     size_t      hosted_blocks;  /* server_tool_use + hosted results */
     size_t      callers;        /* tool_use blocks with "caller" */
 } ts_history_t;
@@ -38,6 +36,14 @@ typedef struct {
 int ts_history_build(ts_history_t *h, const ts_index_t *ix,
     const char *tool);
 void ts_history_free(ts_history_t *h);
+
+/*
+ * Adds to named the names of wanted (sealed) that are words of the first
+ * user message's text: where a client puts the summary that replaced a
+ * compacted history, which names the tools found before.
+ */
+int ts_history_named(const ts_index_t *ix, const ts_names_t *wanted,
+    ts_names_t *named);
 
 /* the reference spans of a tool_search_tool_result block; caller frees */
 int ts_history_hosted_refs(const ts_index_t *ix, const ts_block_t *b,

@@ -369,11 +369,15 @@ test_gateway_named(void)
 
     CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':["
                "{'type':'text','text':'Summary:\\nmcp__z__last did it; "
-               "xmcp__a__first'}]},{'role':'assistant','content':'ok'},"
+               "xmcp__a__first \\\\nmcp__a__first'}]},"
+               "{'role':'assistant','content':'ok'},"
                "{'role':'user','content':'now mcp__a__first'}],"
                GW_TOOLS "}") == TS_DECISION_DEFERRED_GATEWAY);
 
-    /* in place, before the search tool; the word in a word does not count */
+    /*
+     * in place, before the search tool; a name inside a longer word does
+     * not count, nor after an escaped backslash (the word is "n...")
+     */
     tools = cJSON_GetObjectItem(r.json, "tools");
     CHECK(cJSON_GetArraySize(tools) == 4);
     CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
