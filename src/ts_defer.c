@@ -169,8 +169,8 @@ ts_tool_deferrable(const ts_index_t *ix, const ts_tool_t *t,
  */
 static int
 ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p, const ts_history_t *h, const ts_names_t *named,
-    const ts_val_t *forced, int gateway, int deferrable)
+    const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced,
+    int gateway, int deferrable)
 {
     char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
     const char  *name, *fname;
@@ -201,13 +201,11 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
      * called before any search loaded it (e.g. history from before), or
      * named where a compaction summary stands: found before it
      */
-    if (ts_names_has(&h->called, name, len)
-        || ts_names_has(named, name, len))
-    {
+    if (ts_names_has(&h->called, name, len) || (deferrable & TS_NAMED)) {
         return 0;
     }
 
-    return deferrable;
+    return deferrable != 0;
 }
 
 
@@ -324,9 +322,15 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
     forced = ts_forced_tool(ix);
 
     for (i = 0; rc == 0 && i < ix->ntools; i++) {
+        if (rq->deferrable[i]
+            && ts_names_has_val(&named, ix->buf, &ix->tools[i].name))
+        {
+            rq->deferrable[i] |= TS_NAMED;
+        }
+
         if (!(rq->loaded && rq->loaded[i])
-            && ts_tool_deferred(ix, &ix->tools[i], p, h, &named, &forced,
-                                gateway, rq->deferrable[i]))
+            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway,
+                                rq->deferrable[i]))
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;

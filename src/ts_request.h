@@ -42,6 +42,10 @@ typedef enum {
 } ts_decision_t;
 
 
+/* a deferrable tool the first user message names (ts_history_named) */
+#define TS_NAMED  2
+
+
 typedef struct {
     ts_index_t      ix;
     ts_edits_t      edits;
@@ -52,7 +56,9 @@ typedef struct {
     int             upstream;
     unsigned char  *defer;          /* per tool: deferred in the output */
     unsigned char  *deferrable;     /* per tool: by the rules alone,
-                                       whatever history says */
+                                       whatever history says; with
+                                       TS_NAMED, also named by the first
+                                       user message */
     size_t          tools_deferred;
     size_t          tools_deferrable;
     size_t          defer_chars;    /* size of the deferrable tools */

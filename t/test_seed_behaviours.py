@@ -11,7 +11,8 @@ import session
 from conftest import post_json
 
 LOG = ("log_format seed '$toolsearch_decision upstream=$toolsearch_upstream "
-       "mode=$toolsearch_mode deferred=$toolsearch_tools_deferred';")
+       "mode=$toolsearch_mode deferred=$toolsearch_tools_deferred "
+       "discovered=$toolsearch_discovered';")
 
 
 def gateway_for(gateway, conf):
@@ -80,7 +81,7 @@ def test_upstream_variable_names_the_profile_used(emulator, gateway, conf,
     gw = gateway_for(gateway, conf)
     r = post_json(gw, body(["Read", "mcp__a__b"]))
     assert r.status == 200, r.body
-    assert log_of(gw) == ["%s upstream=%s mode=on deferred=1"
+    assert log_of(gw) == ["%s upstream=%s mode=on deferred=1 discovered=0"
                           % (decision, upstream)]
 
 
@@ -123,3 +124,4 @@ def test_tool_found_before_compaction_is_called_directly(emulator, gateway,
     assert len(emulator.requests) == 1
     sent = {t["name"]: t for t in emulator.last().json()["tools"]}
     assert target in sent and "defer_loading" not in sent[target]
+    assert log_of(gw)[-1].endswith(" deferred=4 discovered=1")
