@@ -114,8 +114,8 @@ ts_forced_tool(const ts_index_t *ix)
 
 
 /*
- * Seed 000's core communication tools: the model needs them on its
- * first turn, so no configuration defers them.
+ * The core communication tools (docs/spec/deferral.md): the model needs
+ * them on its first turn, so no configuration defers them.
  */
 static int
 ts_is_core_tool(const char *name, size_t len)

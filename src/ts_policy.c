@@ -56,7 +56,7 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
         return TS_DEFER_AUTO;
     }
 
-    /* seed 000: N is 1..99; 0 and 100 are spelled "on" and "off" */
+    /* N is 1..99, 0 and 100 are "on" and "off" (docs/spec/deferral.md) */
     if (s[4] != ':' || len == 5 || len > 7) {
         return -1;
     }
@@ -73,7 +73,7 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
 
     *percent = n;
 
-    /* auto:0, seed 000's own spelling of always-defer, stays an alias */
+    /* auto:0, the specification's own spelling of "on", is an alias */
     return n == 0 ? TS_DEFER_ON : TS_DEFER_AUTO;
 }
 
