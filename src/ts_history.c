@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ts_history.h"
+#include "ts_lexicon.h"
 
 
 #define TS_HOSTED_PREFIX  "tool_search_tool_"
@@ -199,20 +200,21 @@ ts_after_escape(const unsigned char *base, const unsigned char *p)
 
 
 /*
- * The words of a JSON string, runs of name characters, that are wanted
- * names.  Only words as long as the shortest wanted name count, so the
- * scan looks at one byte in min where the text has no long words.  An
- * escape ends a word (a name written with escapes is not recognised):
- * "\nmcp__a__b" holds mcp__a__b.
+ * The words of a span of a JSON string, runs of name characters, that
+ * are wanted names.  Only words as long as the shortest wanted name
+ * count, so the scan looks at one byte in min where the text has no long
+ * words.  An escape ends a word (a name written with escapes is not
+ * recognised): "\nmcp__a__b" holds mcp__a__b.
  */
 static int
-ts_history_words(ts_words_t *w, const char *buf, const ts_val_t *s)
+ts_history_words(ts_words_t *w, const char *buf, const char *from,
+    const char *to)
 {
     const unsigned char  *base, *p, *q, *start, *end;
     ts_val_t              word;
 
-    base = (const unsigned char *) buf + s->off + 1;
-    end = (const unsigned char *) buf + s->off + s->len - 1;
+    base = (const unsigned char *) from;
+    end = (const unsigned char *) to;
     word.kind = TS_STRING;
     word.esc = 0;
 
@@ -258,6 +260,42 @@ ts_history_words(ts_words_t *w, const char *buf, const ts_val_t *s)
 
 
 /*
+ * The text of a JSON string outside its <system-reminder> sections: a
+ * client injects those on every turn (Claude Code's list of the tools it
+ * could defer, its agent types), and they record nothing the
+ * conversation found.
+ */
+static int
+ts_history_text(ts_words_t *w, const char *buf, const ts_val_t *s)
+{
+    static const char   open[] = "<system-reminder>";
+    static const char   close[] = "</system-reminder>";
+    const char         *p, *end, *tag;
+
+    p = buf + s->off + 1;
+    end = buf + s->off + s->len - 1;
+
+    while (p < end) {
+        tag = ts_find(p, end - p, open, sizeof(open) - 1);
+
+        if (ts_history_words(w, buf, p, tag ? tag : end) != 0) {
+            return -1;
+        }
+
+        tag = tag ? ts_find(tag, end - tag, close, sizeof(close) - 1)
+                  : NULL;
+        if (tag == NULL) {
+            break;
+        }
+
+        p = tag + sizeof(close) - 1;
+    }
+
+    return 0;
+}
+
+
+/*
  * A compaction leaves no search result behind, only the summary, which
  * names the tools found before.  The first message does not change
  * between compactions, so neither does what it names.
@@ -293,7 +331,7 @@ ts_history_named(const ts_index_t *ix, const ts_names_t *wanted,
     }
 
     if (m->content.kind == TS_STRING) {
-        return ts_history_words(&w, ix->buf, &m->content);
+        return ts_history_text(&w, ix->buf, &m->content);
     }
 
     for (i = m->block_first; i < m->block_end; i++) {
@@ -302,7 +340,7 @@ ts_history_named(const ts_index_t *ix, const ts_names_t *wanted,
         if (b->parent < 0 && ts_str_eq(ix->buf, &b->type, "text")
             && ts_object_member(ix->buf, &b->elem, "text", &text) == TS_OK
             && text.kind == TS_STRING
-            && ts_history_words(&w, ix->buf, &text) != 0)
+            && ts_history_text(&w, ix->buf, &text) != 0)
         {
             return -1;
         }

@@ -390,6 +390,16 @@ test_gateway_named(void)
     CHECK(text && strstr(text, ": mcp__a__first, mcp__z__last."));
     trun_free(&r);
 
+    /* what a client's system reminders list is not a record of finds */
+    CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':"
+               "'<system-reminder>Deferred: mcp__a__first, mcp__z__last"
+               "</system-reminder>Go on with mcp__z__last. "
+               "<system-reminder>mcp__a__first'}]," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(tool_named(&r, "mcp__z__last") != NULL);
+    CHECK(tool_named(&r, "mcp__a__first") == NULL);
+    trun_free(&r);
+
     tpol_free(&t);
 }
 
