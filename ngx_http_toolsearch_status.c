@@ -448,8 +448,8 @@ ngx_http_toolsearch_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     if (tmcf->zone->data) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "zone \"%V\" is already used", &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "the zone is already used");
         return NGX_CONF_ERROR;
     }
 
