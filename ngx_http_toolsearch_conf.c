@@ -13,6 +13,28 @@
 #include "ngx_http_toolsearch_conf.h"
 
 
+void
+ngx_http_toolsearch_conf_invalid(ngx_conf_t *cf, ngx_str_t *value,
+    const char *fmt, ...)
+{
+    u_char     *p, *last;
+    va_list     args;
+    ngx_str_t  *args_v;
+    u_char      errstr[NGX_MAX_CONF_ERRSTR];
+
+    args_v = cf->args->elts;
+    last = errstr + NGX_MAX_CONF_ERRSTR;
+    p = ngx_slprintf(errstr, last, "invalid value \"%V\" in \"%V\" "
+                     "directive, ", value, &args_v[0]);
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(p, last, fmt, args);
+    va_end(args);
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%*s", p - errstr, errstr);
+}
+
+
 char *
 ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
@@ -20,7 +42,7 @@ ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_uint_t        i, *np;
     ngx_str_t        *value;
     ngx_conf_enum_t  *e;
-    u_char            errstr[NGX_MAX_CONF_ERRSTR];
+    u_char            allowed[NGX_MAX_CONF_ERRSTR];
 
     np = (ngx_uint_t *) ((char *) conf + cmd->offset);
 
@@ -40,9 +62,8 @@ ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         }
     }
 
-    last = errstr + NGX_MAX_CONF_ERRSTR;
-    p = ngx_slprintf(errstr, last, "invalid value \"%V\", it must be ",
-                     &value[1]);
+    p = allowed;
+    last = allowed + NGX_MAX_CONF_ERRSTR;
 
     for (i = 0; e[i].name.len != 0; i++) {
         p = ngx_slprintf(p, last, "%s\"%V\"",
@@ -50,7 +71,8 @@ ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                          &e[i].name);
     }
 
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%*s", p - errstr, errstr);
+    ngx_http_toolsearch_conf_invalid(cf, &value[1], "it must be %*s",
+                                     p - allowed, allowed);
 
     return NGX_CONF_ERROR;
 }
@@ -73,14 +95,44 @@ ngx_http_toolsearch_conf_size(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     size = ngx_parse_size(&value[1]);
 
     if (size == NGX_ERROR || size == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid size \"%V\", it must be a positive "
-                           "number of bytes with an optional \"k\" or "
-                           "\"m\" suffix", &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "it must be a positive number of "
+                                         "bytes with an optional \"k\" or "
+                                         "\"m\" suffix");
         return NGX_CONF_ERROR;
     }
 
     *sp = (size_t) size;
+
+    return NGX_CONF_OK;
+}
+
+
+char *
+ngx_http_toolsearch_conf_num(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_int_t              *np, n;
+    ngx_str_t              *value;
+    ngx_conf_num_bounds_t  *bounds;
+
+    np = (ngx_int_t *) ((char *) conf + cmd->offset);
+
+    if (*np != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    bounds = cmd->post;
+    n = ngx_atoi(value[1].data, value[1].len);
+
+    if (n == NGX_ERROR || n < bounds->low || n > bounds->high) {
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "it must be a number from %i to %i",
+                                         bounds->low, bounds->high);
+        return NGX_CONF_ERROR;
+    }
+
+    *np = n;
 
     return NGX_CONF_OK;
 }

@@ -14,12 +14,23 @@
 #include <ngx_core.h>
 
 
+/*
+ * Logs "invalid value "V" in "D" directive, <reason>": every message of
+ * nginx -t names the directive and the value it rejects.
+ */
+void ngx_http_toolsearch_conf_invalid(ngx_conf_t *cf, ngx_str_t *value,
+    const char *fmt, ...);
+
 /* ngx_conf_set_enum_slot that lists the allowed values on error */
 char *ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
 /* ngx_conf_set_size_slot for a size that must be positive */
 char *ngx_http_toolsearch_conf_size(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
+/* ngx_conf_set_num_slot within the ngx_conf_num_bounds_t of cmd->post */
+char *ngx_http_toolsearch_conf_num(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
 

@@ -171,35 +171,35 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NULL },
 
     { ngx_string("toolsearch_always_load"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, always_load),
       NULL },
 
     { ngx_string("toolsearch_defer_tools"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, defer_tools),
       NULL },
 
     { ngx_string("toolsearch_client_search_tools"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, client_search_tools),
       NULL },
 
     { ngx_string("toolsearch_unsupported_models"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, unsupported_models),
       NULL },
 
     { ngx_string("toolsearch_first_party_hosts"),
-      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_1MORE,
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, first_party_hosts),
@@ -263,14 +263,14 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_max_searches"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_num_slot,
+      ngx_http_toolsearch_conf_num,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, max_searches),
       &ngx_http_toolsearch_max_searches_bounds },
 
     { ngx_string("toolsearch_max_results"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_conf_set_num_slot,
+      ngx_http_toolsearch_conf_num,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, max_results),
       &ngx_http_toolsearch_max_results_bounds },
@@ -297,7 +297,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NULL },
 
     { ngx_string("toolsearch_status"),
-      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS,
+      NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_status,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, enable),
@@ -1570,15 +1570,28 @@ static ngx_int_t
 ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    const char                 *name;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    int                              upstream;
+    const char                      *name;
+    ngx_http_toolsearch_ctx_t       *ctx;
+    ngx_http_toolsearch_loc_conf_t  *tlcf;
 
     ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
     if (ctx == NULL) {
         return NGX_OK;
     }
 
-    name = ts_upstream_name(ctx->upstream);
+    /*
+     * the profile the request was handled as: a compatible upstream that
+     * forwards tool_reference is treated as Anthropic's API
+     */
+    upstream = ctx->upstream;
+    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
+
+    if (upstream == TS_UPSTREAM_COMPATIBLE && tlcf->upstream_tool_reference) {
+        upstream = TS_UPSTREAM_ANTHROPIC;
+    }
+
+    name = ts_upstream_name(upstream);
 
     return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
 }
@@ -1670,7 +1683,7 @@ ngx_http_toolsearch_list_add(ngx_conf_t *cf, ts_match_list_t *l,
     if (ts_match_add(l, (char *) pattern->data, pattern->len, err,
                      sizeof(err)) != 0)
     {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        ngx_http_toolsearch_conf_invalid(cf, pattern, "%s", err);
         return NGX_CONF_ERROR;
     }
 
@@ -1698,6 +1711,14 @@ ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     value = cf->args->elts;
+
+    /* NGX_CONF_ANY: nginx's own message would not say what is missing */
+    if (cf->args->nelts < 2) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "no value in \"%V\" directive, it takes one or "
+                           "more names or ~regexes", &value[0]);
+        return NGX_CONF_ERROR;
+    }
 
     for (i = 1; i < cf->args->nelts; i++) {
         if (ngx_http_toolsearch_list_add(cf, *lp, &value[i])
@@ -1729,10 +1750,10 @@ ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     mode = ts_defer_mode_parse((char *) value[1].data, value[1].len,
                                &percent);
     if (mode < 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid value \"%V\", it must be \"off\", "
-                           "\"on\", \"auto\" or \"auto:N\" with N "
-                           "from 0 to 100", &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "it must be \"off\", \"on\", "
+                                         "\"auto\" or \"auto:N\" with N "
+                                         "from 1 to 99");
         return NGX_CONF_ERROR;
     }
 
@@ -1758,8 +1779,9 @@ ngx_http_toolsearch_window(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     n = ngx_atoi(value[2].data, value[2].len);
     if (n <= 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid number of tokens \"%V\"", &value[2]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[2],
+                                         "it must be a positive number of "
+                                         "tokens");
         return NGX_CONF_ERROR;
     }
 
@@ -1826,9 +1848,10 @@ ngx_http_toolsearch_tool_name(ngx_conf_t *cf, ngx_command_t *cmd,
     }
 
     if (value[1].len == 0 || value[1].len > 64 || i < value[1].len) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid tool name \"%V\", it must be 1 to 64 "
-                           "letters, digits, \"_\" or \"-\"", &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "a tool name must be 1 to 64 "
+                                         "letters, digits, \"_\" or "
+                                         "\"-\"");
         return NGX_CONF_ERROR;
     }
 
@@ -1851,8 +1874,9 @@ ngx_http_toolsearch_hint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     if (value[2].len == 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "empty hint for \"%V\"",
-                           &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[2],
+                                         "the hint for \"%V\" is empty",
+                                         &value[1]);
         return NGX_CONF_ERROR;
     }
 

@@ -14,6 +14,7 @@
 #include <ngx_http.h>
 
 #include "ts_history.h"
+#include "ngx_http_toolsearch_conf.h"
 #include "ngx_http_toolsearch_status.h"
 
 
@@ -416,25 +417,27 @@ ngx_http_toolsearch_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     value = cf->args->elts;
 
     if (ngx_http_toolsearch_zone_name(&value[1]) != NGX_OK) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid zone name \"%V\", it must be letters, "
-                           "digits, \"_\", \"-\" and \".\"", &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "a zone name must be letters, "
+                                         "digits, \"_\", \"-\" and "
+                                         "\".\"");
         return NGX_CONF_ERROR;
     }
 
     size = ngx_parse_size(&value[2]);
 
     if (size == NGX_ERROR) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid zone size \"%V\"", &value[2]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[2],
+                                         "it must be a size such as "
+                                         "\"64k\" or \"1m\"");
         return NGX_CONF_ERROR;
     }
 
     if (size < (ssize_t) (8 * ngx_pagesize)) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "zone \"%V\" is too small: \"%V\", it must be at "
-                           "least %uzk", &value[1], &value[2],
-                           8 * ngx_pagesize / 1024);
+        ngx_http_toolsearch_conf_invalid(cf, &value[2],
+                                         "zone \"%V\" must be at least "
+                                         "%uzk", &value[1],
+                                         8 * ngx_pagesize / 1024);
         return NGX_CONF_ERROR;
     }
 
@@ -445,8 +448,8 @@ ngx_http_toolsearch_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     if (tmcf->zone->data) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "zone \"%V\" is already used", &value[1]);
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "the zone is already used");
         return NGX_CONF_ERROR;
     }
 
@@ -498,9 +501,19 @@ ngx_http_toolsearch_init_zone(ngx_shm_zone_t *shm_zone, void *data)
 char *
 ngx_http_toolsearch_status(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
+    ngx_str_t                        *value;
     ngx_flag_t                       *enable;
     ngx_http_core_loc_conf_t         *clcf;
     ngx_http_toolsearch_main_conf_t  *tmcf;
+
+    value = cf->args->elts;
+
+    /* NGX_CONF_ANY: the value nginx would not name */
+    if (cf->args->nelts > 1) {
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "the directive takes no value");
+        return NGX_CONF_ERROR;
+    }
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
 

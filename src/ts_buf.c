@@ -94,6 +94,26 @@ ts_buf_str(ts_buf_t *b, const char *s)
 }
 
 
+/*
+ * A lone surrogate escape (\udc00) decodes to the three bytes ED B0 80,
+ * which are not UTF-8: it is written back as the escape it came from.
+ */
+static size_t
+ts_surrogate(const unsigned char *p, const unsigned char *end,
+    unsigned *cp)
+{
+    if (end - p < 3 || p[0] != 0xed || p[1] < 0xa0 || p[1] > 0xbf
+        || (p[2] & 0xc0) != 0x80)
+    {
+        return 0;
+    }
+
+    *cp = 0xd000 | ((unsigned) (p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+
+    return 3;
+}
+
+
 int
 ts_buf_escaped(ts_buf_t *b, const char *p, size_t n)
 {
@@ -101,14 +121,19 @@ ts_buf_escaped(ts_buf_t *b, const char *p, size_t n)
     const char         *end, *run;
     char                esc[6];
     unsigned char       c;
+    unsigned            cp;
+    size_t              skip;
 
     end = p + n;
     run = p;
 
     for ( /* void */ ; p < end; p++) {
         c = (unsigned char) *p;
+        skip = (c == 0xed) ? ts_surrogate((const unsigned char *) p,
+                                          (const unsigned char *) end, &cp)
+                           : 0;
 
-        if (c >= 0x20 && c != '"' && c != '\\') {
+        if (skip == 0 && c >= 0x20 && c != '"' && c != '\\') {
             continue;
         }
 
@@ -118,7 +143,16 @@ ts_buf_escaped(ts_buf_t *b, const char *p, size_t n)
 
         esc[0] = '\\';
 
-        if (c == '"' || c == '\\') {
+        if (skip) {
+            esc[1] = 'u';
+            esc[2] = hex[cp >> 12];
+            esc[3] = hex[(cp >> 8) & 15];
+            esc[4] = hex[(cp >> 4) & 15];
+            esc[5] = hex[cp & 15];
+            n = 6;
+            p += skip - 1;
+
+        } else if (c == '"' || c == '\\') {
             esc[1] = (char) c;
             n = 2;
 

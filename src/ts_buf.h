@@ -31,7 +31,10 @@ int ts_buf_space(ts_buf_t *b, size_t n);
 int ts_buf_add(ts_buf_t *b, const void *p, size_t n);
 int ts_buf_str(ts_buf_t *b, const char *s);
 
-/* p..p+n as the inside of a JSON string: quotes, backslashes, controls */
+/*
+ * p..p+n as the inside of a JSON string: quotes, backslashes, controls;
+ * a lone surrogate, as the decoder leaves it, goes back to its \uXXXX
+ */
 int ts_buf_escaped(ts_buf_t *b, const char *p, size_t n);
 
 /* a decimal number */

@@ -113,11 +113,64 @@ ts_forced_tool(const ts_index_t *ix)
 }
 
 
-/* the priority chain for one tool; 1: deferred */
+/*
+ * The core communication tools (docs/spec/deferral.md): the model needs
+ * them on its first turn, so no configuration defers them.
+ */
+static int
+ts_is_core_tool(const char *name, size_t len)
+{
+    static const char  *core[] = { "Agent", "Brief" };
+    size_t              i;
+
+    for (i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
+        if (strlen(core[i]) == len && memcmp(core[i], name, len) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * The location's rules alone, whatever the conversation did: what the
+ * gateway's announcement lists and the threshold weighs.  1: deferrable.
+ */
+static int
+ts_tool_deferrable(const ts_index_t *ix, const ts_tool_t *t,
+    const ts_policy_t *p)
+{
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       len;
+
+    name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
+
+    /* what cannot be named cannot be found: keep it loaded */
+    if (name == NULL || ts_match_any(p->always_load, name, len)
+        || ts_is_server_tool(ix->buf, t))
+    {
+        return 0;
+    }
+
+    if (ts_name_is_mcp(name, len)) {
+        return 1;
+    }
+
+    return !ts_is_core_tool(name, len)
+           && ts_match_any(p->defer_tools, name, len);
+}
+
+
+/*
+ * The priority chain for one tool: what this request and its history
+ * add to the location's rules (deferrable).  1: deferred.
+ */
 static int
 ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
     const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced,
-    int gateway)
+    int gateway, int deferrable)
 {
     char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
     const char  *name, *fname;
@@ -125,7 +178,6 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
 
     name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
 
-    /* what cannot be named cannot be found: keep it loaded */
     if (name == NULL || ts_match_any(p->always_load, name, len)
         || ts_is_server_tool(ix->buf, t))
     {
@@ -145,16 +197,15 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
         return !gateway;
     }
 
-    /* called before any search loaded it (e.g. history from before) */
-    if (ts_names_has(&h->called, name, len)) {
+    /*
+     * called before any search loaded it (e.g. history from before), or
+     * named where a compaction summary stands: found before it
+     */
+    if (ts_names_has(&h->called, name, len) || (deferrable & TS_NAMED)) {
         return 0;
     }
 
-    if (ts_name_is_mcp(name, len)) {
-        return 1;
-    }
-
-    return ts_match_any(p->defer_tools, name, len);
+    return deferrable != 0;
 }
 
 
@@ -212,35 +263,84 @@ ts_model_window(const ts_index_t *ix, const ts_input_t *in)
 }
 
 
-/* marks the deferred tools and sums their size */
+/* marks the deferrable tools, sums their size, collects their names */
+static int
+ts_mark_deferrable(ts_request_t *rq, const ts_policy_t *p,
+    ts_names_t *names)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->ntools; i++) {
+        rq->deferrable[i] = (unsigned char) ts_tool_deferrable(ix,
+                                                &ix->tools[i], p);
+
+        if (rq->deferrable[i]) {
+            rq->tools_deferrable++;
+            rq->defer_chars += ts_tool_chars(&ix->tools[i]);
+
+            if (ts_names_add(names, ix->buf, &ix->tools[i].name) != 0) {
+                return -1;
+            }
+        }
+    }
+
+    ts_names_seal(names);
+
+    return 0;
+}
+
+
+/* marks the deferrable and the deferred tools */
 static int
 ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
     int gateway)
 {
     const ts_index_t  *ix;
     ts_val_t           forced;
+    ts_names_t         deferrable, named;
     size_t             i;
+    int                rc;
 
     ix = &rq->ix;
 
     rq->defer = calloc(ix->ntools ? ix->ntools : 1, 1);
-    if (rq->defer == NULL) {
+    rq->deferrable = calloc(ix->ntools ? ix->ntools : 1, 1);
+    if (rq->defer == NULL || rq->deferrable == NULL) {
         return -1;
     }
 
+    ts_names_init(&deferrable);
+    ts_names_init(&named);
+
+    rc = (ts_mark_deferrable(rq, p, &deferrable) == 0
+          && ts_history_named(ix, &deferrable, &named) == 0) ? 0 : -1;
+
+    ts_names_seal(&named);
     forced = ts_forced_tool(ix);
 
-    for (i = 0; i < ix->ntools; i++) {
+    for (i = 0; rc == 0 && i < ix->ntools; i++) {
+        if (rq->deferrable[i]
+            && ts_names_has_val(&named, ix->buf, &ix->tools[i].name))
+        {
+            rq->deferrable[i] |= TS_NAMED;
+        }
+
         if (!(rq->loaded && rq->loaded[i])
-            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway))
+            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway,
+                                rq->deferrable[i]))
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;
-            rq->defer_chars += ts_tool_chars(&ix->tools[i]);
         }
     }
 
-    return 0;
+    ts_names_free(&named);
+    ts_names_free(&deferrable);
+
+    return rc;
 }
 
 
@@ -317,14 +417,24 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
 
     /*
      * A search loop's later call goes on with what its first call began,
-     * also once its searches have loaded every deferred tool, or so many
-     * that the rest is below the auto threshold.
+     * also once its searches have loaded every deferred tool.
      */
     if (in->loaded != NULL && hosted == TS_DECISION_DEFERRED_GATEWAY) {
         return hosted;
     }
 
-    if (rq->tools_deferred == 0 || rq->tools_deferred == rq->ix.ntools) {
+    /*
+     * The rules alone decide, not what searches found: a conversation
+     * keeps its form, and with it its prompt cache, as tools load.  With
+     * every deferrable tool found, gateway search goes on if its searches
+     * are in history.
+     */
+    if (rq->tools_deferrable == 0 || rq->tools_deferrable == rq->ix.ntools
+        || rq->tools_deferred == rq->ix.ntools
+        || (rq->tools_deferred == 0
+            && (hosted != TS_DECISION_DEFERRED_GATEWAY
+                || rq->history_searches == 0)))
+    {
         return TS_DECISION_NOTHING_TO_DEFER;
     }
 

@@ -595,9 +595,12 @@ ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
 }
 
 
-/* a loaded tool as a deferred one: its cache breakpoint cannot stay */
+/*
+ * A found tool after the search tool: its cache breakpoint cannot stay
+ * (it would add one to the client's); with references, deferred.
+ */
 static void
-ts_deferred_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t)
+ts_found_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t, int as_ref)
 {
     size_t  end, from, to;
 
@@ -611,14 +614,16 @@ ts_deferred_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t)
 
     ts_buf_add(b, buf + t->elem.off, from - t->elem.off);
     ts_buf_add(b, buf + to, end - to);
-    ts_buf_str(b, TS_DEFER_FLAG "}");
+    ts_buf_str(b, as_ref ? TS_DEFER_FLAG "}" : "}");
 }
 
 
 /*
- * tools[] keeps the loaded tools, byte for byte or, with references, as
- * deferred tools, and ends with the search tool; a cache breakpoint of
- * a tool left out or deferred moves to it.
+ * tools[] keeps the loaded tools byte for byte, then the search tool,
+ * then the tools searches found, so that finding one changes no byte
+ * before it: the prefix up to the search tool stays cached.  A cache
+ * breakpoint of a tool left out or found moves to the search tool,
+ * whatever was found.
  */
 static int
 ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
@@ -628,7 +633,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     const ts_tool_t    *t;
     const ts_val_t     *moved;
     size_t              i;
-    int                 kept_cache, as_ref;
+    int                 kept_cache, found;
 
     ix = &rq->ix;
     moved = NULL;
@@ -638,35 +643,41 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 
     for (i = 0; i < ix->ntools; i++) {
         t = &ix->tools[i];
-        as_ref = rq->load_refs && rq->loaded && rq->loaded[i];
+        found = rq->loaded && rq->loaded[i];
 
-        if ((rq->defer[i] || as_ref)
-            && t->cache_control.val.kind != TS_NONE)
-        {
-            moved = &t->cache_control.val;
-        }
+        if (rq->defer[i] || found) {
+            if (t->cache_control.val.kind != TS_NONE) {
+                moved = &t->cache_control.val;
+            }
 
-        if (rq->defer[i]) {
             continue;
         }
 
-        if (as_ref) {
-            if (ts_names_add(&rq->referenced, ix->buf, &t->name) != 0) {
-                return -1;
-            }
-
-            ts_deferred_copy(b, ix->buf, t);
-
-        } else {
-            kept_cache |= t->cache_control.val.kind != TS_NONE;
-            ts_raw(b, ix->buf, &t->elem);
-        }
-
+        kept_cache |= t->cache_control.val.kind != TS_NONE;
+        ts_raw(b, ix->buf, &t->elem);
         ts_buf_str(b, ",");
     }
 
-    ts_names_seal(&rq->referenced);
     ts_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i] || !(rq->loaded && rq->loaded[i])) {
+            continue;
+        }
+
+        t = &ix->tools[i];
+
+        if (rq->load_refs
+            && ts_names_add(&rq->referenced, ix->buf, &t->name) != 0)
+        {
+            return -1;
+        }
+
+        ts_buf_str(b, ",");
+        ts_found_copy(b, ix->buf, t, rq->load_refs);
+    }
+
+    ts_names_seal(&rq->referenced);
     ts_buf_str(b, "]");
 
     if (b->failed) {
@@ -680,7 +691,13 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 }
 
 
-/* the deferred names, sorted so that the text is the same every turn */
+/*
+ * What the search tool can load: the deferrable tools, found or not,
+ * sorted, so that the text is the same on every turn of a conversation
+ * whatever its searches found (it follows the client's cache
+ * breakpoints in the system prompt).  A summary that names the tools
+ * found keeps them loaded after a compaction (ts_history_named).
+ */
 static int
 ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
@@ -692,8 +709,8 @@ ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     ts_names_init(&names);
 
     for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i] && ts_names_add(&names, ix->buf,
-                                         &ix->tools[i].name) != 0)
+        if (rq->deferrable[i] && ts_names_add(&names, ix->buf,
+                                              &ix->tools[i].name) != 0)
         {
             ts_names_free(&names);
             return -1;
@@ -702,10 +719,12 @@ ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 
     ts_names_sort(&names);
     ts_buf_reset(b);
-    ts_buf_str(b, "Tools not loaded yet (call ");
+    ts_buf_str(b, "Call ");
     ts_buf_str(b, ts_policy_search_tool(p));
-    ts_buf_str(b, " with select:<name> or keywords to load one before "
-                  "calling it): ");
+    ts_buf_str(b, " (select:<name> or keywords) to load one of these tools "
+                  "before you call it, unless it is in your tool list "
+                  "already; name the tools you loaded in any summary of "
+                  "this conversation: ");
 
     for (shown = 0; shown < names.n; shown++) {
         if (b->len + names.items[shown].len > TS_GATEWAY_ANNOUNCE_MAX) {

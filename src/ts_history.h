@@ -37,6 +37,14 @@ int ts_history_build(ts_history_t *h, const ts_index_t *ix,
     const char *tool);
 void ts_history_free(ts_history_t *h);
 
+/*
+ * Adds to named the names of wanted (sealed) that are words of the first
+ * user message's text: where a client puts the summary that replaced a
+ * compacted history, which names the tools found before.
+ */
+int ts_history_named(const ts_index_t *ix, const ts_names_t *wanted,
+    ts_names_t *named);
+
 /* the reference spans of a tool_search_tool_result block; caller frees */
 int ts_history_hosted_refs(const ts_index_t *ix, const ts_block_t *b,
     ts_val_t **items, size_t *n);

@@ -56,7 +56,8 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
         return TS_DEFER_AUTO;
     }
 
-    if (s[4] != ':' || len == 5 || len > 8) {
+    /* N is 1..99, 0 and 100 are "on" and "off" (docs/spec/deferral.md) */
+    if (s[4] != ':' || len == 5 || len > 7) {
         return -1;
     }
 
@@ -70,13 +71,9 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
         n = n * 10 + (unsigned) (s[i] - '0');
     }
 
-    if (n > 100) {
-        return -1;
-    }
-
     *percent = n;
 
-    /* seed 000: auto:0 is always-defer */
+    /* auto:0, the specification's own spelling of "on", is an alias */
     return n == 0 ? TS_DEFER_ON : TS_DEFER_AUTO;
 }
 

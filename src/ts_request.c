@@ -220,7 +220,8 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
 
 /*
  * Tools of the request that history shows loaded on demand: found by a
- * search, or deferrable (MCP, or sent deferred) and already called.
+ * search, deferrable (MCP, or sent deferred) and already called, or
+ * deferrable and named where a compaction summary stands.
  */
 static void
 ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
@@ -235,6 +236,8 @@ ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
         t = &ix->tools[i];
 
         rq->discovered += (rq->loaded && rq->loaded[i])
+                          || (rq->deferrable
+                              && (rq->deferrable[i] & TS_NAMED))
                           || ts_names_has_val(&h->client, ix->buf, &t->name)
                           || ts_names_has_val(&h->hosted, ix->buf, &t->name)
                           || ((t->defer_loading.val.kind == TS_TRUE
@@ -394,11 +397,13 @@ ts_request_free(ts_request_t *rq)
     ts_index_free(&rq->ix);
     ts_edits_free(&rq->edits);
     free(rq->defer);
+    free(rq->deferrable);
     free(rq->betas);
     free(rq->loaded);
     free(rq->own);
     ts_names_free(&rq->referenced);
     rq->defer = NULL;
+    rq->deferrable = NULL;
     rq->betas = NULL;
     rq->loaded = NULL;
     rq->own = NULL;

@@ -42,6 +42,10 @@ typedef enum {
 } ts_decision_t;
 
 
+/* a deferrable tool the first user message names (ts_history_named) */
+#define TS_NAMED  2
+
+
 typedef struct {
     ts_index_t      ix;
     ts_edits_t      edits;
@@ -51,7 +55,12 @@ typedef struct {
     unsigned        percent;
     int             upstream;
     unsigned char  *defer;          /* per tool: deferred in the output */
+    unsigned char  *deferrable;     /* per tool: by the rules alone,
+                                       whatever history says; with
+                                       TS_NAMED, also named by the first
+                                       user message */
     size_t          tools_deferred;
+    size_t          tools_deferrable;
     size_t          defer_chars;    /* size of the deferrable tools */
     size_t          threshold_chars;
 

@@ -6,46 +6,81 @@ import pytest
 from gateway import Gateway
 
 CASES = [
-    # deferral mode
+    # deferral mode: N from 1 to 99 (0 and 100 are "on" and "off")
     ("", "toolsearch_defer auto:101;",
-     'invalid value "auto:101", it must be "off", "on", "auto" or "auto:N" '
-     'with N from 0 to 100'),
-    ("", "toolsearch_defer auto:;", 'invalid value "auto:"'),
+     'invalid value "auto:101" in "toolsearch_defer" directive, it must be '
+     '"off", "on", "auto" or "auto:N" with N from 1 to 99'),
+    ("", "toolsearch_defer auto:100;",
+     'invalid value "auto:100" in "toolsearch_defer" directive'),
+    ("", "toolsearch_defer auto:;",
+     'invalid value "auto:" in "toolsearch_defer" directive'),
     ("", "toolsearch_defer auto:1000;", 'invalid value "auto:1000"'),
     ("", "toolsearch_defer auto:-1;", 'invalid value "auto:-1"'),
     ("", "toolsearch_defer Auto;", 'invalid value "Auto"'),
     # profiles and hosted tools
     ("", "toolsearch_upstream azure;",
-     'invalid value "azure", it must be "auto", "anthropic", "vertex", '
-     '"bedrock" or "compatible"'),
+     'invalid value "azure" in "toolsearch_upstream" directive, it must be '
+     '"auto", "anthropic", "vertex", "bedrock" or "compatible"'),
     ("", "toolsearch_hosted_search fuzzy;",
-     'invalid value "fuzzy", it must be "bm25" or "regex"'),
+     'invalid value "fuzzy" in "toolsearch_hosted_search" directive, it '
+     'must be "bm25" or "regex"'),
+    ("", "toolsearch_search local;",
+     'invalid value "local" in "toolsearch_search" directive'),
     ("", "toolsearch maybe;",
      'invalid value "maybe" in "toolsearch" directive, it must be "on" or '
      '"off"'),
     # regexes: PCRE2's message and offset
     ("", "toolsearch_defer_tools '~(unclosed';",
-     'missing closing parenthesis at offset 9 in "~(unclosed"'),
+     'invalid value "~(unclosed" in "toolsearch_defer_tools" directive, '
+     'missing closing parenthesis at offset 9'),
     ("", "toolsearch_always_load Read '~a[';",
-     'missing terminating ] for character class at offset 2 in "~a["'),
+     'invalid value "~a[" in "toolsearch_always_load" directive, missing '
+     'terminating ] for character class at offset 2'),
     ("", "toolsearch_unsupported_models '~*x';",
-     'quantifier does not follow a repeatable item at offset 0 in "~*x"'),
+     'invalid value "~*x" in "toolsearch_unsupported_models" directive, '
+     'quantifier does not follow a repeatable item at offset 0'),
     ("", "toolsearch_context_window '~(x' 1000;",
-     'missing closing parenthesis at offset 2 in "~(x"'),
-    # numbers and sizes
+     'invalid value "~(x" in "toolsearch_context_window" directive, '
+     'missing closing parenthesis at offset 2'),
+    # lists need a value
+    ("", "toolsearch_unsupported_models;",
+     'no value in "toolsearch_unsupported_models" directive, it takes one '
+     'or more names or ~regexes'),
+    ("", "toolsearch_defer_tools;",
+     'no value in "toolsearch_defer_tools" directive'),
+    # numbers, names and sizes
     ("", "toolsearch_context_window ~opus 0;",
-     'invalid number of tokens "0"'),
+     'invalid value "0" in "toolsearch_context_window" directive, it must '
+     'be a positive number of tokens'),
     ("", "toolsearch_context_window ~opus many;",
-     'invalid number of tokens "many"'),
+     'invalid value "many" in "toolsearch_context_window" directive'),
+    ("", "toolsearch_max_searches 50;",
+     'invalid value "50" in "toolsearch_max_searches" directive, it must be '
+     'a number from 1 to 20'),
+    ("", "toolsearch_max_searches x;",
+     'invalid value "x" in "toolsearch_max_searches" directive'),
+    ("", "toolsearch_max_results 0;",
+     'invalid value "0" in "toolsearch_max_results" directive, it must be a '
+     'number from 1 to 32'),
+    ("", "toolsearch_tool_name 'a b';",
+     'invalid value "a b" in "toolsearch_tool_name" directive, a tool name '
+     'must be 1 to 64 letters, digits, "_" or "-"'),
+    ("", "toolsearch_hint mcp__a '';",
+     'invalid value "" in "toolsearch_hint" directive, the hint for '
+     '"mcp__a" is empty'),
     ("", "toolsearch_max_body_size 12q;",
-     'invalid size "12q", it must be a positive number of bytes with an '
-     'optional "k" or "m" suffix'),
-    ("", "toolsearch_max_body_size 0;", 'invalid size "0"'),
+     'invalid value "12q" in "toolsearch_max_body_size" directive, it must '
+     'be a positive number of bytes with an optional "k" or "m" suffix'),
+    ("", "toolsearch_max_body_size 0;",
+     'invalid value "0" in "toolsearch_max_body_size" directive'),
     ("toolsearch_zone 'a\"b' 64k;", "",
-     'invalid zone name "a"b", it must be letters, digits, "_", "-" and "."'),
-    ("toolsearch_zone ts 12q;", "", 'invalid zone size "12q"'),
+     'invalid value "a"b" in "toolsearch_zone" directive, a zone name must '
+     'be letters, digits, "_", "-" and "."'),
+    ("toolsearch_zone ts 12q;", "",
+     'invalid value "12q" in "toolsearch_zone" directive'),
     ("toolsearch_zone ts 4k;", "",
-     'zone "ts" is too small: "4k", it must be at least 32k'),
+     'invalid value "4k" in "toolsearch_zone" directive, zone "ts" must be '
+     'at least 32k'),
     # duplicates where a second value makes no sense
     ("", "toolsearch on; toolsearch off;", '"toolsearch" directive is '
      'duplicate'),
@@ -72,7 +107,8 @@ CASES = [
      '"toolsearch_status" directive cannot be used in a location with '
      '"toolsearch on"'),
     ("toolsearch_zone ts 64k;", "location = /s { toolsearch_status x; }",
-     'invalid number of arguments in "toolsearch_status" directive'),
+     'invalid value "x" in "toolsearch_status" directive, the directive '
+     'takes no value'),
     ("toolsearch_zone ts 64k; "
      "limit_req_zone $binary_remote_addr zone=ts:1m rate=1r/s;", "",
      'the shared memory zone "ts" is already declared for a different use'),
@@ -100,6 +136,7 @@ def test_nginx_t_rejects(http, server, message):
 def test_nginx_t_accepts_the_good_values():
     gw = Gateway(1, http="toolsearch_zone ts 64k;", server="""
         toolsearch on; toolsearch_defer auto:0; toolsearch_upstream vertex;
+        toolsearch_max_searches 20; toolsearch_max_results 32;
         toolsearch_hosted_search regex; toolsearch_max_body_size 32m;
         toolsearch_context_window ~^claude- 200000;
         toolsearch_context_window '(?i)local' 32000;

@@ -83,8 +83,8 @@ test_gateway_request(void)
 
     /* the deferred names, sorted, in a system prompt of its own */
     text = system_text(&r);
-    CHECK(text != NULL && strstr(text, "call tool_search with select:")
-          && strstr(text, "): mcp__a__first, mcp__z__last."));
+    CHECK(text != NULL && strstr(text, "Call tool_search (select:")
+          && strstr(text, "conversation: mcp__a__first, mcp__z__last."));
 
     CHECK(r.rq.tools_deferred == 2 && !r.rq.betas_changed);
     trun_free(&r);
@@ -95,8 +95,8 @@ test_gateway_request(void)
           == TS_DECISION_DEFERRED_GATEWAY);
     CHECK(tool_named(&r, "find_tools") != NULL);
     text = system_text(&r);
-    CHECK(text && strncmp(text, "Be brief.\n\nTools not loaded yet (call "
-                          "find_tools ", 38) == 0);
+    CHECK(text && strncmp(text, "Be brief.\n\nCall find_tools (select:",
+                          33) == 0);
     trun_free(&r);
 
     /* system blocks get one more text block, the others stay */
@@ -105,7 +105,7 @@ test_gateway_request(void)
                "}") == TS_DECISION_DEFERRED_GATEWAY);
     CHECK(has_text(r.out, r.len, "\"system\":[{\"type\":\"text\",\"text\":"
                    "\"S\",\"cache_control\":{\"type\":\"ephemeral\"}},"
-                   "{\"type\":\"text\",\"text\":\"Tools not loaded yet"));
+                   "{\"type\":\"text\",\"text\":\"Call find_tools"));
     trun_free(&r);
 
     tpol_free(&t);
@@ -427,6 +427,92 @@ test_gateway_servers(void)
 }
 
 
+/* a name in the first user message (a compaction summary) stays loaded */
+static void
+test_gateway_named(void)
+{
+    tpol_t       t;
+    trun_t       r;
+    cJSON       *tools;
+    const char  *text;
+
+    tgw_init(&t);
+
+    CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':["
+               "{'type':'text','text':'Summary:\\nmcp__z__last did it; "
+               "xmcp__a__first \\\\nmcp__a__first'}]},"
+               "{'role':'assistant','content':'ok'},"
+               "{'role':'user','content':'now mcp__a__first'}],"
+               GW_TOOLS "}") == TS_DECISION_DEFERRED_GATEWAY);
+
+    /*
+     * in place, before the search tool; a name inside a longer word does
+     * not count, nor after an escaped backslash (the word is "n...")
+     */
+    tools = cJSON_GetObjectItem(r.json, "tools");
+    CHECK(cJSON_GetArraySize(tools) == 4);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+              cJSON_GetArrayItem(tools, 1), "name")), "mcp__z__last") == 0);
+    CHECK(tool_named(&r, "mcp__a__first") == NULL);
+    CHECK(r.rq.tools_deferred == 1 && r.rq.tools_deferrable == 2);
+
+    /* the announcement is the same as without the name */
+    text = system_text(&r);
+    CHECK(text && strstr(text, ": mcp__a__first, mcp__z__last."));
+    trun_free(&r);
+
+    /* what a client's system reminders list is not a record of finds */
+    CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':"
+               "'<system-reminder>Deferred: mcp__a__first, mcp__z__last"
+               "</system-reminder>Go on with mcp__z__last. "
+               "<system-reminder>mcp__a__first'}]," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(tool_named(&r, "mcp__z__last") != NULL);
+    CHECK(tool_named(&r, "mcp__a__first") == NULL);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+/*
+ * Every deferrable tool found: the conversation stays gateway search, the
+ * found tools after the search tool, without their breakpoints
+ */
+static void
+test_gateway_all_found(void)
+{
+    tpol_t  t;
+    trun_t  r;
+    cJSON  *tools, *st;
+
+    tgw_init(&t);
+
+    CHECK(trun(&r, &t, HEAD GW_HISTORY(
+               "{'type':'tool_search_tool_result','tool_use_id':'toolu_1',"
+               "'content':{'type':'tool_search_tool_search_result',"
+               "'tool_references':[{'type':'tool_reference','tool_name':"
+               "'mcp__z__last'},{'type':'tool_reference','tool_name':"
+               "'mcp__a__first'}]}},") "," GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+
+    tools = cJSON_GetObjectItem(r.json, "tools");
+    CHECK(cJSON_GetArraySize(tools) == 5);
+    st = cJSON_GetArrayItem(tools, 2);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(st, "name")),
+                 "tool_search") == 0);
+    CHECK(cJSON_GetObjectItem(st, "cache_control") != NULL);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
+              cJSON_GetArrayItem(tools, 3), "name")), "mcp__z__last") == 0);
+    CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(tools, 3), "cache_control")
+          == NULL);
+    CHECK(r.rq.tools_deferred == 0 && r.rq.tools_deferrable == 2);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
 const tst_case_t  tst_gateway_tests[] = {
     { "gateway_request", test_gateway_request },
     { "gateway_history", test_gateway_history },
@@ -435,5 +521,7 @@ const tst_case_t  tst_gateway_tests[] = {
     { "gateway_loop_input", test_gateway_loop_input },
     { "gateway_call_without_id", test_gateway_call_without_id },
     { "gateway_servers", test_gateway_servers },
+    { "gateway_named", test_gateway_named },
+    { "gateway_all_found", test_gateway_all_found },
     { NULL, NULL }
 };

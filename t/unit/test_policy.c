@@ -291,7 +291,7 @@ test_policy_windows(void)
     CHECK(r.rq.threshold_chars == 50000);
     trun_free(&r);
 
-    /* auto:100 of 200000 */
+    /* 100 percent of 200000 */
     t.p.defer_percent = 100;
     CHECK(trun(&r, &t, body) == TS_DECISION_BELOW_THRESHOLD);
     CHECK(r.rq.threshold_chars == 500000);

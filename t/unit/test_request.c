@@ -126,7 +126,8 @@ test_defer_mode_parse(void)
     } t[] = {
         { "off", TS_DEFER_OFF, 10 }, { "on", TS_DEFER_ON, 0 },
         { "auto", TS_DEFER_AUTO, 10 }, { "auto:0", TS_DEFER_ON, 0 },
-        { "auto:1", TS_DEFER_AUTO, 1 }, { "auto:100", TS_DEFER_AUTO, 100 },
+        { "auto:1", TS_DEFER_AUTO, 1 }, { "auto:99", TS_DEFER_AUTO, 99 },
+        { "auto:100", -1, 0 },
         { "auto:101", -1, 0 }, { "auto:", -1, 0 }, { "auto:-1", -1, 0 },
         { "auto:1000", -1, 0 }, { "auto:5x", -1, 0 }, { "On", -1, 0 },
         { "", -1, 0 }, { "autox", -1, 0 }

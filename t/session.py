@@ -1,0 +1,176 @@
+"""A multi-turn client session through the gateway, and what the prompt
+cache keeps of it.
+
+The client behaves like Claude Code: cache breakpoints on its system
+blocks and on the last block of the last user message (moved there on
+every turn), the assistant message carried back as it was received, the
+result of each tool call sent in the next turn.  The model (the
+emulator's script) calls each target tool in turn, searching for it first
+when it is not loaded: hosted search where the request has the hosted
+search tool, the gateway's tool_search otherwise.
+
+Used by t/test_prompt_cache.py and bench/cache_bench.py."""
+
+import json
+
+from conftest import request
+from emulator import (Reply, callable_tools, hosted_search,
+                      hosted_search_tool, text, tool_results, tool_use)
+
+BREAKPOINT = b',"cache_control":{"type":"ephemeral"}'
+CACHE = {"type": "ephemeral"}
+SEARCH_TOOL = "tool_search"
+TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue")
+
+# path: (the emulator's profile, the location's configuration)
+PATHS = {
+    "hosted": ("anthropic", "toolsearch_upstream anthropic; "
+               "toolsearch_search hosted;"),
+    "gateway_references": ("anthropic", "toolsearch_upstream anthropic; "
+                           "toolsearch_search gateway;"),
+    "gateway_plain": ("proxy", "toolsearch_upstream compatible; "
+                      "toolsearch_search gateway;"),
+}
+
+
+def tool(name, description):
+    return {"name": name, "description": description,
+            "input_schema": {"type": "object", "properties": {
+                "value": {"type": "string", "description": "the value"}}}}
+
+
+TOOLS = [
+    tool("Read", "Reads a file."),
+    tool("Edit", "Edits a file."),
+    tool("Agent", "Starts a sub-agent."),
+    tool("mcp__memory__create_entities", "Create entities in memory"),
+    tool("mcp__memory__read_graph", "Read the knowledge graph"),
+    tool("mcp__github__create_issue", "Create an issue on github"),
+    tool("mcp__github__list_issues", "List the issues of a repository"),
+    tool("mcp__slack__send_message", "Send a message to a slack channel"),
+]
+
+
+def first_body():
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "system": [
+            {"type": "text", "text": "You are a coding agent."},
+            {"type": "text", "text": "Work carefully.",
+             "cache_control": CACHE}],
+        "tools": [dict(t) for t in TOOLS],
+        "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "Record Alice, then file an issue.",
+             "cache_control": CACHE}]}],
+    }
+
+
+def call_id(name):
+    return "toolu_call_" + name.split("__")[-1]
+
+
+def model(targets=TARGETS):
+    """The emulator's script: the next target tool not called yet."""
+    def answer(req):
+        results = tool_results(req.get("messages", []))
+        for target in targets:
+            if call_id(target) in results:
+                continue
+            call = tool_use(target, {"value": "x"}, call_id(target))
+            if target in callable_tools(req):
+                return Reply([text("Calling %s." % target), call])
+            search_id = "toolu_search_" + target.split("__")[-1]
+            if search_id in results:
+                return Reply([text("%s was not found." % target)])
+            if hosted_search_tool(req):
+                blocks = hosted_search(req, target.replace("_", " "),
+                                       "srv" + search_id)
+                return Reply([text("Searching.")] + blocks + [call],
+                             searches=1)
+            return Reply([text("Searching."), tool_use(
+                SEARCH_TOOL, {"query": "select:" + target}, search_id)])
+        return Reply([text("All done.")])
+    return answer
+
+
+def move_breakpoint(messages):
+    """Claude Code's breakpoint: only on the last block of the last user
+    message."""
+    for m in messages:
+        if isinstance(m["content"], list):
+            for b in m["content"]:
+                b.pop("cache_control", None)
+    messages[-1]["content"][-1]["cache_control"] = CACHE
+
+
+def run(gw, body=None, turns=4, path="/v1/messages"):
+    """Plays the session; returns the client's answers (parsed)."""
+    body = body or first_body()
+    answers = []
+    for _ in range(turns):
+        raw = json.dumps(body, separators=(",", ":")).encode()
+        r = request(gw, "POST", path, raw,
+                    (("Content-Type", "application/json"),
+                     ("anthropic-version", "2023-06-01")))
+        assert r.status == 200, r.body
+        msg = json.loads(r.body)
+        answers.append(msg)
+        calls = [b for b in msg["content"] if b["type"] == "tool_use"]
+        if not calls:
+            break
+        body["messages"].append({"role": "assistant",
+                                 "content": msg["content"]})
+        body["messages"].append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c["id"],
+             "content": "ok"} for c in calls]})
+        move_breakpoint(body["messages"])
+    return answers
+
+
+def found_tools_span(raw, search_tool=SEARCH_TOOL):
+    """(start, end) of the tools after the gateway's search tool in
+    tools[], the tools its searches found; (0, 0) without one (or with
+    search_tool None)."""
+    text_ = raw.decode()
+    at = -1 if search_tool is None else \
+        text_.find('{"name":"%s","description":' % search_tool)
+    if at < 0:
+        return 0, 0
+    dec = json.JSONDecoder()
+    _, end = dec.raw_decode(text_, at)
+    close = end
+    while text_[close] == ",":
+        _, close = dec.raw_decode(text_, close + 1)
+    return len(text_[:end].encode()), len(text_[:close].encode())
+
+
+def static_view(raw, search_tool=SEARCH_TOOL):
+    """The request without the found tools (kept with search_tool None)
+    and without the breakpoint markers, and the offset in it where the
+    last marker stood: the prefix the client asked to be cached."""
+    start, end = found_tools_span(raw, search_tool)
+    raw = raw[:start] + raw[end:]
+    last = raw.rfind(BREAKPOINT)
+    before = raw[:last].count(BREAKPOINT) if last >= 0 else 0
+    view = raw.replace(BREAKPOINT, b"")
+    return view, (last - before * len(BREAKPOINT)) if last >= 0 else 0
+
+
+def common_prefix(a, b):
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def kept_prefixes(bodies, search_tool=SEARCH_TOOL):
+    """For each upstream request after the first: (bytes the previous
+    request asked to be cached, bytes of them this one repeats)."""
+    out = []
+    for prev, cur in zip(bodies, bodies[1:]):
+        pv, mark = static_view(prev, search_tool)
+        cv, _ = static_view(cur, search_tool)
+        out.append((mark, min(mark, common_prefix(pv, cv))))
+    return out
