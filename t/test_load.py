@@ -1,7 +1,9 @@
 """Load and reload: wrk at saturation against a real nginx with the module
 while its master reloads the configuration 20 times; the emulator checks
 every body it receives against the digest of the body the gateway had to
-send.  Then the worker's memory over many requests must stay flat.
+send.  Then the worker's memory over many requests must stay flat.  Then
+gateway search (two upstream calls a request, streamed) under load with 5
+reloads, against plain proxy_pass of the same requests in the same run.
 
 Bounded for CI (20 s of load, 6,000 requests for the memory check); the
 full run of docs/robustness.md:
@@ -11,6 +13,7 @@ full run of docs/robustness.md:
 """
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -21,6 +24,7 @@ import time
 import pytest
 
 from conftest import Rewrite, load_fixture
+from emulator import seeker
 from gateway import VALGRIND
 
 LOAD_SECONDS = int(os.environ.get("TOOLSEARCH_LOAD_SECONDS", "20"))
@@ -179,3 +183,78 @@ def test_worker_memory_stays_flat(emulator, gateway, tmp_path):
     assert_no_crash(gw)
     print("rss: %d requests, worker %d kB after warm-up, %d kB at the end"
           % (total, start, end))
+
+
+GATEWAY_RELOADS = 5
+TARGET = "mcp__memory__create_entities"
+
+
+def gateway_search_script(path, fx, body, prefix):
+    """Streaming requests of the recorded body and headers, each on its
+    connection."""
+    headers = "".join('[ %s ] = %s, ' % (lua_string(k.encode()),
+                                       lua_string(v.encode()))
+                      for k, v in fx.headers)
+    with open(path, "w") as f:
+        f.write("local body = %s\n" % lua_string(body))
+        f.write("""
+request = function()
+    return wrk.format("POST", "PREFIX/v1/messages", {HEADERS
+        ["Connection"] = "close"}, body)
+end
+""".replace("PREFIX", prefix).replace("HEADERS", headers))
+
+
+def wrk_with_reloads(gw, script, seconds, reloads):
+    proc = subprocess.Popen(
+        ["wrk", "-t2", "-c16", "-d%ds" % seconds, "--timeout", "10s",
+         "-s", script, gw.url("/")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(reloads):
+            time.sleep(seconds / (reloads + 1))
+            gw.proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=seconds + 60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+    assert proc.returncode == 0, err
+    done = int(re.search(r"(\d+) requests in", out).group(1))
+    failed = sum(int(n) for n in re.findall(
+        r"(?:Non-2xx or 3xx responses|connect|read|write|timeout)[: ]+(\d+)",
+        out))
+    return done, failed, out
+
+
+def test_gateway_search_under_load_and_reloads(emulator, gateway, tmp_path):
+    """Gateway search (a search, then the found tool called: two upstream
+    calls a request, streamed) under load while the master reloads, then
+    plain proxy_pass of the same requests likewise: no more failures."""
+    emulator.keep = False
+    emulator.profile = "proxy"
+    emulator.script = seeker(TARGET, {"entities": []},
+                             "memory create entities", "done")
+    gw = gateway(http=HTTP, log_level="notice",
+                 server="toolsearch on; toolsearch_upstream compatible; "
+                 "location /plain/ { proxy_http_version 1.1; "
+                 "proxy_set_header Connection \"\"; "
+                 "proxy_pass http://emulator/; }")
+    fx = load_fixture("ts-unset/002.json")
+    body = json.loads(fx.body)
+    body["stream"] = True
+    body = json.dumps(body).encode()
+    seconds = LOAD_SECONDS
+    runs = {}
+    for prefix in ("", "/plain"):
+        script = str(tmp_path / ("load%s.lua" % prefix.replace("/", "_")))
+        gateway_search_script(script, fx, body, prefix)
+        runs[prefix or "module"] = wrk_with_reloads(gw, script, seconds,
+                                                    GATEWAY_RELOADS)
+    module, plain = runs["module"], runs["/plain"]
+    assert module[0] > 20 and plain[0] > 20, (module[2], plain[2])
+    assert emulator.received >= 2 * module[0] + plain[0], (module[2], plain[2])
+    assert module[1] <= plain[1], (module[2], plain[2])
+    assert_no_crash(gw)
+    print("gateway search: %d requests, %d failed; plain: %d, %d failed"
+          % (module[0], module[1], plain[0], plain[1]))
