@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ts_defer.h"
+#include "ts_shape.h"
 
 
 static const char  *ts_hosted_tools[] = {
@@ -117,7 +118,7 @@ ts_forced_tool(const ts_index_t *ix)
 static int
 ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
     const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced,
-    int gateway)
+    int gateway, int rule)
 {
     char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
     const char  *name, *fname;
@@ -150,7 +151,7 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
         return 0;
     }
 
-    if (ts_name_is_mcp(name, len)) {
+    if (ts_shape_defers(rule, name, len)) {
         return 1;
     }
 
@@ -170,6 +171,50 @@ ts_tool_chars(const ts_tool_t *t)
     }
 
     return n;
+}
+
+
+/*
+ * The strongest MCP shape among the names the chain may defer; compound
+ * names count only when they weigh enough to be worth a search.
+ */
+static int
+ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
+{
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       i, len, compound;
+    int          rule, shape;
+
+    rule = TS_SHAPE_NONE;
+    compound = 0;
+
+    for (i = 0; i < ix->ntools; i++) {
+        name = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
+                           &len);
+
+        if (name == NULL || ts_is_server_tool(ix->buf, &ix->tools[i])
+            || ts_match_any(p->always_load, name, len))
+        {
+            continue;
+        }
+
+        shape = ts_shape_of(name, len);
+
+        if (shape == TS_SHAPE_COMPOUND) {
+            compound += ts_tool_chars(&ix->tools[i]);
+        }
+
+        if (shape > rule) {
+            rule = shape;
+        }
+    }
+
+    if (rule == TS_SHAPE_COMPOUND && compound < TS_SHAPE_COMPOUND_MIN_CHARS) {
+        return TS_SHAPE_NONE;
+    }
+
+    return rule;
 }
 
 
@@ -229,10 +274,12 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
     }
 
     forced = ts_forced_tool(ix);
+    rq->defer_rule = ts_defer_rule(ix, p);
 
     for (i = 0; i < ix->ntools; i++) {
         if (!(rq->loaded && rq->loaded[i])
-            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway))
+            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway,
+                                rq->defer_rule))
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;
@@ -324,7 +371,8 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
         return hosted;
     }
 
-    if (rq->tools_deferred == 0 || rq->tools_deferred == rq->ix.ntools) {
+    /* the search tool stays loaded: the API's one non-deferred tool */
+    if (rq->tools_deferred == 0) {
         return TS_DECISION_NOTHING_TO_DEFER;
     }
 

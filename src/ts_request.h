@@ -51,6 +51,7 @@ typedef struct {
     unsigned        percent;
     int             upstream;
     unsigned char  *defer;          /* per tool: deferred in the output */
+    int             defer_rule;     /* ts_shape_t the names fit */
     size_t          tools_deferred;
     size_t          defer_chars;    /* size of the deferrable tools */
     size_t          threshold_chars;
