@@ -183,11 +183,12 @@ ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
-    size_t       i, len, compound;
+    size_t       i, len, compound, n;
     int          rule, shape;
 
     rule = TS_SHAPE_NONE;
     compound = 0;
+    n = 0;
 
     for (i = 0; i < ix->ntools; i++) {
         name = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
@@ -203,6 +204,7 @@ ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
 
         if (shape == TS_SHAPE_COMPOUND) {
             compound += ts_tool_chars(&ix->tools[i]);
+            n++;
         }
 
         if (shape > rule) {
@@ -210,7 +212,10 @@ ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
         }
     }
 
-    if (rule == TS_SHAPE_COMPOUND && compound < TS_SHAPE_COMPOUND_MIN_CHARS) {
+    if (rule == TS_SHAPE_COMPOUND
+        && (n < TS_SHAPE_COMPOUND_MIN_TOOLS
+            || compound < TS_SHAPE_COMPOUND_MIN_CHARS))
+    {
         return TS_SHAPE_NONE;
     }
 

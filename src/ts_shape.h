@@ -24,10 +24,13 @@ typedef enum {
 } ts_shape_t;
 
 /*
- * Compound names are deferred only when they weigh at least this much
- * (name, description, schema): below, the search costs the model more
- * than the definitions it saves
+ * Compound names are deferred only when there are at least this many and
+ * they weigh at least this much (name, description, schema): a client's
+ * own few snake_case tools (qwen-code's memory agent: 6 tools, 4 of them
+ * compound, 13.6 KB) stay loaded, MCP servers' dozens do not; below the
+ * weight a search costs the model more than the definitions it saves
  */
+#define TS_SHAPE_COMPOUND_MIN_TOOLS  16
 #define TS_SHAPE_COMPOUND_MIN_CHARS  10000
 
 int ts_shape_of(const char *name, size_t len);

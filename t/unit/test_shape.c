@@ -122,14 +122,14 @@ test_shape_compound(void)
 {
     tpol_t  t;
     trun_t  r;
-    char    body[40000];
+    char    body[60000];
     int     i, n;
 
     tpol_init(&t);
 
     n = snprintf(body, sizeof(body), HEAD HI ",'tools':[" TOOL("bash") ","
                  TOOL("todowrite") "," TOOL("read"));
-    for (i = 0; i < 10; i++) {
+    for (i = 0; i < TS_SHAPE_COMPOUND_MIN_TOOLS; i++) {
         n += snprintf(body + n, sizeof(body) - n,
                       ",{'name':'memory_tool_%d','description':'" KB "',"
                       "'input_schema':{'type':'object'}}", i);
@@ -141,10 +141,10 @@ test_shape_compound(void)
     CHECK(!deferred(&r, "bash"));
     CHECK(!deferred(&r, "todowrite"));
     CHECK(deferred(&r, "memory_tool_0"));
-    CHECK(r.rq.tools_deferred == 10);
+    CHECK(r.rq.tools_deferred == TS_SHAPE_COMPOUND_MIN_TOOLS);
     trun_free(&r);
 
-    /* always_load takes a tool out of the rule and of its weight */
+    /* always_load takes a tool out of the rule and of its count */
     tpol_add(&t.always_load, "memory_tool_9");
     CHECK(trun(&r, &t, body) == TS_DECISION_NOTHING_TO_DEFER);
     CHECK(r.rq.defer_rule == TS_SHAPE_NONE);
@@ -163,6 +163,13 @@ test_shape_compound_floor(void)
     trun_t  r;
 
     tpol_init(&t);
+
+    /* qwen-code's memory agent: four heavy snake_case tools of its own */
+    CHECK(trun(&r, &t, HEAD HI ",'tools':[" HEAVY("read_file") ","
+               HEAVY("grep_search") "," HEAVY("run_shell_command") ","
+               HEAVY("write_file") "," HEAVY("glob") "," HEAVY("edit") "]}")
+          == TS_DECISION_NOTHING_TO_DEFER);
+    trun_free(&r);
 
     CHECK(trun(&r, &t, HEAD HI ",'tools':[" TOOL("get_weather") ","
                TOOL("get_time") "]}") == TS_DECISION_NOTHING_TO_DEFER);
