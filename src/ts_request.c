@@ -195,7 +195,8 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
  * may gets its references and turn boundaries repaired.
  */
 static int
-ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
+ts_request_hygiene(ts_request_t *rq, const ts_input_t *in,
+    const ts_history_t *h)
 {
     if (!ts_hygiene_has_artifacts(rq, 1)) {
         return 0;
@@ -214,7 +215,7 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
 
     rq->stripped = 1;
 
-    return ts_hygiene_strip(rq);
+    return ts_hygiene_strip(rq, h);
 }
 
 
@@ -329,7 +330,7 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
             && ts_defer_apply(rq, in) != 0)
         || (rq->decision == TS_DECISION_DEFERRED_GATEWAY
             && ts_gateway_apply(rq, in) != 0)
-        || ts_request_hygiene(rq, in) != 0
+        || ts_request_hygiene(rq, in, &h) != 0
         || ts_request_betas(rq, in) != 0)
     {
         ts_request_fail(rq);
