@@ -272,12 +272,17 @@ def model(request):
     names = [t.get("name") for t in request.get("tools") or []
              if isinstance(t, dict) and isinstance(t.get("name"), str)]
     target = next((n for n in names if n.endswith(TARGET_SUFFIX)), None)
-    if target is None and "ToolSearch" in names and "toolu_emu_search" \
-            not in tool_results(request.get("messages", [])):
+    searched = "toolu_emu_search" in tool_results(request.get("messages",
+                                                             []))
+    if target is None and "ToolSearch" in names and not searched:
         # Claude Code's own search: its deferred tools are only listed
         return Reply([text("Searching."), tool_use("ToolSearch", {
             "query": "select:mcp__memory__" + TARGET_SUFFIX,
             "max_results": 5}, "toolu_emu_search")])
+    if target is None and "tool_search" in names and not searched:
+        # the gateway's search tool: deferred tools are not sent at all
+        return Reply([text("Searching."), tool_use("tool_search", {
+            "query": QUERY, "max_results": 5}, "toolu_emu_search")])
     if target is None:
         return Reply([text("Alice")])
     return seeker(target, TARGET_INPUT, QUERY, FINAL)(request)
