@@ -22,6 +22,7 @@ static const tst_case_t  *tst_tables[] = {
     tst_request_tests,
     tst_policy_tests,
     tst_shape_tests,
+    tst_undiscovered_tests,
     tst_search_tests,
     tst_gateway_tests,
     tst_loop_tests,
