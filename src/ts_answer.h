@@ -9,6 +9,13 @@
  * blocks after them renumbered; everything else, usage included, goes on
  * byte for byte.  The model's calls stay, so the tools it called count as
  * discovered on the client's next turn.
+ *
+ * The caller moves the bytes: init when the answer's headers say what it
+ * is (Content-Type text/event-stream: sse), feed each piece as it comes,
+ * end at the last; the answer's length changes, so no Content-Length.
+ * For the hosted path, tool NULL on a deferred_hosted answer; for the
+ * gateway's own searches, the search tool's name on what the loop gives
+ * the client.
  */
 
 #ifndef TS_ANSWER_H

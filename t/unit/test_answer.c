@@ -75,6 +75,11 @@ strip(const char *in, const char *tool, int sse, size_t step, ts_buf_t *out,
     }
 
     CHECK(ts_answer_end(&a, out) == 0);
+
+    /* a C string for strstr() */
+    CHECK(ts_buf_add(out, "", 1) == 0);
+    out->len--;
+
     *removed = ts_answer_removed(&a);
     ts_answer_free(&a);
 }
