@@ -21,6 +21,8 @@ LOG = ("log_format clients '$toolsearch_decision "
        "rule=$toolsearch_defer_rule deferred=$toolsearch_tools_deferred';")
 # the clients that run their own search: their tools arrive deferred
 OWN_SEARCH = {"claude-code", "claude-agent-sdk", "qwen-code"}
+# how the others name MCP tools ($toolsearch_defer_rule)
+RULE = {"cline": "server_prefix", "qwen-code-nosearch": "mcp_prefix"}
 
 
 def client_names():
@@ -111,4 +113,4 @@ def test_recorded_client(client, profile, tmp_path):
     assert after <= before / 2, (client, profile, before, after,
                                  log[first])
     assert log[first].startswith("deferred_"), log[first]
-    assert "rule=none" not in log[first]
+    assert " rule=%s " % RULE.get(client, "compound_name") in log[first]
