@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import ROOT, request
+from conftest import ROOT, load_fixture, request
 from emulator import Emulator
 from gateway import Gateway
 
@@ -114,3 +114,18 @@ def test_recorded_client(client, profile, tmp_path):
                                  log[first])
     assert log[first].startswith("deferred_"), log[first]
     assert " rule=%s " % RULE.get(client, "compound_name") in log[first]
+
+
+@pytest.mark.parametrize("name", ["ts-true/002.json", "ts-true/003.json",
+                                  "ts-true-haiku45/002.json",
+                                  "ts-true-nonstream/002.json"])
+def test_client_managed_betas_as_sent(name, emulator, gateway):
+    """Claude Code 2.1.197 with its own search sends advanced-tool-use
+    before its first deferred tool: Anthropic gets it as sent."""
+    fx = load_fixture(name)
+    gw = gateway(server="toolsearch on; toolsearch_upstream anthropic;")
+    r = request(gw, "POST", fx.url, fx.body, fx.headers)
+    assert r.status == 200, r.body
+    assert r.decision == "client_managed"
+    assert emulator.last().header_all("anthropic-beta") == [
+        v for k, v in fx.headers if k.lower() == "anthropic-beta"]
