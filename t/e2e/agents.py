@@ -222,6 +222,23 @@ CLIENTS = {
 }
 
 
+def end_strays(folder):
+    """Ends, by PID, what a client left running in its scratch folder
+    outside its process group (cline's hub daemon)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cwd = os.readlink("/proc/%s/cwd" % pid)
+        except OSError:
+            continue
+        if cwd == folder or cwd.startswith(folder + os.sep):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def run_client(name, url, modules, base, timeout=240):
     """Configures and runs one client against url; ends its process group
     (MCP servers, daemons) whatever happens."""
@@ -250,6 +267,7 @@ def run_client(name, url, modules, base, timeout=240):
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    end_strays(work.dir)
     result = Result(proc.returncode, out.decode(errors="replace"),
                     err.decode(errors="replace"), work.memory)
     result.work = work.dir
