@@ -2,8 +2,10 @@
 #
 #   make          the dynamic module, the engine CLI and its unit tests
 #   make test     unit tests, the integration suite (real nginx), then
-#                 real clients (Claude Code, the Anthropic SDK, MCP servers
-#                 from npm, installed into build/e2e) through the gateway
+#                 real clients (Claude Code, the Anthropic SDK, opencode,
+#                 cline, continue, the Vercel AI SDK, LangChain.js, MCP
+#                 servers from npm, installed into build/) through the
+#                 gateway
 #   make e2e      the real clients only, and the tables of docs/clients.md
 #   make run      the gateway demo against the bundled emulator
 #   make deb      the Debian package libnginx-mod-http-toolsearch
@@ -107,9 +109,11 @@ test: all test-deps
 	$(PYTHON) -m pytest -q t
 	$(MAKE) e2e-run
 
-# the npm install is kept in build/e2e and redone when the lock changes
+# the npm installs are kept in build/e2e and build/e2e-agents and redone
+# when a lock changes
 e2e-run: all test-deps
 	@sh scripts/e2e-deps.sh $(B)/e2e
+	@sh scripts/e2e-agents.sh $(B)/e2e-agents
 	$(PYTHON) -m pytest -q t/e2e
 
 # the same, then the measurements rewrite the tables of docs/clients.md

@@ -16,6 +16,7 @@
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_blocks.h"
 #include "ts_search.h"
+#include "ts_shape.h"
 
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
@@ -53,6 +54,8 @@ static ngx_int_t ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
 static ngx_int_t ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_toolsearch_rule_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static void ngx_http_toolsearch_input(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf, ts_input_t *in);
@@ -427,6 +430,10 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
       ngx_http_toolsearch_upstream_variable, 0,
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
+    { ngx_string("toolsearch_defer_rule"), NULL,
+      ngx_http_toolsearch_rule_variable, 0,
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
       ngx_http_null_variable
 };
 
@@ -719,6 +726,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->mode = rq.mode;
     ctx->percent = rq.percent;
     ctx->upstream = rq.upstream;
+    ctx->defer_rule = rq.defer_rule;
     ctx->tools_total = rq.ix.ntools;
     ctx->tools_recalled = rq.ix.tools_recalled;
     ctx->messages_recalled = rq.ix.messages_recalled;
@@ -1592,6 +1600,25 @@ ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
     }
 
     name = ts_upstream_name(upstream);
+
+    return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
+}
+
+
+/* the name shape that chose the deferred tools (src/ts_shape.h) */
+static ngx_int_t
+ngx_http_toolsearch_rule_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    const char                 *name;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
+    if (ctx == NULL) {
+        return NGX_OK;
+    }
+
+    name = ts_shape_name(ctx->defer_rule);
 
     return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
 }

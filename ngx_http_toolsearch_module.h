@@ -52,6 +52,7 @@ typedef struct {
     int             mode;
     unsigned        percent;
     int             upstream;
+    int             defer_rule;     /* ts_shape_t */
     size_t          bytes_in;
     size_t          bytes_out;
     size_t          tools_total;

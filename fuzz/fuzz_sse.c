@@ -9,7 +9,8 @@
  * events stay valid events, a valid JSON answer stays valid JSON; every
  * next call's body is valid JSON with no dangling tool_reference and the
  * client's other members untouched; renumbering an event changes its
- * index only.
+ * index only; an answer without its search blocks (ts_answer) does not
+ * depend on the cuts either, and stays valid events or valid JSON.
  */
 
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "fz.h"
+#include "ts_answer.h"
 #include "ts_loop.h"
 #include "ts_sse.h"
 
@@ -158,6 +160,55 @@ fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
 }
 
 
+/* the answer without its search blocks, fed in pieces of step bytes */
+static void
+fz_strip(const char *p, size_t n, int sse, size_t step, ts_buf_t *out)
+{
+    ts_answer_t  a;
+    size_t       at, k;
+
+    ts_answer_init(&a, "tool_search", sse);
+
+    for (at = 0; at < n; at += k) {
+        k = step < n - at ? step : n - at;
+        fz_assert(ts_answer_feed(&a, p + at, k, out) == 0, "answer feed");
+    }
+
+    fz_assert(ts_answer_end(&a, out) == 0, "answer end");
+    ts_answer_free(&a);
+}
+
+
+static void
+fz_check_answer(const char *p, size_t n, int sse, size_t step)
+{
+    ts_buf_t  whole, cut;
+
+    ts_buf_init(&whole, 0);
+    ts_buf_init(&cut, 0);
+
+    fz_strip(p, n, sse, n ? n : 1, &whole);
+    fz_strip(p, n, sse, step, &cut);
+
+    fz_assert(whole.len == cut.len
+              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
+              "the answer without search blocks depends on the cuts");
+
+    if (sse) {
+        fz_assert(!fz_events_valid(p, n)
+                  || fz_events_valid(whole.p, whole.len),
+                  "valid events in, invalid events without search blocks");
+
+    } else {
+        fz_assert(!fz_valid_json(p, n) || fz_valid_json(whole.p, whole.len),
+                  "valid JSON in, invalid JSON without search blocks");
+    }
+
+    ts_buf_free(&whole);
+    ts_buf_free(&cut);
+}
+
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -203,6 +254,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   || fz_valid_json(whole.p, whole.len),
                   "a valid JSON answer, an invalid JSON message out");
     }
+
+    /* the upstream's answer (hosted path), the loop's (gateway path) */
+    fz_check_answer(answer, n, sse, 1 + (data[0] >> 4));
+    fz_check_answer(whole.p, whole.len, sse, 1 + (data[0] >> 4));
 
     ts_buf_free(&whole);
     ts_buf_free(&cut);

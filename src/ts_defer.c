@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ts_defer.h"
+#include "ts_shape.h"
 
 
 static const char  *ts_hosted_tools[] = {
@@ -139,7 +140,7 @@ ts_is_core_tool(const char *name, size_t len)
  */
 static int
 ts_tool_deferrable(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p)
+    const ts_policy_t *p, int rule)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
@@ -154,12 +155,9 @@ ts_tool_deferrable(const ts_index_t *ix, const ts_tool_t *t,
         return 0;
     }
 
-    if (ts_name_is_mcp(name, len)) {
-        return 1;
-    }
-
     return !ts_is_core_tool(name, len)
-           && ts_match_any(p->defer_tools, name, len);
+           && (ts_shape_defers(rule, name, len)
+               || ts_match_any(p->defer_tools, name, len));
 }
 
 
@@ -224,6 +222,55 @@ ts_tool_chars(const ts_tool_t *t)
 }
 
 
+/*
+ * The strongest MCP shape among the names the chain may defer; compound
+ * names count only when they weigh enough to be worth a search.
+ */
+static int
+ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
+{
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       i, len, compound, n;
+    int          rule, shape;
+
+    rule = TS_SHAPE_NONE;
+    compound = 0;
+    n = 0;
+
+    for (i = 0; i < ix->ntools; i++) {
+        name = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
+                           &len);
+
+        if (name == NULL || ts_is_server_tool(ix->buf, &ix->tools[i])
+            || ts_match_any(p->always_load, name, len))
+        {
+            continue;
+        }
+
+        shape = ts_shape_of(name, len);
+
+        if (shape == TS_SHAPE_COMPOUND) {
+            compound += ts_tool_chars(&ix->tools[i]);
+            n++;
+        }
+
+        if (shape > rule) {
+            rule = shape;
+        }
+    }
+
+    if (rule == TS_SHAPE_COMPOUND
+        && (n < TS_SHAPE_COMPOUND_MIN_TOOLS
+            || compound < TS_SHAPE_COMPOUND_MIN_CHARS))
+    {
+        return TS_SHAPE_NONE;
+    }
+
+    return rule;
+}
+
+
 /* the request's model, decoded into tmp when escaped; NULL: none */
 static const char *
 ts_model(const ts_index_t *ix, char *tmp, size_t *len)
@@ -275,7 +322,8 @@ ts_mark_deferrable(ts_request_t *rq, const ts_policy_t *p,
 
     for (i = 0; i < ix->ntools; i++) {
         rq->deferrable[i] = (unsigned char) ts_tool_deferrable(ix,
-                                                &ix->tools[i], p);
+                                                &ix->tools[i], p,
+                                                rq->defer_rule);
 
         if (rq->deferrable[i]) {
             rq->tools_deferrable++;
@@ -314,6 +362,7 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
 
     ts_names_init(&deferrable);
     ts_names_init(&named);
+    rq->defer_rule = ts_defer_rule(ix, p);
 
     rc = (ts_mark_deferrable(rq, p, &deferrable) == 0
           && ts_history_named(ix, &deferrable, &named) == 0) ? 0 : -1;
@@ -427,10 +476,10 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
      * The rules alone decide, not what searches found: a conversation
      * keeps its form, and with it its prompt cache, as tools load.  With
      * every deferrable tool found, gateway search goes on if its searches
-     * are in history.
+     * are in history.  Every tool may be deferred: the search tool stays
+     * loaded, the API's one non-deferred tool.
      */
-    if (rq->tools_deferrable == 0 || rq->tools_deferrable == rq->ix.ntools
-        || rq->tools_deferred == rq->ix.ntools
+    if (rq->tools_deferrable == 0
         || (rq->tools_deferred == 0
             && (hosted != TS_DECISION_DEFERRED_GATEWAY
                 || rq->history_searches == 0)))

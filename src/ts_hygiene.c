@@ -51,15 +51,36 @@ ts_text_put(ts_buf_t *t, ts_request_t *rq, const ts_val_t *elem)
 }
 
 
-/* hosted search tools go, every other tool loses defer_loading */
+/*
+ * A tool the client sent deferred that history never found nor called:
+ * the model could not see it where tool search runs, so it goes rather
+ * than become visible (Claude Code's DeferredToolPlaceholder, "never call
+ * this tool").  Not while tool_choice may name it.
+ */
 static int
-ts_strip_tools(ts_request_t *rq)
+ts_undiscovered(const ts_index_t *ix, const ts_tool_t *t,
+    const ts_history_t *h)
+{
+    return t->defer_loading.val.kind == TS_TRUE && t->name.kind == TS_STRING
+           && ts_index_top(ix, TS_TOP_TOOL_CHOICE) == NULL
+           && !ts_names_has_val(&h->called, ix->buf, &t->name)
+           && !ts_names_has_val(&h->client, ix->buf, &t->name)
+           && !ts_names_has_val(&h->hosted, ix->buf, &t->name);
+}
+
+
+/*
+ * Hosted search tools and undiscovered deferred tools go, every other
+ * tool loses defer_loading; one tool at least stays.
+ */
+static int
+ts_strip_tools(ts_request_t *rq, const ts_history_t *h)
 {
     const ts_index_t   *ix;
     const ts_member_t  *tools;
-    unsigned char      *del;
+    unsigned char      *del, *gone;
     ts_val_t           *items;
-    size_t              i, n;
+    size_t              i, n, m;
     int                 rc;
 
     ix = &rq->ix;
@@ -71,14 +92,25 @@ ts_strip_tools(ts_request_t *rq)
 
     items = malloc(ix->ntools * sizeof(ts_val_t));
     del = calloc(ix->ntools, 1);
-    rc = (items == NULL || del == NULL) ? -1 : 0;
+    gone = calloc(ix->ntools, 1);
+    rc = (items == NULL || del == NULL || gone == NULL) ? -1 : 0;
 
-    for (i = 0, n = 0; rc == 0 && i < ix->ntools; i++) {
+    for (i = 0, n = 0, m = 0; rc == 0 && i < ix->ntools; i++) {
         items[i] = ix->tools[i].elem;
         del[i] = (unsigned char) ts_history_is_hosted_tool(ix->buf,
                                                            &ix->tools[i]);
+        gone[i] = (unsigned char) (del[i]
+                                   || ts_undiscovered(ix, &ix->tools[i], h));
         n += del[i];
+        m += gone[i];
+    }
 
+    if (m < ix->ntools) {
+        memcpy(del, gone, ix->ntools);
+        n = m;
+    }
+
+    for (i = 0; rc == 0 && i < ix->ntools; i++) {
         if (!del[i] && ix->tools[i].defer_loading.val.kind != TS_NONE) {
             rc = ts_edit_delete_member(&rq->edits, ix->buf,
                                        &ix->tools[i].defer_loading);
@@ -91,6 +123,7 @@ ts_strip_tools(ts_request_t *rq)
 
     free(items);
     free(del);
+    free(gone);
 
     return rc;
 }
@@ -298,7 +331,7 @@ ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
 
 
 int
-ts_hygiene_strip(ts_request_t *rq)
+ts_hygiene_strip(ts_request_t *rq, const ts_history_t *h)
 {
     ts_buf_t     t;
     ts_toolset_t  ts;
@@ -307,7 +340,7 @@ ts_hygiene_strip(ts_request_t *rq)
 
     ts_buf_init(&t, 0);
 
-    rc = ts_toolset_build(&ts, rq) == 0 ? ts_strip_tools(rq) : -1;
+    rc = ts_toolset_build(&ts, rq) == 0 ? ts_strip_tools(rq, h) : -1;
 
     for (i = 0; rc == 0 && i < rq->ix.nblocks; i++) {
         rc = ts_strip_block(rq, &t, &rq->ix.blocks[i], &ts);

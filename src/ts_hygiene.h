@@ -9,16 +9,18 @@
 #ifndef TS_HYGIENE_H
 #define TS_HYGIENE_H
 
+#include "ts_history.h"
 #include "ts_request.h"
 
 
 /*
  * Records the edits that remove defer_loading, caller, hosted search
- * tools and hosted search blocks, and turn every tool_reference into a
- * text block naming the tool, but those to the tools the gateway's
- * search sends deferred (rq->referenced).
+ * tools, deferred tools history never found (h), and hosted search
+ * blocks, and turn every tool_reference into a text block naming the
+ * tool, but those to the tools the gateway's search sends deferred
+ * (rq->referenced).
  */
-int ts_hygiene_strip(ts_request_t *rq);
+int ts_hygiene_strip(ts_request_t *rq, const ts_history_t *h);
 
 /*
  * For a request that keeps tool search: references the upstream cannot

