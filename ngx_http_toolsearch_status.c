@@ -14,6 +14,7 @@
 #include <ngx_http.h>
 
 #include "ts_history.h"
+#include "ts_policy.h"
 #include "ngx_http_toolsearch_status.h"
 
 
@@ -241,6 +242,15 @@ ngx_http_toolsearch_stat_add(ngx_http_request_t *r, ngx_uint_t counter,
  * The one place a decided request is counted and logged.  The log line
  * carries the decision and counts only: never text, tool input or keys.
  */
+/* tools count as deferred only when the body really defers them */
+ngx_uint_t
+ngx_http_toolsearch_deferred(ts_decision_t decision)
+{
+    return decision == TS_DECISION_DEFERRED_HOSTED
+           || decision == TS_DECISION_DEFERRED_GATEWAY;
+}
+
+
 void
 ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
     ngx_http_toolsearch_report_t *rep)
@@ -258,10 +268,7 @@ ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
                                    NGX_HTTP_TOOLSEARCH_STAT_INTERNAL_ERRORS, 1);
     }
 
-    /* tools count as deferred only when the body really defers them */
-    if (rep->decision == TS_DECISION_DEFERRED_HOSTED
-        || rep->decision == TS_DECISION_DEFERRED_GATEWAY)
-    {
+    if (ngx_http_toolsearch_deferred(rep->decision)) {
         ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED,
                                      rep->tools_deferred);
         ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_BYTES_REMOVED,
@@ -703,9 +710,8 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
     for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
         n = c[m->counter];
 
-        /* 2.5 characters per token, as toolsearch_defer auto counts */
         if (m->tokens) {
-            n = n * 2 / 5;
+            n = ts_policy_tokens(n);
         }
 
         p = f->family(p, &m->name, m->help, NULL);

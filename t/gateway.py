@@ -1,9 +1,17 @@
 """Starts a real Nginx with the module in its own prefix on loopback.
 
 Used by the integration tests and by the demo.  The nginx binary is
-$TOOLSEARCH_NGINX (default /usr/sbin/nginx); with TOOLSEARCH_VALGRIND=1 it
-runs as a single process under valgrind, and stop() fails the caller when
-valgrind reported errors or leaks.
+$TOOLSEARCH_NGINX (default /usr/sbin/nginx, Debian's); the module it loads
+is $TOOLSEARCH_MODULE, else the ngx_http_toolsearch_module.so next to that
+binary, else build/ngx_http_toolsearch_module.so; none when the binary was
+built with the module compiled in (--add-module).  Every path nginx writes
+is set in the configuration or on the command line, so that no path
+compiled into a binary is relied on.
+
+With TOOLSEARCH_VALGRIND=1 nginx runs as a single process under valgrind,
+and stop() fails the caller when valgrind reported errors or leaks.  A
+binary built with ASan and UBSan (scripts/nginx-build.sh SUITE asan) writes
+its reports into the prefix, and stop() fails the caller when there is one.
 """
 
 import os
@@ -15,10 +23,47 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULE = os.path.join(ROOT, "build", "ngx_http_toolsearch_module.so")
-NGINX = os.environ.get("TOOLSEARCH_NGINX", "/usr/sbin/nginx")
+DEBIAN_NGINX = "/usr/sbin/nginx"
+NGINX = os.path.abspath(os.environ.get("TOOLSEARCH_NGINX", DEBIAN_NGINX))
 VALGRIND = os.environ.get("TOOLSEARCH_VALGRIND") == "1"
 SUPPRESSIONS = os.path.join(ROOT, "t", "valgrind.supp")
+
+
+
+def configure_args(nginx=NGINX):
+    """The configure arguments nginx -V reports."""
+    r = subprocess.run([nginx, "-V"], capture_output=True, text=True,
+                       timeout=30)
+    for line in r.stderr.splitlines():
+        if line.startswith("configure arguments:"):
+            return line.split()[2:]
+    return []
+
+
+def compiled_in(nginx=NGINX):
+    """Whether nginx was built with this module (--add-module=DIR)."""
+    return any(a.startswith("--add-module=") and os.path.isfile(
+                   os.path.join(a.split("=", 1)[1],
+                                "ngx_http_toolsearch_module.c"))
+               for a in configure_args(nginx))
+
+
+def module_path():
+    """The .so nginx loads, or "" when the module is compiled in."""
+    if "TOOLSEARCH_MODULE" in os.environ:
+        return os.environ["TOOLSEARCH_MODULE"]
+    if compiled_in():
+        return ""
+    beside = os.path.join(os.path.dirname(os.path.realpath(NGINX)),
+                          "ngx_http_toolsearch_module.so")
+    if os.path.isfile(beside):
+        return beside
+    return os.path.join(ROOT, "build", "ngx_http_toolsearch_module.so")
+
+
+MODULE = module_path()
+LOAD_MODULE = "load_module %s;" % MODULE if MODULE else ""
+ASAN = "-fsanitize=address" in " ".join(configure_args())
 
 LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'decision=$toolsearch_decision in=$toolsearch_bytes_in '
@@ -26,7 +71,7 @@ LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'searches=$toolsearch_searches loaded=$toolsearch_loaded\';')
 
 CONF = """
-load_module {module};
+{load_module}
 {main}
 worker_processes 1;
 {master}
@@ -102,7 +147,8 @@ class Gateway:
         self.proc = None
         with open(self.conf, "w") as f:
             f.write(CONF.format(
-                module=MODULE, prefix=self.prefix, port=self.port,
+                load_module=LOAD_MODULE, prefix=self.prefix,
+                port=self.port,
                 h2_port=self.h2_port, upstream_port=upstream_port,
                 http=http, server=server, location=location,
                 log_format=LOG_FORMAT, log_level=log_level, main=main,

@@ -18,7 +18,7 @@ ZONE = "toolsearch_zone ts 64k;"
 
 LOG = ("log_format st '$toolsearch_decision tools=$toolsearch_tools_total "
        "deferred=$toolsearch_tools_deferred "
-       "chars=$toolsearch_defer_chars "
+       "chars=$toolsearch_defer_chars saved=$toolsearch_tokens_saved "
        "converted=$toolsearch_refs_converted "
        "stale=$toolsearch_refs_stale moved=$toolsearch_siblings_moved "
        "boundaries=$toolsearch_boundaries_added';")
@@ -169,6 +169,31 @@ def test_counters_move_by_exact_deltas(emulator, gateway):
     for name in ("gateway_searches", "search_misses", "loop_iterations",
                  "pause_turns", "internal_errors"):
         assert d[name] == 0, name
+
+
+def test_tokens_saved_per_request_adds_up_to_the_counter(emulator,
+                                                        gateway):
+    gw = status_gateway(gateway)
+    fx = load_fixture("ts-unset/002.json")
+    for _ in range(2):
+        before = counters(gw)
+        assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+        d = delta(before, counters(gw))
+        line = access_lines(gw)[-1]
+        fields = dict(kv.split("=") for kv in line[1:])
+        assert line[0] == "deferred_hosted"
+        # the deferred definitions' 75316 bytes at 2.5 bytes per token
+        assert int(fields["saved"]) == 75316 * 2 // 5 == d["tokens_saved"]
+
+    # nothing deferred, nothing saved: the variable says 0, not "-"
+    standard = fx.headers + [("X-Toolsearch-Mode", "off")]
+    assert request(gw, "POST", fx.url, fx.body, standard).status == 200
+    assert request(gw, "GET", "/v1/models").status == 404
+    # the log line is written once the answer has gone out
+    assert wait_for(lambda: len(access_lines(gw)) == 4)
+    assert [(line[0], dict(kv.split("=") for kv in line[1:])["saved"])
+            for line in access_lines(gw)[-2:]] == [
+        ("standard_mode", "0"), ("passthrough_method", "0")]
 
 
 def test_status_page_is_not_counted_and_takes_only_get(emulator, gateway):
