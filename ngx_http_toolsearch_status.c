@@ -196,8 +196,9 @@ static ngx_http_toolsearch_format_t  ngx_http_toolsearch_prometheus = {
     ngx_http_toolsearch_prom_begin,
     ngx_http_toolsearch_prom_family,
     ngx_http_toolsearch_prom_value,
-    ngx_null_string,
-    ngx_null_string,
+    /* nothing closes a family or the text; "", not NULL, for memcpy() */
+    ngx_string(""),
+    ngx_string(""),
     ngx_string(NGX_HTTP_TOOLSEARCH_PROMETHEUS_TYPE)
 };
 

@@ -14,6 +14,7 @@ binary built with ASan and UBSan (scripts/nginx-build.sh SUITE asan) writes
 its reports into the prefix, and stop() fails the caller when there is one.
 """
 
+import glob
 import os
 import shutil
 import signal
@@ -27,6 +28,7 @@ DEBIAN_NGINX = "/usr/sbin/nginx"
 NGINX = os.path.abspath(os.environ.get("TOOLSEARCH_NGINX", DEBIAN_NGINX))
 VALGRIND = os.environ.get("TOOLSEARCH_VALGRIND") == "1"
 SUPPRESSIONS = os.path.join(ROOT, "t", "valgrind.supp")
+UBSAN_SUPPRESSIONS = os.path.join(ROOT, "t", "ubsan.supp")
 
 
 
@@ -115,6 +117,53 @@ http {{
 """
 
 
+def sanitizer_env(prefix, leaks=True):
+    """The environment nginx runs in: with ASan and UBSan, ASan's reports
+    go to files of the prefix (the workers inherit the options).  Leaks
+    are looked for when nginx stops; nginx -t exits keeping its
+    configuration, so there leaks=False."""
+    if not ASAN:
+        return None
+    log = os.path.join(prefix, "sanitizer")
+    return dict(os.environ,
+                ASAN_OPTIONS="log_path=%s:detect_leaks=%d" % (log, leaks),
+                UBSAN_OPTIONS="print_stacktrace=1:suppressions="
+                              + UBSAN_SUPPRESSIONS)
+
+
+def read(path):
+    """A file's text, or "" when there is none."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def ubsan_reports(text):
+    """The UBSan reports in a text: each "runtime error" line and the
+    stack lines that follow it."""
+    out, inside = [], False
+    for line in text.splitlines(True):
+        inside = "runtime error:" in line or (inside and
+                                              line.startswith("    #"))
+        if inside:
+            out.append(line)
+    return "".join(out)
+
+
+def sanitizer_log(prefix):
+    """What ASan, LSan and UBSan reported in a prefix, or "".  ASan and LSan
+    write to files of their own; UBSan (a runtime of its own with GCC)
+    keeps to stderr, which is nginx's output (output.log) before it opens
+    its error log and that log after."""
+    out = [read(path) for path in sorted(glob.glob(
+        os.path.join(prefix, "sanitizer.*")))]
+    out += [ubsan_reports(read(os.path.join(prefix, name)))
+            for name in ("output.log", "error.log")]
+    return "".join(out)
+
+
 def free_ports(n):
     """n distinct ports the kernel just handed out on loopback: all are
     held bound until the last is chosen, so none is handed out twice."""
@@ -165,16 +214,25 @@ class Gateway:
                    ] + cmd
         return cmd
 
+    def sanitizer_log(self):
+        """What ASan, LSan and UBSan reported (after stop()), or ""."""
+        return sanitizer_log(self.prefix)
+
     def test_config(self):
         """nginx -t; returns (exit code, output)."""
         r = subprocess.run([NGINX, "-t", "-p", self.prefix, "-c", self.conf,
                             "-e", os.path.join(self.prefix, "error.log")],
-                           capture_output=True, text=True, timeout=30)
+                           capture_output=True, text=True, timeout=30,
+                           env=sanitizer_env(self.prefix, leaks=False))
+        with open(os.path.join(self.prefix, "output.log"), "a") as f:
+            f.write(r.stderr)
         return r.returncode, r.stderr
 
     def start(self, timeout=20.0):
-        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
+        with open(os.path.join(self.prefix, "output.log"), "wb") as out:
+            self.proc = subprocess.Popen(self.command(),
+                                         env=sanitizer_env(self.prefix),
+                                         stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -190,11 +248,18 @@ class Gateway:
         raise RuntimeError("nginx did not start within %ss" % timeout)
 
     def stop(self, timeout=20.0):
+        """Stops nginx if it runs; fails the caller when valgrind or the
+        sanitizers reported anything."""
+        if self.proc is not None:
+            self.wait_stopped(timeout)
+        if self.sanitizer_log():
+            raise AssertionError("the sanitizers reported:\n"
+                                 + self.sanitizer_log())
+
+    def wait_stopped(self, timeout):
         """Graceful stop, a kill after timeout seconds.  Under valgrind a
         signal that arrives just after a response can be lost (nginx stays
         in epoll_wait), so the signal is sent again every 2 s."""
-        if self.proc is None:
-            return
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None:
             left = deadline - time.monotonic()
@@ -215,16 +280,14 @@ class Gateway:
 
     def remove(self):
         """Stops nginx and deletes its prefix."""
-        self.stop()
-        shutil.rmtree(self.prefix, ignore_errors=True)
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.prefix, ignore_errors=True)
 
     def read(self, name):
         """A file of the prefix, or "" when there is none."""
-        try:
-            with open(os.path.join(self.prefix, name)) as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read(os.path.join(self.prefix, name))
 
     def valgrind_log(self):
         """What valgrind wrote (after stop()), or ""."""

@@ -13,7 +13,8 @@ import tempfile
 import pytest
 
 from conftest import ROOT
-from gateway import LOAD_MODULE, NGINX, free_port
+from gateway import (LOAD_MODULE, NGINX, free_port, sanitizer_env,
+                     sanitizer_log, ubsan_reports)
 
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 CLAUDE_CODE = os.path.join(EXAMPLES, "claude-code.conf")
@@ -53,9 +54,12 @@ def nginx_t(http):
         with open(conf, "w") as f:
             f.write(MAIN.format(load_module=LOAD_MODULE, prefix=prefix,
                                 http=localize(http, prefix)))
-        return subprocess.run([NGINX, "-t", "-p", prefix, "-c", conf, "-e",
-                               os.path.join(prefix, "error.log")],
-                              capture_output=True, text=True, timeout=30)
+        r = subprocess.run([NGINX, "-t", "-p", prefix, "-c", conf, "-e",
+                            os.path.join(prefix, "error.log")],
+                           capture_output=True, text=True, timeout=30,
+                           env=sanitizer_env(prefix, leaks=False))
+        assert sanitizer_log(prefix) + ubsan_reports(r.stderr) == ""
+        return r
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
 
