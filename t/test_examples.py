@@ -85,5 +85,5 @@ def test_examples_use_every_new_directive():
                       "toolsearch_upstream vertex", "toolsearch_upstream "
                       "bedrock", "toolsearch_upstream_tool_reference on",
                       "limit_req ", "proxy_ssl_server_name on",
-                      "toolsearch_recall "):
+                      "toolsearch_recall ", "$toolsearch_tokens_saved"):
         assert directive in texts, directive
