@@ -14,8 +14,8 @@ binary built with ASan and UBSan (scripts/nginx-build.sh SUITE asan) writes
 its reports into the prefix, and stop() fails the caller when there is one.
 """
 
-import glob
 import os
+import re
 import shutil
 import signal
 import socket
@@ -117,16 +117,13 @@ http {{
 """
 
 
-def sanitizer_env(prefix, leaks=True):
-    """The environment nginx runs in: with ASan and UBSan, ASan's reports
-    go to files of the prefix (the workers inherit the options).  Leaks
-    are looked for when nginx stops; nginx -t exits keeping its
-    configuration, so there leaks=False."""
+def sanitizer_env(leaks=True):
+    """The environment nginx runs in: with ASan and UBSan, their options
+    (the workers inherit them).  Leaks are looked for when nginx stops;
+    nginx -t exits keeping its configuration, so there leaks=False."""
     if not ASAN:
         return None
-    log = os.path.join(prefix, "sanitizer")
-    return dict(os.environ,
-                ASAN_OPTIONS="log_path=%s:detect_leaks=%d" % (log, leaks),
+    return dict(os.environ, ASAN_OPTIONS="detect_leaks=%d" % leaks,
                 UBSAN_OPTIONS="print_stacktrace=1:suppressions="
                               + UBSAN_SUPPRESSIONS)
 
@@ -140,28 +137,33 @@ def read(path):
         return ""
 
 
-def ubsan_reports(text):
-    """The UBSan reports in a text: each "runtime error" line and the
-    stack lines that follow it."""
-    out, inside = [], False
+# the first line of a report: ASan's or LSan's, or UBSan's
+REPORT = re.compile(r"==\d+==ERROR: \w+Sanitizer|: runtime error: ")
+
+
+def sanitizer_reports(text):
+    """The sanitizer reports in a text: an ASan or LSan report up to its
+    SUMMARY line, a UBSan one with the stack lines that follow it."""
+    out, inside = [], None
     for line in text.splitlines(True):
-        inside = "runtime error:" in line or (inside and
-                                              line.startswith("    #"))
+        if REPORT.search(line):
+            inside = "asan" if "==ERROR: " in line else "ubsan"
+        elif inside == "ubsan" and not line.startswith("    #"):
+            inside = None
         if inside:
             out.append(line)
+        if inside == "asan" and line.startswith("SUMMARY: "):
+            inside = None
     return "".join(out)
 
 
 def sanitizer_log(prefix):
-    """What ASan, LSan and UBSan reported in a prefix, or "".  ASan and LSan
-    write to files of their own; UBSan (a runtime of its own with GCC)
-    keeps to stderr, which is nginx's output (output.log) before it opens
-    its error log and that log after."""
-    out = [read(path) for path in sorted(glob.glob(
-        os.path.join(prefix, "sanitizer.*")))]
-    out += [ubsan_reports(read(os.path.join(prefix, name)))
-            for name in ("output.log", "error.log")]
-    return "".join(out)
+    """What the sanitizers reported in a prefix, or "".  They write to
+    stderr: nginx's output (output.log) until it opens its error log, the
+    error log after (workers, which run as another user, could not open
+    files of their own in the prefix)."""
+    return "".join(sanitizer_reports(read(os.path.join(prefix, name)))
+                   for name in ("output.log", "error.log"))
 
 
 def free_ports(n):
@@ -223,7 +225,7 @@ class Gateway:
         r = subprocess.run([NGINX, "-t", "-p", self.prefix, "-c", self.conf,
                             "-e", os.path.join(self.prefix, "error.log")],
                            capture_output=True, text=True, timeout=30,
-                           env=sanitizer_env(self.prefix, leaks=False))
+                           env=sanitizer_env(leaks=False))
         with open(os.path.join(self.prefix, "output.log"), "a") as f:
             f.write(r.stderr)
         return r.returncode, r.stderr
@@ -231,7 +233,7 @@ class Gateway:
     def start(self, timeout=20.0):
         with open(os.path.join(self.prefix, "output.log"), "wb") as out:
             self.proc = subprocess.Popen(self.command(),
-                                         env=sanitizer_env(self.prefix),
+                                         env=sanitizer_env(),
                                          stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

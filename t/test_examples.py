@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 from gateway import (LOAD_MODULE, NGINX, free_port, sanitizer_env,
-                     sanitizer_log, ubsan_reports)
+                     sanitizer_log, sanitizer_reports)
 
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 CLAUDE_CODE = os.path.join(EXAMPLES, "claude-code.conf")
@@ -57,8 +57,8 @@ def nginx_t(http):
         r = subprocess.run([NGINX, "-t", "-p", prefix, "-c", conf, "-e",
                             os.path.join(prefix, "error.log")],
                            capture_output=True, text=True, timeout=30,
-                           env=sanitizer_env(prefix, leaks=False))
-        assert sanitizer_log(prefix) + ubsan_reports(r.stderr) == ""
+                           env=sanitizer_env(leaks=False))
+        assert sanitizer_log(prefix) + sanitizer_reports(r.stderr) == ""
         return r
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
