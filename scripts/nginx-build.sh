@@ -37,7 +37,9 @@ uris() {
         | grep "orig.tar" | grep -v '\.asc' || true
 }
 
-src_entry=/etc/apt/sources.list.d/toolsearch-nginx-src.sources
+parts=/etc/apt/sources.list.d/
+eval "$(apt-config shell parts Dir::Etc::sourceparts/d)"
+src_entry=${parts}toolsearch-nginx-src.sources
 if [ -z "$(uris)" ]; then
     if [ "$(id -u)" != 0 ]; then
         echo "$0: apt knows no source of nginx/$suite; add a deb-src" \
@@ -45,10 +47,10 @@ if [ -z "$(uris)" ]; then
         exit 1
     fi
     echo "adding a deb-src entry for $suite: $src_entry" >&2
-    if [ -f $src_entry ]; then
-        sed -i "s/^Suites:.*/& $suite/" $src_entry
+    if [ -f "$src_entry" ]; then
+        sed -i "s/^Suites:.*/& $suite/" "$src_entry"
     else
-        cat > $src_entry <<EOF
+        cat > "$src_entry" <<EOF
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: $suite
