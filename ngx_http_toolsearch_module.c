@@ -1567,8 +1567,10 @@ ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
 }
 
 
-/* the tokens of the deferred definitions, as toolsearch_tokens_saved_total
- * counts them */
+/*
+ * The estimated tokens of the deferred definitions, as the status page's
+ * toolsearch_tokens_saved_total counts them.
+ */
 static ngx_int_t
 ngx_http_toolsearch_tokens_saved_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)

@@ -239,10 +239,6 @@ ngx_http_toolsearch_stat_add(ngx_http_request_t *r, ngx_uint_t counter,
 }
 
 
-/*
- * The one place a decided request is counted and logged.  The log line
- * carries the decision and counts only: never text, tool input or keys.
- */
 /* tools count as deferred only when the body really defers them */
 ngx_uint_t
 ngx_http_toolsearch_deferred(ts_decision_t decision)
@@ -252,6 +248,10 @@ ngx_http_toolsearch_deferred(ts_decision_t decision)
 }
 
 
+/*
+ * The one place a decided request is counted and logged.  The log line
+ * carries the decision and counts only: never text, tool input or keys.
+ */
 void
 ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
     ngx_http_toolsearch_report_t *rep)
