@@ -109,6 +109,8 @@ then
     mkdir -p "$dir/src"
     tar -xzf "$dist/$tarball" -C "$dir/src" --strip-components=1
     echo "configuring nginx $version ($flavour)" >&2
+    # $opts is a list of options (paths without spaces)
+    # shellcheck disable=SC2086
     (cd "$dir/src" && ./configure $opts --with-cc-opt="$cc_opt" \
         --with-ld-opt="$ld_opt" >"$dir/configure.log" 2>&1) \
         || { cat "$dir/configure.log" >&2; exit 1; }

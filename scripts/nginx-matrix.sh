@@ -9,7 +9,7 @@
 #   scripts/nginx-matrix.sh [PYTHON]
 
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 python=${1:-python3}
 ran=
 skipped=
