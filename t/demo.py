@@ -7,8 +7,11 @@ sees of the tools: the bytes of the tool definitions it sees and their
 estimated tokens before (as the client sent them) and after (as the
 upstream got them), the gateway's own estimate ($toolsearch_tokens_saved:
 the deferred definitions' bytes as the request carried them, at the same
-2.5 bytes per token), then the totals.  On the hosted path the deferred definitions still travel
-upstream, so the body grows a little, but the model does not see them.
+2.5 bytes per token), then the totals.  On the hosted path the deferred
+definitions still travel upstream, so the body grows a little, but the
+model does not see them; gateway-executed search (the /compatible route)
+leaves them out and lists their names in the system prompt, which is not
+counted here.
 With --serve it then keeps running until Ctrl-C so you can send your own
 requests.
 """
@@ -26,8 +29,22 @@ from emulator import Emulator                  # noqa: E402
 from gateway import Gateway                    # noqa: E402
 from measure import compact_size, tokens, visible_tools   # noqa: E402
 
-REPLAY = ["ts-unset/002.json", "ts-unset/003.json", "ts-true/004.json",
-          "ts-true-haiku45/002.json", "ts-true-nonstream/007.json"]
+# (route, recorded request): "" is the anthropic profile (hosted search),
+# /compatible an upstream without tool search (gateway-executed search)
+REPLAY = [("", "ts-unset/002.json"), ("", "ts-unset/003.json"),
+          ("/compatible", "ts-unset/002.json"), ("", "ts-true/004.json"),
+          ("", "ts-true-haiku45/002.json"),
+          ("", "ts-true-nonstream/007.json")]
+
+COMPATIBLE = """
+    location /compatible/ {
+        toolsearch_upstream compatible;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Accept-Encoding "";
+        proxy_pass http://emulator/;
+    }
+"""
 
 LOG = ("log_format demo '$toolsearch_decision "
        "saved=$toolsearch_tokens_saved in=$toolsearch_bytes_in "
@@ -43,12 +60,13 @@ def seen_bytes(body):
         return None
 
 
-def replay(gw, emu, name):
+def replay(gw, emu, route, name):
     fx = load_fixture(name)
     emu.reset()
-    r = request(gw, "POST", fx.url, fx.body, fx.headers)
+    r = request(gw, "POST", route + fx.url, fx.body, fx.headers)
     got = emu.last()
-    return {"name": name, "decision": r.decision, "status": r.status,
+    return {"name": route + " " + name if route else name,
+            "decision": r.decision, "status": r.status,
             "before": seen_bytes(fx.body),
             "after": seen_bytes(got.body if got else b"")}
 
@@ -102,14 +120,17 @@ def main():
     emu = Emulator().start()
     gw = Gateway(emu.port, http=LOG, server="toolsearch on; "
                  "toolsearch_upstream anthropic; "
-                 "access_log demo.log demo;").start()
+                 "access_log demo.log demo;" + COMPATIBLE).start()
     try:
         print("gateway  http://127.0.0.1:%d  ->  emulator 127.0.0.1:%d\n"
               % (gw.port, emu.port))
-        results = [replay(gw, emu, n) for n in REPLAY]
+        results = [replay(gw, emu, route, n) for route, n in REPLAY]
         time.sleep(0.2)
         logged = gw.read("demo.log").splitlines()[-len(REPLAY):]
         report(results, logged)
+        print("\n(bytes on the wire are in=/out= of the access log: on the "
+              "hosted path the deferred\ndefinitions still travel upstream, "
+              "but the model does not see them)")
         print("\naccess log:")
         for line in logged:
             print("  " + line)
