@@ -6,6 +6,11 @@
 #                 cline, continue, the Vercel AI SDK, LangChain.js, MCP
 #                 servers from npm, installed into build/) through the
 #                 gateway
+#   make integration [NGINX=path]  the integration suite only, against
+#                 Debian's nginx or another binary (docs/operations.md)
+#   make versions the integration suite against nginx 1.26.3 (module
+#                 dynamic, compiled in), sid's newest and an ASan+UBSan
+#                 build, each built from Debian's source (build/nginx-builds)
 #   make e2e      the real clients only, and the tables of docs/clients.md
 #   make run      the gateway demo against the bundled emulator
 #   make deb      the Debian package libnginx-mod-http-toolsearch
@@ -19,6 +24,7 @@ CC        ?= cc
 CFLAGS    ?= -O2 -g
 PYTHON    ?= /usr/bin/python3
 NGINX_SRC ?= /usr/share/nginx/src
+NGINX     ?= /usr/sbin/nginx
 FUZZ_CC   ?= clang-14
 FUZZ_TIME ?= 60
 ASAN_CC   ?= $(CC)
@@ -37,7 +43,8 @@ ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
 UNIT_SRCS   := $(wildcard t/unit/*.c)
 GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
 
-.PHONY: all deps test-deps bench-deps fuzz-deps test unit integration \
+.PHONY: all deps test-deps bench-deps fuzz-deps versions-deps test unit \
+        integration versions \
         e2e e2e-run run clean bench bench-search search-eval deb asan fuzz \
         fuzz-build
 
@@ -54,6 +61,9 @@ bench-deps:
 
 fuzz-deps:
 	@sh scripts/deps.sh fuzz
+
+versions-deps:
+	@sh scripts/deps.sh versions
 
 $(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
 	@mkdir -p $(@D)
@@ -102,7 +112,10 @@ unit: $(B)/test_engine
 	$(B)/test_engine
 
 integration: all test-deps
-	$(PYTHON) -m pytest -q t
+	TOOLSEARCH_NGINX=$(NGINX) $(PYTHON) -m pytest -q t
+
+versions: all versions-deps
+	sh scripts/nginx-matrix.sh $(PYTHON)
 
 test: all test-deps
 	$(B)/test_engine

@@ -57,6 +57,8 @@ static ngx_int_t ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
 static ngx_int_t ngx_http_toolsearch_rule_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_toolsearch_tokens_saved_variable(
+    ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 static void ngx_http_toolsearch_input(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf, ts_input_t *in);
 static ngx_int_t ngx_http_toolsearch_betas(ngx_http_request_t *r,
@@ -432,6 +434,10 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
 
     { ngx_string("toolsearch_defer_rule"), NULL,
       ngx_http_toolsearch_rule_variable, 0,
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("toolsearch_tokens_saved"), NULL,
+      ngx_http_toolsearch_tokens_saved_variable, 0,
       NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
@@ -1621,6 +1627,36 @@ ngx_http_toolsearch_rule_variable(ngx_http_request_t *r,
     name = ts_shape_name(ctx->defer_rule);
 
     return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
+}
+
+
+/*
+ * The estimated tokens of the deferred definitions, as the status page's
+ * toolsearch_tokens_saved_total counts them.
+ */
+static ngx_int_t
+ngx_http_toolsearch_tokens_saved_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    u_char                     *p;
+    size_t                      chars;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_toolsearch_var_ctx(r, v, 0);
+    if (ctx == NULL) {
+        return NGX_OK;
+    }
+
+    chars = ngx_http_toolsearch_deferred(ctx->decision) ? ctx->defer_chars
+                                                          : 0;
+
+    p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_toolsearch_var_set(v, p,
+               ngx_sprintf(p, "%uL", (uint64_t) ts_policy_tokens(chars)) - p);
 }
 
 

@@ -15,6 +15,7 @@
 
 #include "ts_history.h"
 #include "ngx_http_toolsearch_conf.h"
+#include "ts_policy.h"
 #include "ngx_http_toolsearch_status.h"
 
 
@@ -196,8 +197,9 @@ static ngx_http_toolsearch_format_t  ngx_http_toolsearch_prometheus = {
     ngx_http_toolsearch_prom_begin,
     ngx_http_toolsearch_prom_family,
     ngx_http_toolsearch_prom_value,
-    ngx_null_string,
-    ngx_null_string,
+    /* nothing closes a family or the text; "", not NULL, for memcpy() */
+    ngx_string(""),
+    ngx_string(""),
     ngx_string(NGX_HTTP_TOOLSEARCH_PROMETHEUS_TYPE)
 };
 
@@ -238,6 +240,15 @@ ngx_http_toolsearch_stat_add(ngx_http_request_t *r, ngx_uint_t counter,
 }
 
 
+/* tools count as deferred only when the body really defers them */
+ngx_uint_t
+ngx_http_toolsearch_deferred(ts_decision_t decision)
+{
+    return decision == TS_DECISION_DEFERRED_HOSTED
+           || decision == TS_DECISION_DEFERRED_GATEWAY;
+}
+
+
 /*
  * The one place a decided request is counted and logged.  The log line
  * carries the decision and counts only: never text, tool input or keys.
@@ -259,10 +270,7 @@ ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
                                    NGX_HTTP_TOOLSEARCH_STAT_INTERNAL_ERRORS, 1);
     }
 
-    /* tools count as deferred only when the body really defers them */
-    if (rep->decision == TS_DECISION_DEFERRED_HOSTED
-        || rep->decision == TS_DECISION_DEFERRED_GATEWAY)
-    {
+    if (ngx_http_toolsearch_deferred(rep->decision)) {
         ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED,
                                      rep->tools_deferred);
         ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_BYTES_REMOVED,
@@ -716,9 +724,8 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
     for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
         n = c[m->counter];
 
-        /* 2.5 characters per token, as toolsearch_defer auto counts */
         if (m->tokens) {
-            n = n * 2 / 5;
+            n = ts_policy_tokens(n);
         }
 
         p = f->family(p, &m->name, m->help, NULL);

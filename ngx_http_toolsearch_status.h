@@ -74,6 +74,9 @@ typedef struct {
 void ngx_http_toolsearch_stat_add(ngx_http_request_t *r,
     ngx_uint_t counter, ngx_atomic_int_t n);
 
+/* whether a decision defers tools: its tools and bytes count as removed */
+ngx_uint_t ngx_http_toolsearch_deferred(ts_decision_t decision);
+
 /* counts a decided request and writes its info log line */
 void ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
     ngx_http_toolsearch_report_t *rep);

@@ -8,6 +8,8 @@
 #                            lua-cjson) and valgrind
 #   scripts/deps.sh fuzz     the build set plus clang-14 and its libFuzzer
 #                            and sanitizer runtimes
+#   scripts/deps.sh versions the test set plus what building nginx from
+#                            source takes (OpenSSL, zlib, dpkg-dev)
 # As root, missing packages are installed with apt-get; otherwise the exact
 # command to run is printed and the script fails.
 
@@ -17,13 +19,15 @@ build="gcc make nginx nginx-dev libcjson-dev libpcre2-dev"
 test="$build python3 python3-pytest curl ca-certificates wrk"
 bench="$test libnginx-mod-http-lua lua-cjson valgrind"
 fuzz="$build clang-14 libclang-rt-14-dev"
+versions="$test libssl-dev zlib1g-dev dpkg-dev"
 
 case "${1:-build}" in
     build) wanted=$build ;;
     test)  wanted=$test ;;
     bench) wanted=$bench ;;
     fuzz)  wanted=$fuzz ;;
-    *)     echo "usage: $0 build|test|bench|fuzz" >&2; exit 2 ;;
+    versions) wanted=$versions ;;
+    *)     echo "usage: $0 build|test|bench|fuzz|versions" >&2; exit 2 ;;
 esac
 
 missing=

@@ -183,5 +183,13 @@ ts_policy_threshold_chars(unsigned long window, unsigned percent)
 
     tokens = (unsigned long long) window * percent / 100;
 
-    return (size_t) (tokens * 5 / 2);
+    return (size_t) (tokens * TS_CHARS_PER_TOKEN_NUM
+                     / TS_CHARS_PER_TOKEN_DEN);
+}
+
+
+unsigned long long
+ts_policy_tokens(unsigned long long chars)
+{
+    return chars * TS_CHARS_PER_TOKEN_DEN / TS_CHARS_PER_TOKEN_NUM;
 }

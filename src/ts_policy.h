@@ -130,7 +130,18 @@ const char *ts_upstream_beta(int upstream, int tool_reference);
 unsigned long ts_policy_window(const ts_policy_t *p, const char *model,
     size_t len, const char *betas, size_t betas_len);
 
+/*
+ * The estimate of characters per token: 2.5, the ratio toolsearch_defer
+ * auto counts its threshold in; the status page and $toolsearch_tokens_saved
+ * estimate tokens saved with it too.
+ */
+#define TS_CHARS_PER_TOKEN_NUM  5
+#define TS_CHARS_PER_TOKEN_DEN  2
+
 /* floor(floor(window * percent / 100) * 2.5) */
 size_t ts_policy_threshold_chars(unsigned long window, unsigned percent);
+
+/* the tokens that many characters are estimated at: floor(chars / 2.5) */
+unsigned long long ts_policy_tokens(unsigned long long chars);
 
 #endif /* TS_POLICY_H */

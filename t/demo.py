@@ -2,10 +2,18 @@
 
 Starts the Messages API emulator (playing the first-party API) and a real
 Nginx with the module, replays requests recorded from Claude Code through
-the gateway and prints, for each, what the gateway did: the decision, bytes
-and tools in and out, how many tools the model no longer sees up front, and
-the upstream's answer.  With --serve it then keeps running until Ctrl-C so
-you can send your own requests.
+the gateway and prints, for each, what the gateway did and what the model
+sees of the tools: the bytes of the tool definitions it sees and their
+estimated tokens before (as the client sent them) and after (as the
+upstream got them), the gateway's own estimate ($toolsearch_tokens_saved:
+the deferred definitions' bytes as the request carried them, at the same
+2.5 bytes per token), then the totals.  On the hosted path the deferred
+definitions still travel upstream, so the body grows a little, but the
+model does not see them; gateway-executed search (the /compatible route)
+leaves them out and lists their names in the system prompt, which is not
+counted here.
+With --serve it then keeps running until Ctrl-C so you can send your own
+requests.
 """
 
 import argparse
@@ -19,30 +27,88 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conftest import load_fixture, request     # noqa: E402
 from emulator import Emulator                  # noqa: E402
 from gateway import Gateway                    # noqa: E402
+from measure import compact_size, tokens, visible_tools   # noqa: E402
 
-REPLAY = ["ts-unset/002.json", "ts-unset/003.json", "ts-true/004.json",
-          "ts-true-haiku45/002.json", "ts-true-nonstream/007.json"]
+# (route, recorded request): "" is the anthropic profile (hosted search),
+# /compatible an upstream without tool search (gateway-executed search)
+REPLAY = [("", "ts-unset/002.json"), ("", "ts-unset/003.json"),
+          ("/compatible", "ts-unset/002.json"), ("", "ts-true/004.json"),
+          ("", "ts-true-haiku45/002.json"),
+          ("", "ts-true-nonstream/007.json")]
+
+COMPATIBLE = """
+    location /compatible/ {
+        toolsearch_upstream compatible;
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Accept-Encoding "";
+        proxy_pass http://emulator/;
+    }
+"""
+
+LOG = ("log_format demo '$toolsearch_decision "
+       "saved=$toolsearch_tokens_saved in=$toolsearch_bytes_in "
+       "out=$toolsearch_bytes_out tools=$toolsearch_tools_total "
+       "deferred=$toolsearch_tools_deferred';")
 
 
-def tools_of(body, deferred=False):
+def seen_bytes(body):
+    """Bytes of the tool definitions the model sees, or None."""
     try:
-        tools = json.loads(body).get("tools", [])
-    except ValueError:
-        return "-"
-    if deferred:
-        return sum(1 for t in tools if t.get("defer_loading") is True)
-    return len(tools)
+        return compact_size(visible_tools(json.loads(body)))
+    except (ValueError, AttributeError):
+        return None
 
 
-def replay(gw, emu, name):
+def replay(gw, emu, route, name):
     fx = load_fixture(name)
     emu.reset()
-    r = request(gw, "POST", fx.url, fx.body, fx.headers)
+    r = request(gw, "POST", route + fx.url, fx.body, fx.headers)
     got = emu.last()
-    sent = got.body if got else b""
-    return [name, r.decision, len(fx.body), len(sent), tools_of(fx.body),
-            tools_of(sent), tools_of(sent, deferred=True), r.status,
-            "yes" if sent == fx.body else "no"]
+    return {"name": route + " " + name if route else name,
+            "decision": r.decision, "status": r.status,
+            "before": seen_bytes(fx.body),
+            "after": seen_bytes(got.body if got else b"")}
+
+
+def saved_of(line):
+    """$toolsearch_tokens_saved of an access log line."""
+    for field in line.split():
+        if field.startswith("saved="):
+            return int(field[len("saved="):])
+    return 0
+
+
+def table(rows):
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+def arrow(a, b):
+    return "%s -> %s" % ("{:,}".format(a), "{:,}".format(b))
+
+
+def report(results, logged):
+    rows = [["request", "decision", "model sees: bytes", "~ tokens",
+             "gateway: saved", "status"]]
+    for res, line in zip(results, logged):
+        b, a = res["before"], res["after"]
+        rows.append([res["name"], res["decision"], arrow(b, a),
+                     arrow(tokens(b), tokens(a)), str(saved_of(line)),
+                     str(res["status"])])
+    table(rows)
+    before = sum(r["before"] for r in results)
+    after = sum(r["after"] for r in results)
+    print("\ntotal over %d requests: the model sees %s bytes of tool "
+          "definitions (~ %s tokens);\nsaved %s bytes, ~ %s tokens (%d %%); "
+          "the gateway's estimate: %s tokens"
+          % (len(results), arrow(before, after),
+             arrow(tokens(before), tokens(after)),
+             "{:,}".format(before - after),
+             "{:,}".format(tokens(before) - tokens(after)),
+             round(100 * (before - after) / before) if before else 0,
+             "{:,}".format(sum(saved_of(line) for line in logged))))
 
 
 def main():
@@ -52,21 +118,21 @@ def main():
     args = ap.parse_args()
 
     emu = Emulator().start()
-    gw = Gateway(emu.port, server="toolsearch on; "
-                 "toolsearch_upstream anthropic;").start()
+    gw = Gateway(emu.port, http=LOG, server="toolsearch on; "
+                 "toolsearch_upstream anthropic; "
+                 "access_log demo.log demo;" + COMPATIBLE).start()
     try:
         print("gateway  http://127.0.0.1:%d  ->  emulator 127.0.0.1:%d\n"
               % (gw.port, emu.port))
-        cols = ["request", "decision", "bytes in", "bytes out", "tools in",
-                "tools out", "deferred", "status", "unchanged"]
-        rows = [cols] + [[str(c) for c in replay(gw, emu, n)]
-                         for n in REPLAY]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
-        for r in rows:
-            print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
-        print("\naccess log:")
+        results = [replay(gw, emu, route, n) for route, n in REPLAY]
         time.sleep(0.2)
-        for line in gw.access_log()[-len(REPLAY):]:
+        logged = gw.read("demo.log").splitlines()[-len(REPLAY):]
+        report(results, logged)
+        print("\n(bytes on the wire are in=/out= of the access log: on the "
+              "hosted path the deferred\ndefinitions still travel upstream, "
+              "but the model does not see them)")
+        print("\naccess log:")
+        for line in logged:
             print("  " + line)
         if args.serve:
             print("\nserving; try: curl -H 'Content-Type: application/json' "

@@ -1,12 +1,21 @@
 """Starts a real Nginx with the module in its own prefix on loopback.
 
 Used by the integration tests and by the demo.  The nginx binary is
-$TOOLSEARCH_NGINX (default /usr/sbin/nginx); with TOOLSEARCH_VALGRIND=1 it
-runs as a single process under valgrind, and stop() fails the caller when
-valgrind reported errors or leaks.
+$TOOLSEARCH_NGINX (default /usr/sbin/nginx, Debian's); the module it loads
+is $TOOLSEARCH_MODULE, else the ngx_http_toolsearch_module.so next to that
+binary, else build/ngx_http_toolsearch_module.so; none when the binary was
+built with the module compiled in (--add-module).  Every path nginx writes
+is set in the configuration or on the command line, so that no path
+compiled into a binary is relied on.
+
+With TOOLSEARCH_VALGRIND=1 nginx runs as a single process under valgrind,
+and stop() fails the caller when valgrind reported errors or leaks.  A
+binary built with ASan and UBSan (scripts/nginx-build.sh SUITE asan) writes
+its reports into the prefix, and stop() fails the caller when there is one.
 """
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -15,10 +24,52 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULE = os.path.join(ROOT, "build", "ngx_http_toolsearch_module.so")
-NGINX = os.environ.get("TOOLSEARCH_NGINX", "/usr/sbin/nginx")
+DEBIAN_NGINX = "/usr/sbin/nginx"
+NGINX = os.path.abspath(os.environ.get("TOOLSEARCH_NGINX", DEBIAN_NGINX))
 VALGRIND = os.environ.get("TOOLSEARCH_VALGRIND") == "1"
 SUPPRESSIONS = os.path.join(ROOT, "t", "valgrind.supp")
+UBSAN_SUPPRESSIONS = os.path.join(ROOT, "t", "ubsan.supp")
+
+
+
+def configure_args(nginx=NGINX):
+    """The configure arguments nginx -V reports ([] without that nginx:
+    the tests that start one say so)."""
+    try:
+        r = subprocess.run([nginx, "-V"], capture_output=True, text=True,
+                           timeout=30)
+    except OSError:
+        return []
+    for line in r.stderr.splitlines():
+        if line.startswith("configure arguments:"):
+            return line.split()[2:]
+    return []
+
+
+def compiled_in(nginx=NGINX):
+    """Whether nginx was built with this module (--add-module=DIR)."""
+    return any(a.startswith("--add-module=") and os.path.isfile(
+                   os.path.join(a.split("=", 1)[1],
+                                "ngx_http_toolsearch_module.c"))
+               for a in configure_args(nginx))
+
+
+def module_path():
+    """The .so nginx loads, or "" when the module is compiled in."""
+    if "TOOLSEARCH_MODULE" in os.environ:
+        return os.environ["TOOLSEARCH_MODULE"]
+    if compiled_in():
+        return ""
+    beside = os.path.join(os.path.dirname(os.path.realpath(NGINX)),
+                          "ngx_http_toolsearch_module.so")
+    if os.path.isfile(beside):
+        return beside
+    return os.path.join(ROOT, "build", "ngx_http_toolsearch_module.so")
+
+
+MODULE = module_path()
+LOAD_MODULE = "load_module %s;" % MODULE if MODULE else ""
+ASAN = "-fsanitize=address" in " ".join(configure_args())
 
 LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'decision=$toolsearch_decision in=$toolsearch_bytes_in '
@@ -26,7 +77,7 @@ LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'searches=$toolsearch_searches loaded=$toolsearch_loaded\';')
 
 CONF = """
-load_module {module};
+{load_module}
 {main}
 worker_processes 1;
 {master}
@@ -70,6 +121,55 @@ http {{
 """
 
 
+def sanitizer_env(leaks=True):
+    """The environment nginx runs in: with ASan and UBSan, their options
+    (the workers inherit them).  Leaks are looked for when nginx stops;
+    nginx -t exits keeping its configuration, so there leaks=False."""
+    if not ASAN:
+        return None
+    return dict(os.environ, ASAN_OPTIONS="detect_leaks=%d" % leaks,
+                UBSAN_OPTIONS="print_stacktrace=1:suppressions="
+                              + UBSAN_SUPPRESSIONS)
+
+
+def read(path):
+    """A file's text, or "" when there is none."""
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+# the first line of a report: ASan's or LSan's, or UBSan's
+REPORT = re.compile(r"==\d+==ERROR: \w+Sanitizer|: runtime error: ")
+
+
+def sanitizer_reports(text):
+    """The sanitizer reports in a text: an ASan or LSan report up to its
+    SUMMARY line, a UBSan one with the stack lines that follow it."""
+    out, inside = [], None
+    for line in text.splitlines(True):
+        if REPORT.search(line):
+            inside = "asan" if "==ERROR: " in line else "ubsan"
+        elif inside == "ubsan" and not line.startswith("    #"):
+            inside = None
+        if inside:
+            out.append(line)
+        if inside == "asan" and line.startswith("SUMMARY: "):
+            inside = None
+    return "".join(out)
+
+
+def sanitizer_log(prefix):
+    """What the sanitizers reported in a prefix, or "".  They write to
+    stderr: nginx's output (output.log) until it opens its error log, the
+    error log after (workers, which run as another user, could not open
+    files of their own in the prefix)."""
+    return "".join(sanitizer_reports(read(os.path.join(prefix, name)))
+                   for name in ("output.log", "error.log"))
+
+
 def free_ports(n):
     """n distinct ports the kernel just handed out on loopback: all are
     held bound until the last is chosen, so none is handed out twice."""
@@ -102,7 +202,8 @@ class Gateway:
         self.proc = None
         with open(self.conf, "w") as f:
             f.write(CONF.format(
-                module=MODULE, prefix=self.prefix, port=self.port,
+                load_module=LOAD_MODULE, prefix=self.prefix,
+                port=self.port,
                 h2_port=self.h2_port, upstream_port=upstream_port,
                 http=http, server=server, location=location,
                 log_format=LOG_FORMAT, log_level=log_level, main=main,
@@ -119,16 +220,25 @@ class Gateway:
                    ] + cmd
         return cmd
 
+    def sanitizer_log(self):
+        """What ASan, LSan and UBSan reported (after stop()), or ""."""
+        return sanitizer_log(self.prefix)
+
     def test_config(self):
         """nginx -t; returns (exit code, output)."""
         r = subprocess.run([NGINX, "-t", "-p", self.prefix, "-c", self.conf,
                             "-e", os.path.join(self.prefix, "error.log")],
-                           capture_output=True, text=True, timeout=30)
+                           capture_output=True, text=True, timeout=30,
+                           env=sanitizer_env(leaks=False))
+        with open(os.path.join(self.prefix, "output.log"), "a") as f:
+            f.write(r.stderr)
         return r.returncode, r.stderr
 
     def start(self, timeout=20.0):
-        self.proc = subprocess.Popen(self.command(), stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
+        with open(os.path.join(self.prefix, "output.log"), "wb") as out:
+            self.proc = subprocess.Popen(self.command(),
+                                         env=sanitizer_env(),
+                                         stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -144,11 +254,18 @@ class Gateway:
         raise RuntimeError("nginx did not start within %ss" % timeout)
 
     def stop(self, timeout=20.0):
+        """Stops nginx if it runs; fails the caller when valgrind or the
+        sanitizers reported anything."""
+        if self.proc is not None:
+            self.wait_stopped(timeout)
+        if self.sanitizer_log():
+            raise AssertionError("the sanitizers reported:\n"
+                                 + self.sanitizer_log())
+
+    def wait_stopped(self, timeout):
         """Graceful stop, a kill after timeout seconds.  Under valgrind a
         signal that arrives just after a response can be lost (nginx stays
         in epoll_wait), so the signal is sent again every 2 s."""
-        if self.proc is None:
-            return
         deadline = time.monotonic() + timeout
         while self.proc.poll() is None:
             left = deadline - time.monotonic()
@@ -169,16 +286,14 @@ class Gateway:
 
     def remove(self):
         """Stops nginx and deletes its prefix."""
-        self.stop()
-        shutil.rmtree(self.prefix, ignore_errors=True)
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.prefix, ignore_errors=True)
 
     def read(self, name):
         """A file of the prefix, or "" when there is none."""
-        try:
-            with open(os.path.join(self.prefix, name)) as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read(os.path.join(self.prefix, name))
 
     def valgrind_log(self):
         """What valgrind wrote (after stop()), or ""."""

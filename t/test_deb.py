@@ -11,6 +11,7 @@ import tempfile
 import pytest
 
 from conftest import ROOT
+from gateway import DEBIAN_NGINX, NGINX
 
 PKG = "libnginx-mod-http-toolsearch"
 SO = "/usr/lib/nginx/modules/ngx_http_toolsearch_module.so"
@@ -43,6 +44,9 @@ http {{
 """
 
 pytestmark = [
+    pytest.mark.skipif(os.path.realpath(NGINX) != DEBIAN_NGINX,
+                       reason="the .deb is for Debian's nginx (%s); this run "
+                       "tests %s" % (DEBIAN_NGINX, NGINX)),
     pytest.mark.skipif(os.geteuid() != 0,
                        reason="installing a .deb needs root"),
     pytest.mark.skipif(shutil.which("apt-get") is None,
@@ -73,7 +77,7 @@ def nginx_t():
             f.write(CONF.format(prefix=prefix))
         # Debian's own prefix: "modules/" is /usr/share/nginx/modules
         return subprocess.run(
-            ["/usr/sbin/nginx", "-t", "-c", conf, "-e",
+            [DEBIAN_NGINX, "-t", "-c", conf, "-e",
              os.path.join(prefix, "error.log")],
             capture_output=True, text=True, timeout=30)
     finally:

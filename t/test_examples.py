@@ -1,6 +1,7 @@
 """Every configuration in docs/examples/ passes nginx -t with the module
 loaded.  Upstream host names become 127.0.0.1 (no DNS needed), log files
-and the included claude-code.conf point into the test's prefix."""
+(the default one too: a binary's compiled-in path is not relied on) and
+the included claude-code.conf point into the test's prefix."""
 
 import glob
 import os
@@ -12,17 +13,19 @@ import tempfile
 import pytest
 
 from conftest import ROOT
-from gateway import MODULE, NGINX, free_port
+from gateway import (LOAD_MODULE, NGINX, free_port, sanitizer_env,
+                     sanitizer_log, sanitizer_reports)
 
 EXAMPLES = os.path.join(ROOT, "docs", "examples")
 CLAUDE_CODE = os.path.join(EXAMPLES, "claude-code.conf")
 
 MAIN = """
-load_module {module};
+{load_module}
 pid {prefix}/nginx.pid;
 error_log {prefix}/error.log;
 events {{ worker_connections 64; }}
 http {{
+    access_log {prefix}/access.log;
     client_body_temp_path {prefix}/client_body;
     proxy_temp_path {prefix}/proxy;
     fastcgi_temp_path {prefix}/fastcgi;
@@ -49,11 +52,14 @@ def nginx_t(http):
     try:
         conf = os.path.join(prefix, "nginx.conf")
         with open(conf, "w") as f:
-            f.write(MAIN.format(module=MODULE, prefix=prefix,
+            f.write(MAIN.format(load_module=LOAD_MODULE, prefix=prefix,
                                 http=localize(http, prefix)))
-        return subprocess.run([NGINX, "-t", "-p", prefix, "-c", conf, "-e",
-                               os.path.join(prefix, "error.log")],
-                              capture_output=True, text=True, timeout=30)
+        r = subprocess.run([NGINX, "-t", "-p", prefix, "-c", conf, "-e",
+                            os.path.join(prefix, "error.log")],
+                           capture_output=True, text=True, timeout=30,
+                           env=sanitizer_env(leaks=False))
+        assert sanitizer_log(prefix) + sanitizer_reports(r.stderr) == ""
+        return r
     finally:
         shutil.rmtree(prefix, ignore_errors=True)
 
@@ -79,5 +85,5 @@ def test_examples_use_every_new_directive():
                       "toolsearch_upstream vertex", "toolsearch_upstream "
                       "bedrock", "toolsearch_upstream_tool_reference on",
                       "limit_req ", "proxy_ssl_server_name on",
-                      "toolsearch_recall "):
+                      "toolsearch_recall ", "$toolsearch_tokens_saved"):
         assert directive in texts, directive

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import load_fixture, parse_raw
 from emulator import ApiError, Fault, Raw, Reply, sse, text, tool_use
-from gateway import free_port
+from gateway import ASAN, free_port
 from test_gateway_search import TARGET, events
 
 GATEWAY = ("toolsearch on; toolsearch_upstream compatible; "
@@ -372,8 +372,8 @@ def test_clients_that_never_read_are_let_go(emulator, gateway):
             for s in clients:
                 s.close()
     # a leak would keep 16 MB a round (8 answers of 2 MB): two rounds
-    # after the second, 32 MB more
-    assert rss[3] < rss[1] + 12 * 1024, rss
+    # after the second, 32 MB more (ASan holds freed memory by design)
+    assert ASAN or rss[3] < rss[1] + 12 * 1024, rss
     gw.stop()
     assert "left in connection" not in gw.error_log()
 

@@ -11,14 +11,14 @@ import time
 
 import pytest
 
-from conftest import load_fixture, post_json, request
+from conftest import ROOT, load_fixture, post_json, request
 from gateway import VALGRIND
 
 ZONE = "toolsearch_zone ts 64k;"
 
 LOG = ("log_format st '$toolsearch_decision tools=$toolsearch_tools_total "
        "deferred=$toolsearch_tools_deferred "
-       "chars=$toolsearch_defer_chars "
+       "chars=$toolsearch_defer_chars saved=$toolsearch_tokens_saved "
        "converted=$toolsearch_refs_converted "
        "stale=$toolsearch_refs_stale moved=$toolsearch_siblings_moved "
        "boundaries=$toolsearch_boundaries_added';")
@@ -171,6 +171,31 @@ def test_counters_move_by_exact_deltas(emulator, gateway):
         assert d[name] == 0, name
 
 
+def test_tokens_saved_per_request_adds_up_to_the_counter(emulator,
+                                                        gateway):
+    gw = status_gateway(gateway)
+    fx = load_fixture("ts-unset/002.json")
+    for _ in range(2):
+        before = counters(gw)
+        assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+        d = delta(before, counters(gw))
+        line = access_lines(gw)[-1]
+        fields = dict(kv.split("=") for kv in line[1:])
+        assert line[0] == "deferred_hosted"
+        # the deferred definitions' 75316 bytes at 2.5 bytes per token
+        assert int(fields["saved"]) == 75316 * 2 // 5 == d["tokens_saved"]
+
+    # nothing deferred, nothing saved: the variable says 0, not "-"
+    standard = fx.headers + [("X-Toolsearch-Mode", "off")]
+    assert request(gw, "POST", fx.url, fx.body, standard).status == 200
+    assert request(gw, "GET", "/v1/models").status == 404
+    # the log line is written once the answer has gone out
+    assert wait_for(lambda: len(access_lines(gw)) == 4)
+    assert [(line[0], dict(kv.split("=") for kv in line[1:])["saved"])
+            for line in access_lines(gw)[-2:]] == [
+        ("standard_mode", "0"), ("passthrough_method", "0")]
+
+
 def test_status_page_is_not_counted_and_takes_only_get(emulator, gateway):
     gw = status_gateway(gateway)
     before = counters(gw)
@@ -248,6 +273,66 @@ def test_prometheus_text_parses_and_matches_json(emulator, gateway, path,
     assert samples == expected
     assert samples[("toolsearch_requests_total", "deferred_hosted")] == 1
     assert samples[("toolsearch_tokens_saved_total", None)] == 75316 * 2 // 5
+
+
+DASHBOARD = os.path.join(ROOT, "docs", "examples", "grafana-dashboard.json")
+PROMQL_KEYWORDS = {"by", "without", "on", "ignoring", "group_left",
+                   "group_right", "bool", "offset", "and", "or", "unless"}
+
+
+def promql_names(expr):
+    """(metric names, label names) a PromQL expression uses."""
+    labels = set()
+    for matchers in re.findall(r"\{([^}]*)\}", expr):
+        labels |= set(re.findall(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)",
+                                 matchers))
+    for grouping in re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", expr):
+        labels |= {n.strip() for n in grouping.split(",") if n.strip()}
+    rest = re.sub(r"\{[^}]*\}|\[[^\]]*\]|\b(?:by|without)\s*\([^)]*\)",
+                  " ", expr)
+    metrics = {m for m in re.findall(
+        r"(?<![\w$])([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()", rest)
+        if m not in PROMQL_KEYWORDS}
+    return metrics, labels
+
+
+def dashboard_names():
+    """(metric names, label names) the dashboard's queries use."""
+    with open(DASHBOARD) as f:
+        dash = json.load(f)
+    metrics, labels = set(), set()
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            m, lb = promql_names(target["expr"])
+            metrics |= m
+            labels |= lb
+    for var in dash["templating"]["list"]:
+        if var["type"] == "query":
+            m = re.fullmatch(r"label_values\((\w+),\s*(\w+)\)",
+                             var["query"]["query"])
+            metrics.add(m.group(1))
+            labels.add(m.group(2))
+    return metrics, labels
+
+
+def test_dashboard_queries_only_exported_metrics(emulator, gateway):
+    gw = status_gateway(gateway)
+    fx = load_fixture("ts-unset/002.json")
+    assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
+    text = status(gw, "/status?format=prometheus").body.decode()
+    exported = {name for name, _ in parse_prometheus(text)}
+    # the labels of the series, and those every Prometheus scrape adds
+    exported_labels = set(re.findall(r"\{(\w+)=", text)) | {"instance",
+                                                            "job"}
+
+    metrics, labels = dashboard_names()
+    assert metrics - exported == set()
+    assert labels - exported_labels == set()
+    # what the dashboard is for: each of these has a query
+    for name in ("requests", "passthroughs", "tokens_saved",
+                 "hosted_searches", "gateway_searches", "loop_iterations"):
+        assert "toolsearch_%s_total" % name in metrics, name
+    assert {"decision", "reason"} <= labels
 
 
 @pytest.mark.parametrize("path,accept", [

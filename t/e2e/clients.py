@@ -19,8 +19,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from emulator import Emulator, referenced_names, seeker   # noqa: E402
+from emulator import Emulator, seeker                     # noqa: E402
 from gateway import Gateway                               # noqa: E402
+from measure import compact_size, visible_tools           # noqa: E402
 
 E2E = os.path.join(ROOT, "build", "e2e")
 MODULES = os.path.join(E2E, "node_modules")
@@ -235,11 +236,6 @@ def run_agent(url, base, model, stream):
                work, memory)
 
 
-def compact_size(value):
-    return len(json.dumps(value, separators=(",", ":"),
-                          ensure_ascii=False).encode())
-
-
 def measure(rec):
     """What one upstream request carried: body bytes, tools[] bytes (compact
     JSON) and the bytes of the definitions the model sees: loaded tools,
@@ -247,9 +243,7 @@ def measure(rec):
     them."""
     body = rec.json()
     tools = body.get("tools", [])
-    found = referenced_names(body.get("messages", []))
-    seen = [t for t in tools if t.get("defer_loading") is not True or
-            t.get("name") in found]
+    seen = visible_tools(body)
     return {"status": rec.status, "stream": body.get("stream") is True,
             "body": len(rec.body), "tools": len(tools),
             "deferred": len(tools) - len(seen),

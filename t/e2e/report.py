@@ -11,17 +11,16 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from measure import tokens                                 # noqa: E402
+
 BEGIN = "<!-- measured by make e2e: begin -->"
 END = "<!-- measured by make e2e: end -->"
-CHARS_PER_TOKEN = 2.5
 
 
 def mean(values):
     return round(sum(values) / len(values)) if values else 0
-
-
-def tokens(n):
-    return int(n / CHARS_PER_TOKEN)
 
 
 def num(n):
