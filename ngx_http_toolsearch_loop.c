@@ -42,6 +42,11 @@ ngx_http_toolsearch_loop_cleanup(void *data)
     ts_buf_free(&ctx->out);
     ts_buf_free(&ctx->error);
     ctx->loop = NULL;
+
+    if (ctx->answer) {
+        ts_answer_free(ctx->answer);
+        ctx->answer = NULL;
+    }
 }
 
 
@@ -74,10 +79,20 @@ ngx_int_t
 ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
-    ngx_pool_cleanup_t  *cln;
+    ngx_pool_cleanup_t              *cln;
+    ngx_http_toolsearch_loc_conf_t  *tlcf;
 
+    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
     cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
+
+    if (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP) {
+        ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
+    }
+
+    if (cln == NULL
+        || (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
+            && ctx->answer == NULL))
+    {
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;
         return NGX_ERROR;
@@ -89,6 +104,13 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
     ts_buf_init(&ctx->error, 0);
+
+    /* what the client gets of the searches: their blocks, or only the
+     * final content (the cut runs over the loop's bytes for the client) */
+    if (ctx->answer) {
+        ts_answer_init(ctx->answer, ts_policy_search_tool(&tlcf->policy),
+                       ctx->sse);
+    }
 
     r->content_handler = ngx_http_toolsearch_loop_content;
 
@@ -324,6 +346,35 @@ ngx_http_toolsearch_header_filter(ngx_http_request_t *r)
 }
 
 
+/*
+ * The loop's bytes for the client without the search blocks, where
+ * toolsearch_search_blocks strip asks it; last: the answer's end.
+ */
+static ngx_int_t
+ngx_http_toolsearch_cut(ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
+{
+    ts_buf_t  cut;
+
+    if (ctx->answer == NULL) {
+        return NGX_OK;
+    }
+
+    ts_buf_init(&cut, 0);
+    (void) ts_answer_feed(ctx->answer, ctx->out.p, ctx->out.len, &cut);
+
+    if (last) {
+        (void) ts_answer_end(ctx->answer, &cut);
+        ts_answer_free(ctx->answer);
+        ctx->answer = NULL;
+    }
+
+    ts_buf_free(&ctx->out);
+    ctx->out = cut;
+
+    return cut.failed ? NGX_ERROR : NGX_OK;
+}
+
+
 /* the loop's bytes, flushed: the write filter must not hold them */
 static ngx_int_t
 ngx_http_toolsearch_send(ngx_http_request_t *r,
@@ -332,7 +383,7 @@ ngx_http_toolsearch_send(ngx_http_request_t *r,
     ngx_buf_t    *b;
     ngx_chain_t   out;
 
-    if (ctx->out.failed) {
+    if (ctx->out.failed || ngx_http_toolsearch_cut(ctx, last) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -442,16 +493,13 @@ ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
 }
 
 
-/* a whole JSON message goes out once the loop is done */
+/* the header, with the length of what the loop has for the client, then
+ * those bytes, the last */
 static ngx_int_t
-ngx_http_toolsearch_send_json(ngx_http_request_t *r,
+ngx_http_toolsearch_send_whole(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
     ngx_int_t  rc;
-
-    if (ngx_http_toolsearch_copy_headers(r, ctx->sr) != NGX_OK) {
-        return NGX_ERROR;
-    }
 
     r->headers_out.content_length_n = ctx->out.len;
     ngx_http_clear_accept_ranges(r);
@@ -465,26 +513,32 @@ ngx_http_toolsearch_send_json(ngx_http_request_t *r,
 }
 
 
+/* a whole JSON message goes out once the loop is done */
+static ngx_int_t
+ngx_http_toolsearch_send_json(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    if (ngx_http_toolsearch_copy_headers(r, ctx->sr) != NGX_OK
+        || ngx_http_toolsearch_cut(ctx, 1) != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_toolsearch_send_whole(r, ctx);
+}
+
+
 /* the client's error when the client's header is not sent yet */
 static ngx_int_t
 ngx_http_toolsearch_send_error(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
-    ngx_int_t  rc;
-
     r->headers_out.status = NGX_HTTP_BAD_GATEWAY;
     ngx_str_set(&r->headers_out.content_type, "application/json");
     r->headers_out.content_type_len = r->headers_out.content_type.len;
     r->headers_out.content_type_lowcase = NULL;
-    r->headers_out.content_length_n = ctx->out.len;
-    ngx_http_clear_accept_ranges(r);
 
-    rc = ngx_http_send_header(r);
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-        return rc;
-    }
-
-    return ngx_http_toolsearch_send(r, ctx, 1);
+    return ngx_http_toolsearch_send_whole(r, ctx);
 }
 
 

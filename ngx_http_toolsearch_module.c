@@ -93,6 +93,13 @@ static ngx_conf_enum_t  ngx_http_toolsearch_upstreams[] = {
 };
 
 
+static ngx_conf_enum_t  ngx_http_toolsearch_search_blocks[] = {
+    { ngx_string("keep"), NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP },
+    { ngx_string("strip"), NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP },
+    { ngx_null_string, 0 }
+};
+
+
 static ngx_conf_enum_t  ngx_http_toolsearch_hosted[] = {
     { ngx_string("bm25"), TS_HOSTED_BM25 },
     { ngx_string("regex"), TS_HOSTED_REGEX },
@@ -258,6 +265,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, search),
       &ngx_http_toolsearch_searches },
+
+    { ngx_string("toolsearch_search_blocks"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_toolsearch_conf_enum,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, search_blocks),
+      &ngx_http_toolsearch_search_blocks },
 
     { ngx_string("toolsearch_tool_name"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
@@ -1701,6 +1715,7 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
     conf->upstream_tool_reference = NGX_CONF_UNSET;
     conf->disable_betas = NGX_CONF_UNSET;
     conf->turn_boundary = NGX_CONF_UNSET;
+    conf->search_blocks = NGX_CONF_UNSET_UINT;
     conf->hosted_search = NGX_CONF_UNSET_UINT;
     conf->search = NGX_CONF_UNSET_UINT;
     conf->max_searches = NGX_CONF_UNSET_UINT;
@@ -2087,6 +2102,8 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                          prev->upstream_tool_reference, 0);
     ngx_conf_merge_value(conf->disable_betas, prev->disable_betas, 0);
     ngx_conf_merge_value(conf->turn_boundary, prev->turn_boundary, 1);
+    ngx_conf_merge_uint_value(conf->search_blocks, prev->search_blocks,
+                              NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP);
     ngx_conf_merge_uint_value(conf->hosted_search, prev->hosted_search,
                               TS_HOSTED_BM25);
     ngx_conf_merge_uint_value(conf->search, prev->search, TS_SEARCH_AUTO);
@@ -2125,7 +2142,9 @@ ngx_http_toolsearch_init(ngx_conf_t *cf)
 
     *h = ngx_http_toolsearch_handler;
 
-    if (ngx_http_toolsearch_loop_init(cf) != NGX_OK) {
+    if (ngx_http_toolsearch_loop_init(cf) != NGX_OK
+        || ngx_http_toolsearch_answer_init(cf) != NGX_OK)
+    {
         return NGX_ERROR;
     }
 

@@ -12,8 +12,14 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
+#include "ts_answer.h"
 #include "ts_loop.h"
 #include "ts_request.h"
+
+
+/* toolsearch_search_blocks */
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP   0
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP  1
 
 
 typedef struct {
@@ -29,6 +35,7 @@ typedef struct {
     ngx_flag_t          turn_boundary;
     ngx_uint_t          hosted_search;
     ngx_uint_t          search;
+    ngx_uint_t          search_blocks;
     ngx_str_t           tool_name;
     ngx_uint_t          max_searches;
     ngx_uint_t          max_results;
@@ -69,6 +76,7 @@ typedef struct {
     size_t          hosted_searches;
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
+    ts_answer_t    *answer;         /* the cut of the client's answer */
 
     /* gateway-executed search */
     ts_loop_t      *loop;
@@ -102,5 +110,8 @@ ngx_int_t ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
 
 /* the response filters that follow the calls */
 ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
+
+/* the response filters that cut search blocks from hosted answers */
+ngx_int_t ngx_http_toolsearch_answer_init(ngx_conf_t *cf);
 
 #endif /* NGX_HTTP_TOOLSEARCH_MODULE_H */

@@ -384,7 +384,8 @@ def test_client_vanishes_during_a_later_call(emulator, gateway):
     slow = Raw((sse("ping", {"type": "ping"}).encode() for _ in range(100)),
                delay=0.1)
     scripted(emulator, [SEARCH, slow])
-    gw = gateway(server=GATEWAY)
+    # the search's blocks show the second call began
+    gw = gateway(server=GATEWAY + " toolsearch_search_blocks keep;")
     fx, body = body_of(True)
     s = socket.create_connection(("127.0.0.1", gw.port), timeout=10)
     s.sendall(request_head(fx, len(body)) + body)

@@ -12,7 +12,8 @@ from conftest import load_fixture, request
 from emulator import ApiError, Raw, Reply, sse, text, tool_use
 
 TARGET = "mcp__memory__create_entities"
-SEARCH = "toolsearch on; toolsearch_upstream compatible; %s"
+SEARCH = ("toolsearch on; toolsearch_upstream compatible; "
+          "toolsearch_search_blocks keep; %s")
 
 
 def gateway_for(gateway, extra=""):
@@ -99,6 +100,15 @@ def message_of(r, stream):
         blocks[i]["input"] = json.loads(p)
     msg["content"] = [blocks[i] for i in range(len(blocks))]
     return msg
+
+
+def add_next_turn(body, msg):
+    """The client's next turn: the answer, then the called tool's result."""
+    body["messages"] += [
+        {"role": "assistant", "content": msg["content"]},
+        {"role": "user", "content": [{"type": "tool_result",
+                                      "tool_use_id": "toolu_target",
+                                      "content": "created"}]}]
 
 
 def log_fields(gw):
@@ -357,7 +367,8 @@ def test_every_profile_two_turns(emulator, gateway, upstream, profile,
                                  extra, refs):
     emulator.profile = profile
     emulator.script = searcher("memory create entities")
-    server = "toolsearch on; toolsearch_upstream %s; %s" % (upstream, extra)
+    server = ("toolsearch on; toolsearch_upstream %s; "
+              "toolsearch_search_blocks keep; %s" % (upstream, extra))
     fx, body = body_of(True)
     r = send(gateway(server=server), fx, body)
     assert r.status == 200, r.body
@@ -382,11 +393,7 @@ def test_every_profile_two_turns(emulator, gateway, upstream, profile,
         assert result[0]["content"].startswith("Loaded: ")
 
     # turn 2, on another nginx: the same form, accepted upstream
-    body["messages"] += [
-        {"role": "assistant", "content": msg["content"]},
-        {"role": "user", "content": [{"type": "tool_result",
-                                      "tool_use_id": "toolu_target",
-                                      "content": "created"}]}]
+    add_next_turn(body, msg)
     emulator.reset()
     r = send(gateway(server=server), fx, body)
     assert r.status == 200, r.body
@@ -641,3 +648,29 @@ def test_the_uri_travels_as_the_client_wrote_it(emulator, gateway, extra,
     r = request(gw, "POST", path, json.dumps(body).encode(), fx.headers)
     assert r.decision == decision
     assert [q.path for q in emulator.requests] == [path]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_search_blocks_stripped_by_default(emulator, gateway, stream):
+    """toolsearch_search_blocks strip (the default): the gateway's searches
+    stay inside it, the client gets the final content only, and its next
+    turn loads the tool it called."""
+    emulator.profile = "proxy"
+    emulator.script = searcher("memory create entities")
+    gw = gateway(server="toolsearch on; toolsearch_upstream compatible;")
+    fx, body = body_of(stream)
+    r = send(gw, fx, body)
+    assert r.status == 200 and r.decision == "deferred_gateway"
+    msg = message_of(r, stream)
+    assert [b["type"] for b in msg["content"]] == ["text", "text",
+                                                   "tool_use"]
+    assert msg["content"][2]["name"] == TARGET
+    assert b"tool_search_tool_result" not in r.body
+    assert msg["usage"]["output_tokens"] == 20
+
+    add_next_turn(body, msg)
+    emulator.reset()
+    emulator.script = [Reply([text("done")])]
+    r = send(gw, fx, body)
+    assert r.status == 200, r.body
+    assert tool_of(emulator.requests[0].json(), TARGET) is not None

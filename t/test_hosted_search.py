@@ -12,7 +12,8 @@ from emulator import seeker
 from test_gateway_search import message_of
 
 TARGET = "mcp__memory__create_entities"
-HOSTED = "toolsearch on; toolsearch_upstream anthropic; %s"
+HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
+          "toolsearch_search_blocks keep; %s")
 
 
 def first_turn(emulator, gw, query, stream=True):
@@ -98,3 +99,24 @@ def test_regex_errors(emulator, gateway, query, code):
                                  "error_code": code}
     assert [b["type"] for b in msg["content"]][-1] == "text"
     assert msg["stop_reason"] == "end_turn"
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+def test_search_blocks_stripped_by_default(emulator, gateway, stream):
+    """toolsearch_search_blocks strip (the default): the client gets the
+    model's text and call, not the search; the blocks after it renumbered,
+    usage kept.  Its next turn, without them, is accepted: the called tool
+    is loaded."""
+    gw = gateway(server="toolsearch on; toolsearch_upstream anthropic;")
+    fx, body, msg = first_turn(emulator, gw, "memory create entities", stream)
+
+    assert [b["type"] for b in msg["content"]] == ["text", "tool_use"]
+    assert msg["content"][1]["name"] == TARGET
+    assert msg["stop_reason"] == "tool_use"
+    assert msg["usage"]["server_tool_use"] == {"tool_search_requests": 1}
+
+    r = request(gw, "POST", fx.url, next_turn(fx, body, msg), fx.headers)
+    assert r.status == 200, r.body
+    got = emulator.last().json()
+    loaded = {t["name"] for t in got["tools"] if not t.get("defer_loading")}
+    assert TARGET in loaded

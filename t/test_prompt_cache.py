@@ -26,7 +26,8 @@ def test_each_request_repeats_the_cached_prefix(emulator, gateway, path):
     profile, conf = session.PATHS[path]
     emulator.profile = profile
     emulator.script = session.model()
-    gw = gateway(server="toolsearch on; " + conf)
+    gw = gateway(server="toolsearch on; toolsearch_search_blocks keep; "
+                 + conf)
 
     answers = session.run(gw)
 

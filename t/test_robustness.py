@@ -16,7 +16,8 @@ from gateway import VALGRIND
 
 JSON = ("Content-Type", "application/json")
 HOSTED = "toolsearch on; toolsearch_search hosted; toolsearch_upstream %s;"
-GATEWAY = "toolsearch on; toolsearch_upstream compatible;"
+GATEWAY = ("toolsearch on; toolsearch_upstream compatible; "
+           "toolsearch_search_blocks keep;")
 
 # time limits stretch under valgrind, which runs nginx 20 to 50 times slower
 SLOW = 20 if VALGRIND else 1

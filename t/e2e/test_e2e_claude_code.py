@@ -169,7 +169,9 @@ CHECKS = {"deferred_hosted": check_hosted, "deferred_gateway": check_gateway,
 
 @pytest.mark.parametrize("sc", SCENARIOS)
 def test_claude_code(sc, tmp_path, record):
-    server = SERVERS[sc["profile"]] + sc["server"]
+    # Claude Code takes the search blocks and carries them back: kept
+    server = (SERVERS[sc["profile"]] + " toolsearch_search_blocks keep; "
+              + sc["server"])
     run, posts, log = session(sc["profile"], claude(sc, tmp_path), server,
                               sc["empty_streams"])
     assert_completed(run, posts)

@@ -3,7 +3,7 @@ agent loop with 149 tools (the live memory MCP server's and the rest of a
 recorded Claude Code catalogue), streaming and not.  The client carries
 the assistant message back whole, so its history holds the
 server_tool_use / tool_search_tool_result blocks of the search, hosted or
-run by the gateway."""
+run by the gateway (toolsearch_search_blocks keep)."""
 
 import pytest
 
@@ -40,7 +40,10 @@ def search_blocks(report, name):
     ("compatible", "deferred_gateway", "tool_search"),
 ], ids=["hosted", "gateway"])
 def test_sdk_agent(profile, decision, search_tool, stream, tmp_path, record):
-    run, posts, log = session(profile, agent(tmp_path, stream))
+    # the SDK takes the search blocks: they are kept for it to carry back
+    run, posts, log = session(profile, agent(tmp_path, stream),
+                              SERVERS[profile]
+                              + " toolsearch_search_blocks keep;")
     assert_completed(run, posts)
     assert run.output["tools"] == 149
     assert [f["decision"] for f in log] == [decision] * 2, log

@@ -1,0 +1,197 @@
+
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The client's answer without tool-search blocks, toolsearch_search_blocks
+ * strip: the answer of a deferred_hosted request passes through the
+ * engine's cut (src/ts_answer.c) on its way to the client.  Gateway
+ * search cuts the bytes its loop gives the client (the loop's file).
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "ngx_http_toolsearch_module.h"
+
+
+static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
+static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
+
+
+static void
+ngx_http_toolsearch_answer_cleanup(void *data)
+{
+    ts_answer_free(data);
+}
+
+
+/* the kind of answer the cut reads: 1 SSE, 0 JSON, -1 neither */
+static int
+ngx_http_toolsearch_answer_kind(ngx_http_request_t *r)
+{
+    ngx_str_t  *t;
+
+    t = &r->headers_out.content_type;
+
+    if (t->len >= sizeof("text/event-stream") - 1
+        && ngx_strncasecmp(t->data, (u_char *) "text/event-stream",
+                           sizeof("text/event-stream") - 1) == 0)
+    {
+        return 1;
+    }
+
+    if (t->len >= sizeof("application/json") - 1
+        && ngx_strncasecmp(t->data, (u_char *) "application/json",
+                           sizeof("application/json") - 1) == 0)
+    {
+        return 0;
+    }
+
+    return -1;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, int sse)
+{
+    ngx_pool_cleanup_t  *cln;
+
+    ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+
+    if (ctx->answer == NULL || cln == NULL) {
+        ctx->answer = NULL;
+        return NGX_ERROR;
+    }
+
+    ts_answer_init(ctx->answer, NULL, sse);
+    cln->handler = ngx_http_toolsearch_answer_cleanup;
+    cln->data = ctx->answer;
+
+    return NGX_OK;
+}
+
+
+static ngx_int_t
+ngx_http_toolsearch_answer_header_filter(ngx_http_request_t *r)
+{
+    int                              kind;
+    ngx_http_toolsearch_ctx_t       *ctx;
+    ngx_http_toolsearch_loc_conf_t  *tlcf;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
+
+    if (r != r->main || ctx == NULL
+        || ctx->decision != TS_DECISION_DEFERRED_HOSTED
+        || tlcf->search_blocks != NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
+        || r->headers_out.status != NGX_HTTP_OK || r->header_only)
+    {
+        return ngx_http_next_header_filter(r);
+    }
+
+    kind = ngx_http_toolsearch_answer_kind(r);
+
+    /* an answer the cut cannot read goes on as it came */
+    if (kind < 0
+        || ngx_http_toolsearch_answer_start(r, ctx, kind) != NGX_OK)
+    {
+        return ngx_http_next_header_filter(r);
+    }
+
+    /* the answer's length changes */
+    ngx_http_clear_content_length(r);
+    ngx_http_clear_accept_ranges(r);
+    ngx_http_weak_etag(r);
+    r->filter_need_in_memory = 1;
+
+    return ngx_http_next_header_filter(r);
+}
+
+
+/*
+ * The cut of what came, and of the answer's end at its last buffer:
+ * events go on as they come, a JSON message at its end.
+ */
+static ngx_int_t
+ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
+    ngx_chain_t *in)
+{
+    ngx_buf_t                  *b;
+    ngx_uint_t                  last, flush;
+    ngx_chain_t                *cl, out;
+    ngx_http_toolsearch_ctx_t  *ctx;
+    ts_buf_t                    cut;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (r != r->main || ctx == NULL || ctx->answer == NULL
+        || ctx->decision != TS_DECISION_DEFERRED_HOSTED)
+    {
+        return ngx_http_next_body_filter(r, in);
+    }
+
+    ts_buf_init(&cut, 0);
+    last = 0;
+    flush = 0;
+
+    for (cl = in; cl; cl = cl->next) {
+        b = cl->buf;
+
+        (void) ts_answer_feed(ctx->answer, (char *) b->pos, b->last - b->pos,
+                              &cut);
+        b->pos = b->last;
+        last |= b->last_buf;
+        flush |= b->flush;
+    }
+
+    if (last) {
+        (void) ts_answer_end(ctx->answer, &cut);
+    }
+
+    if (cut.failed) {
+        ts_buf_free(&cut);
+        return NGX_ERROR;
+    }
+
+    if (cut.len == 0 && !last && !flush) {
+        ts_buf_free(&cut);
+        return NGX_OK;
+    }
+
+    b = ngx_create_temp_buf(r->pool, cut.len ? cut.len : 1);
+    if (b == NULL) {
+        ts_buf_free(&cut);
+        return NGX_ERROR;
+    }
+
+    b->last = ngx_cpymem(b->pos, cut.p, cut.len);
+    b->last_buf = last;
+    b->flush = flush || ctx->answer->sse;
+    ts_buf_free(&cut);
+
+    if (b->pos == b->last) {
+        b->temporary = 0;
+    }
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_next_body_filter(r, &out);
+}
+
+
+ngx_int_t
+ngx_http_toolsearch_answer_init(ngx_conf_t *cf)
+{
+    ngx_http_next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = ngx_http_toolsearch_answer_header_filter;
+
+    ngx_http_next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = ngx_http_toolsearch_answer_body_filter;
+
+    return NGX_OK;
+}
