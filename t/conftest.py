@@ -43,6 +43,26 @@ class Fixture:
         self.url = meta["url"]
 
 
+CLIENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "fixtures", "clients")
+
+
+def client_requests(client):
+    """(path, body bytes, headers) of each request a recorded client made
+    (t/fixtures/clients/<client>/); the "path" header is its target."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(CLIENTS, client, "*.json"))):
+        with open(path, "rb") as f:
+            body = f.read()
+        headers = []
+        with open(path[:-len(".json")] + ".headers") as f:
+            for line in f:
+                k, v = line.rstrip("\n").split(": ", 1)
+                headers.append((k, v))
+        out.append((path, body, headers))
+    return out
+
+
 def fixture_paths():
     return sorted(glob.glob(os.path.join(FIXTURES, "*", "[0-9][0-9][0-9].json")))
 

@@ -24,7 +24,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from conftest import load_fixture, request     # noqa: E402
+from conftest import client_requests, load_fixture, request   # noqa: E402
 from emulator import Emulator                  # noqa: E402
 from gateway import Gateway                    # noqa: E402
 from measure import compact_size, tokens, visible_tools   # noqa: E402
@@ -35,6 +35,12 @@ REPLAY = [("", "ts-unset/002.json"), ("", "ts-unset/003.json"),
           ("/compatible", "ts-unset/002.json"), ("", "ts-true/004.json"),
           ("", "ts-true-haiku45/002.json"),
           ("", "ts-true-nonstream/007.json")]
+
+# the first request with tools of a recorded client of each way of naming
+# MCP tools (t/fixtures/clients): server_tool, server__tool, bare MCP
+# names, mcp__server__tool
+CLIENTS = [("", "opencode"), ("/compatible", "cline"), ("", "ai-sdk"),
+           ("/compatible", "qwen-code-nosearch")]
 
 COMPATIBLE = """
     location /compatible/ {
@@ -62,12 +68,25 @@ def seen_bytes(body):
 
 def replay(gw, emu, route, name):
     fx = load_fixture(name)
+    return send(gw, emu, route, name, fx.url, fx.body, fx.headers)
+
+
+def replay_client(gw, emu, route, client):
+    """The client's first request with tools."""
+    _, body, headers = next(
+        r for r in client_requests(client) if json.loads(r[1]).get("tools"))
+    url = dict(headers)["path"]
+    return send(gw, emu, route, client, url, body,
+                [(k, v) for k, v in headers if k != "path"])
+
+
+def send(gw, emu, route, name, url, body, headers):
     emu.reset()
-    r = request(gw, "POST", route + fx.url, fx.body, fx.headers)
+    r = request(gw, "POST", route + url, body, headers)
     got = emu.last()
     return {"name": route + " " + name if route else name,
             "decision": r.decision, "status": r.status,
-            "before": seen_bytes(fx.body),
+            "before": seen_bytes(body),
             "after": seen_bytes(got.body if got else b"")}
 
 
@@ -124,9 +143,10 @@ def main():
     try:
         print("gateway  http://127.0.0.1:%d  ->  emulator 127.0.0.1:%d\n"
               % (gw.port, emu.port))
-        results = [replay(gw, emu, route, n) for route, n in REPLAY]
+        results = [replay(gw, emu, route, n) for route, n in REPLAY] + [
+            replay_client(gw, emu, route, c) for route, c in CLIENTS]
         time.sleep(0.2)
-        logged = gw.read("demo.log").splitlines()[-len(REPLAY):]
+        logged = gw.read("demo.log").splitlines()[-len(results):]
         report(results, logged)
         print("\n(bytes on the wire are in=/out= of the access log: on the "
               "hosted path the deferred\ndefinitions still travel upstream, "

@@ -11,11 +11,11 @@ import os
 
 import pytest
 
-from conftest import ROOT, load_fixture, request
+from conftest import CLIENTS, client_requests as recorded, load_fixture, \
+    request
 from emulator import Emulator
 from gateway import Gateway
 
-CLIENTS = os.path.join(ROOT, "t", "fixtures", "clients")
 EMULATOR = {"anthropic": "anthropic", "compatible": "proxy"}
 LOG = ("log_format clients '$toolsearch_decision "
        "rule=$toolsearch_defer_rule deferred=$toolsearch_tools_deferred';")
@@ -28,21 +28,6 @@ RULE = {"cline": "server_prefix", "qwen-code-nosearch": "mcp_prefix"}
 def client_names():
     return sorted(os.path.basename(os.path.dirname(p)) for p in
                   glob.glob(os.path.join(CLIENTS, "*", "001.json")))
-
-
-def recorded(client):
-    """(path, body bytes, headers) of each request the client made."""
-    out = []
-    for path in sorted(glob.glob(os.path.join(CLIENTS, client, "*.json"))):
-        with open(path, "rb") as f:
-            body = f.read()
-        headers = []
-        with open(path[:-len(".json")] + ".headers") as f:
-            for line in f:
-                k, v = line.rstrip("\n").split(": ", 1)
-                headers.append((k, v))
-        out.append((path, body, headers))
-    return out
 
 
 def visible_bytes(tools):

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -87,3 +88,24 @@ def test_examples_use_every_new_directive():
                       "limit_req ", "proxy_ssl_server_name on",
                       "toolsearch_recall ", "$toolsearch_tokens_saved"):
         assert directive in texts, directive
+
+
+def test_make_run_shows_what_the_model_sees():
+    """`make run` (t/demo.py): each replayed request, Claude Code's and a
+    recorded client of each MCP naming style, with the tool-definition
+    bytes and tokens the model sees before -> after, and the total saved."""
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "t", "demo.py")],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0] if not line.startswith("/") else
+            line.split()[1]: line for line in out.stdout.splitlines()
+            if " -> " in line}
+    for name in ("ts-unset/002.json", "opencode", "cline", "ai-sdk",
+                 "qwen-code-nosearch"):
+        line = rows[name]
+        before, after = (int(x.replace(",", "")) for x in
+                         line.split(" -> ")[0].split()[-1:] +
+                         line.split(" -> ")[1].split()[:1])
+        assert "deferred_" in line and after < before / 2, line
+    assert "total over 10 requests" in out.stdout
+    assert "the gateway's estimate" in out.stdout
