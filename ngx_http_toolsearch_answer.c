@@ -95,8 +95,11 @@ ngx_http_toolsearch_answer_header_filter(ngx_http_request_t *r)
 
     kind = ngx_http_toolsearch_answer_kind(r);
 
-    /* an answer the cut cannot read goes on as it came */
+    /* an answer the cut cannot read (compressed, another type) goes on as
+     * it came */
     if (kind < 0
+        || (r->headers_out.content_encoding
+            && r->headers_out.content_encoding->value.len)
         || ngx_http_toolsearch_answer_start(r, ctx, kind) != NGX_OK)
     {
         return ngx_http_next_header_filter(r);

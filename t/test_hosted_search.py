@@ -3,12 +3,13 @@ Claude Code request, the emulator plays Anthropic's servers (it runs the
 hosted search and the model calls the tool it found in the same answer),
 and the next turn carries the search blocks back."""
 
+import gzip
 import json
 
 import pytest
 
 from conftest import load_fixture, request
-from emulator import seeker
+from emulator import Raw, seeker, sse_events
 from test_gateway_search import message_of
 
 TARGET = "mcp__memory__create_entities"
@@ -120,3 +121,30 @@ def test_search_blocks_stripped_by_default(emulator, gateway, stream):
     got = emulator.last().json()
     loaded = {t["name"] for t in got["tools"] if not t.get("defer_loading")}
     assert TARGET in loaded
+
+
+def test_a_compressed_answer_goes_on_as_it_came(emulator, gateway):
+    """The cut cannot read a compressed answer: it goes on byte for byte,
+    search blocks and all."""
+    gw = gateway(server="toolsearch on; toolsearch_upstream anthropic;")
+    message = {"id": "msg_z", "type": "message", "role": "assistant",
+               "model": "m", "content": [
+                   {"type": "server_tool_use", "id": "srvtoolu_1",
+                    "name": "tool_search_tool_bm25",
+                    "input": {"query": "memory"}},
+                   {"type": "tool_search_tool_result",
+                    "tool_use_id": "srvtoolu_1", "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": []}}],
+               "stop_reason": "end_turn", "stop_sequence": None,
+               "usage": {"input_tokens": 1, "output_tokens": 1}}
+    packed = gzip.compress("".join(sse_events(message)).encode())
+    emulator.script = lambda req: Raw([packed], headers=(
+        ("Content-Type", "text/event-stream"),
+        ("Content-Encoding", "gzip")))
+    fx = load_fixture("ts-unset/002.json")
+    body = json.loads(fx.body)
+    body["stream"] = True
+    r = request(gw, "POST", fx.url, json.dumps(body).encode(), fx.headers)
+    assert r.status == 200 and r.decision == "deferred_hosted"
+    assert r.body == packed
