@@ -171,7 +171,11 @@ ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    b->last = ngx_cpymem(b->pos, cut.p, cut.len);
+    /* an empty buffer may have no memory at all */
+    if (cut.len) {
+        b->last = ngx_cpymem(b->pos, cut.p, cut.len);
+    }
+
     b->last_buf = last;
     b->flush = flush || ctx->answer->sse;
     ts_buf_free(&cut);

@@ -396,7 +396,11 @@ ngx_http_toolsearch_send(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    b->last = ngx_cpymem(b->pos, ctx->out.p, ctx->out.len);
+    /* an empty buffer may have no memory at all */
+    if (ctx->out.len) {
+        b->last = ngx_cpymem(b->pos, ctx->out.p, ctx->out.len);
+    }
+
     b->flush = 1;
     b->last_buf = (r == r->main) && last;
     b->last_in_chain = 1;
