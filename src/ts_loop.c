@@ -14,6 +14,7 @@
 #include "ts_request.h"
 #include "ts_search.h"
 #include "ts_sse.h"
+#include "ts_strmap.h"
 
 
 enum {
@@ -648,6 +649,11 @@ ts_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
 
     j = ev->data ? cJSON_ParseWithLength(ev->data, ev->data_len) : NULL;
     type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
+
+    /* what is not UTF-8 is not JSON text: a next call could not carry it */
+    if (ev->data && !ts_utf8_valid(ev->data, ev->data_len)) {
+        lp->broken = 1;
+    }
 
     if (type == NULL) {
         rc = ts_buf_add(out, ev->raw, ev->raw_len);

@@ -578,6 +578,34 @@ const ts_utf8_lead_t  ts_utf8_leads[256] = {
 };
 
 
+int
+ts_utf8_valid(const char *p, size_t n)
+{
+    const unsigned char  *s, *end;
+    unsigned              len;
+
+    s = (const unsigned char *) p;
+    end = s + n;
+
+    while (s < end) {
+        if (*s < 0x80) {
+            s++;
+            continue;
+        }
+
+        len = ts_utf8_seq(s, (size_t) (end - s));
+
+        if (len == 0) {
+            return 0;
+        }
+
+        s += len;
+    }
+
+    return 1;
+}
+
+
 /*
  * Checks the UTF-8 of a block at p: its bytes over 0x7f (high), less the
  * first *carried ones, which a sequence of the block before holds.  A

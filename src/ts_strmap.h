@@ -119,6 +119,10 @@ ts_utf8_seq(const unsigned char *p, size_t avail)
 }
 
 
+/* 1 when the n bytes at p are UTF-8 */
+int ts_utf8_valid(const char *p, size_t n);
+
+
 /*
  * The lookups are inline: the scanner makes one or two per string, and
  * most strings are short.
