@@ -7,7 +7,8 @@
  * closing bracket there, compares that prefix's hash with theirs; a
  * hash that matches is confirmed by memcmp.  The work is one pass over
  * the bytes, as long as the longest array remembered, whatever the
- * number of arrays.
+ * number of arrays, and at most TS_RECALL_MAX_COMPARES arrays compared
+ * in vain besides the most recent.
  */
 
 #include <stdlib.h>
@@ -20,8 +21,12 @@
 #define TS_K2  0xff51afd7ed558ccdULL
 #define TS_K3  0xc4ceb9fe1a85ec53ULL
 
-/* bytes a round of the hash takes: four lanes of eight */
-#define TS_HASH_ROUND  32
+/* bytes a round of the hash takes: four lanes of two words */
+#define TS_HASH_ROUND  64
+
+/* bytes of a remembered array compared at a few places before memcmp */
+#define TS_SAMPLES      8
+#define TS_SAMPLE_LEN  32
 
 
 /* its address differs from one process to the next: the hash's seed */
@@ -29,22 +34,25 @@ static const char  ts_recall_anchor;
 
 
 /*
- * A hash of a growing prefix: four independent lanes, so that the
- * multiplications of a round overlap.
+ * A hash of a growing prefix, seeded: four independent lanes, each
+ * folding two words by one 64 x 64 -> 128-bit multiplication, so that a
+ * round's multiplications overlap and the hash keeps up with memcmp.
  */
 typedef struct {
     uint64_t  lane[4];
+    uint64_t  key[4];
     size_t    done;                 /* bytes in the lanes, whole rounds */
 } ts_hash_t;
 
 
 static uint64_t
-ts_hash_step(uint64_t h, uint64_t w)
+ts_hash_fold(uint64_t a, uint64_t b)
 {
-    h ^= w * TS_K1;
-    h = h << 29 | h >> 35;
+    unsigned __int128  m;
 
-    return h * TS_K2;
+    m = (unsigned __int128) a * b;
+
+    return (uint64_t) m ^ (uint64_t) (m >> 64);
 }
 
 
@@ -57,7 +65,8 @@ ts_hash_start(ts_hash_t *h)
     seed = (uint64_t) (uintptr_t) &ts_recall_anchor;
 
     for (i = 0; i < 4; i++) {
-        h->lane[i] = (seed + (uint64_t) i) * TS_K3;
+        h->lane[i] = ts_hash_fold(seed ^ TS_K1, TS_K3 + (uint64_t) i);
+        h->key[i] = ts_hash_fold(seed ^ TS_K2, TS_K1 + (uint64_t) i) | 1;
     }
 
     h->done = 0;
@@ -68,14 +77,15 @@ ts_hash_start(ts_hash_t *h)
 static void
 ts_hash_to(ts_hash_t *h, const char *p, size_t len)
 {
-    uint64_t  w[4];
+    uint64_t  w[8];
     int       i;
 
     while (h->done + TS_HASH_ROUND <= len) {
         memcpy(w, p + h->done, TS_HASH_ROUND);
 
         for (i = 0; i < 4; i++) {
-            h->lane[i] = ts_hash_step(h->lane[i], w[i]);
+            h->lane[i] ^= ts_hash_fold(w[2 * i] ^ h->lane[i],
+                                       w[2 * i + 1] ^ h->key[i]);
         }
 
         h->done += TS_HASH_ROUND;
@@ -88,7 +98,7 @@ static uint64_t
 ts_hash_end(const ts_recall_t *rc, const ts_hash_t *h, const char *p,
     size_t len)
 {
-    uint64_t  w[4], r;
+    uint64_t  w[8], r;
     int       i;
 
     if (rc->same_hash) {
@@ -101,11 +111,35 @@ ts_hash_end(const ts_recall_t *rc, const ts_hash_t *h, const char *p,
     r = (uint64_t) len * TS_K1;
 
     for (i = 0; i < 4; i++) {
-        r = (r ^ ts_hash_step(h->lane[i], w[i])) * TS_K3;
-        r ^= r >> 32;
+        r = ts_hash_fold(r ^ h->lane[i] ^ w[2 * i],
+                         TS_K2 ^ h->key[i] ^ w[2 * i + 1]);
     }
 
-    return r;
+    return ts_hash_fold(r ^ TS_K3, h->key[0]);
+}
+
+
+/*
+ * 1 when e's bytes start at p.  A few spans spread over the array are
+ * compared first: arrays of a team differ near their end as often as
+ * not, where memcmp would find it last.
+ */
+static int
+ts_recall_same(const ts_recalled_t *e, const char *p)
+{
+    size_t  i, at;
+
+    if (e->len >= TS_SAMPLES * TS_SAMPLE_LEN) {
+        for (i = TS_SAMPLES; i > 0; i--) {
+            at = (e->len - TS_SAMPLE_LEN) / (TS_SAMPLES - 1) * (i - 1);
+
+            if (memcmp(p + at, e->bytes + at, TS_SAMPLE_LEN) != 0) {
+                return 0;
+            }
+        }
+    }
+
+    return memcmp(p, e->bytes, e->len) == 0;
 }
 
 
@@ -193,18 +227,19 @@ ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
     ts_recalled_t  *e;
     ts_hash_t       h;
     uint64_t        v;
-    size_t          i, last;
+    size_t          i, last, compares;
 
     e = rc->mru;
 
     /* a worker serving one session sees its array again: no hash */
-    if (e != NULL && e->len <= avail && memcmp(p, e->bytes, e->len) == 0) {
+    if (e != NULL && e->len <= avail && ts_recall_same(e, p)) {
         return e;
     }
 
     ts_hash_start(&h);
     last = 0;
     v = 0;
+    compares = 0;
 
     for (i = 0; i < rc->n; i++) {
         e = rc->by_len[i];
@@ -223,10 +258,19 @@ ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
             last = e->len;
         }
 
-        if (e->hash == v && memcmp(p, e->bytes, e->len) == 0) {
+        if (e->hash != v) {
+            continue;
+        }
+
+        if (ts_recall_same(e, p)) {
             ts_recall_unlink(rc, e);
             ts_recall_front(rc, e);
             return e;
+        }
+
+        /* hashes collide (seldom, or aimed at): read whole instead */
+        if (++compares == TS_RECALL_MAX_COMPARES) {
+            return NULL;
         }
     }
 

@@ -21,6 +21,12 @@
 /* arrays at most, whatever their size: bounds the work of a lookup */
 #define TS_RECALL_MAX_ARRAYS  1024
 
+/*
+ * arrays whose hash is the bytes' compared in vain, at most, before a
+ * lookup gives up: what colliding hashes can cost
+ */
+#define TS_RECALL_MAX_COMPARES  2
+
 
 typedef struct ts_recalled_s  ts_recalled_t;
 

@@ -256,7 +256,9 @@ test_recall_bound(void)
 
 /*
  * Every array hashes the same: arrays of one length, of one or two
- * tools, are told apart by their bytes, each recalled as its own.
+ * tools, are told apart by their bytes, each recalled as its own.  A
+ * lookup compares TS_RECALL_MAX_COMPARES arrays in vain at most: past
+ * them, the array is read, and read as the byte scan reads it.
  */
 static void
 test_recall_collisions(void)
@@ -264,8 +266,8 @@ test_recall_collisions(void)
     static const char  *bodies[] = {
         "{\"tools\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"messages\":[]}",
         "{\"tools\":[{\"name\":\"abcdefghijklmn\"}],\"messages\":[]}",
-        "{\"tools\":[{\"name\":\"c\"},{\"name\":\"d\"}],\"messages\":[]}",
-        "{\"tools\":[{\"name\":\"a\"}             ],\"messages\":[]}",
+        "{\"tools\":[{\"name\":\"c\"}, {\"name\":\"d\"}],\"messages\":[]}",
+        "{\"tools\":[{\"name\":\"a\"}              ],\"messages\":[]}",
     };
     static const long   ntools[] = { 2, 1, 2, 1 };
     ts_index_mem_t      mem;
@@ -285,14 +287,22 @@ test_recall_collisions(void)
         }
     }
 
-    /* and the recorded request's tool sets, of one length */
+    /* the recorded request's tool sets, of one length, newest first */
     CHECK(tst_sets_load(&s, 0) == 0);
 
-    for (round = 0; round < 2; round++) {
-        for (k = TST_SETS - 1; k >= 0; k--) {
-            CHECK(tst_set_recalled(&mem, &s, k) == (round ? s.all : 0));
-        }
+    for (k = 0; k < 4; k++) {
+        CHECK(tst_set_recalled(&mem, &s, k) == 0);
     }
+
+    /* the most recent; then 2, after the most recent, 3 */
+    CHECK(tst_set_recalled(&mem, &s, 3) == s.all);
+    CHECK(tst_set_recalled(&mem, &s, 2) == s.all);
+
+    /* 1 after 3 compared in vain; 0 after 3 and 2: read, kept again */
+    CHECK(tst_set_recalled(&mem, &s, 1) == s.all);
+    CHECK(tst_set_recalled(&mem, &s, 0) == 0);
+    CHECK(mem.tools.n == 9);
+    CHECK(tst_set_recalled(&mem, &s, 0) == s.all);
 
     tst_sets_free(&s);
     ts_index_mem_free(&mem);
