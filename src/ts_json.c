@@ -1250,8 +1250,11 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
     }
 
     off = s->p - s->start;
-    memcpy(ix->tools, e->items, e->n * sizeof(ts_tool_t));
-    ts_items_shift(&ts_tools_list, ix->tools, e->n, 0, off);
+
+    if (e->n > 0) {
+        memcpy(ix->tools, e->items, e->n * sizeof(ts_tool_t));
+        ts_items_shift(&ts_tools_list, ix->tools, e->n, 0, off);
+    }
 
     ix->ntools = e->n;
     ix->tools_recalled = e->n;

@@ -314,7 +314,10 @@ ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
     /* items first: the header's size keeps them aligned */
     items_copy = (char *) (e + 1);
     bytes_copy = items_copy + n * item_size;
-    memcpy(items_copy, items, n * item_size);
+    if (n > 0) {
+        memcpy(items_copy, items, n * item_size);
+    }
+
     memcpy(bytes_copy, bytes, len);
 
     ts_hash_start(&h);

@@ -145,6 +145,11 @@ test_recall_many(void)
         CHECK(tst_recalled(&mem, s.doc.buf, s.doc.len) == 0);
         CHECK(tst_recalled(&mem, s.doc.buf, s.doc.len) == s.all);
 
+        /* an empty array, kept and recalled as no tools */
+        CHECK(tst_recalled(&mem, "{\"tools\":[]}", 12) == 0);
+        CHECK(tst_recalled(&mem, "{\"tools\":[]}", 12) == 0);
+        CHECK(mem.tools.n == TST_SETS + 2);
+
         tst_sets_free(&s);
         ts_index_mem_free(&mem);
     }
