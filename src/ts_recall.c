@@ -34,13 +34,14 @@ static const char  ts_recall_anchor;
 
 
 /*
- * A hash of a growing prefix, seeded: four independent lanes, each
- * folding two words by one 64 x 64 -> 128-bit multiplication, so that a
- * round's multiplications overlap and the hash keeps up with memcmp.
+ * A hash of a growing prefix, seeded: four lanes, each adding two words
+ * folded by one 64 x 64 -> 128-bit multiplication with seeded keys, the
+ * lane rotated first so that where a word lies counts.  No lane waits
+ * for a multiplication to end: the hash keeps up with memcmp.
  */
 typedef struct {
     uint64_t  lane[4];
-    uint64_t  key[4];
+    uint64_t  key[8];
     size_t    done;                 /* bytes in the lanes, whole rounds */
 } ts_hash_t;
 
@@ -66,7 +67,10 @@ ts_hash_start(ts_hash_t *h)
 
     for (i = 0; i < 4; i++) {
         h->lane[i] = ts_hash_fold(seed ^ TS_K1, TS_K3 + (uint64_t) i);
-        h->key[i] = ts_hash_fold(seed ^ TS_K2, TS_K1 + (uint64_t) i) | 1;
+    }
+
+    for (i = 0; i < 8; i++) {
+        h->key[i] = ts_hash_fold(seed ^ TS_K2, TS_K1 + (uint64_t) i);
     }
 
     h->done = 0;
@@ -84,8 +88,9 @@ ts_hash_to(ts_hash_t *h, const char *p, size_t len)
         memcpy(w, p + h->done, TS_HASH_ROUND);
 
         for (i = 0; i < 4; i++) {
-            h->lane[i] ^= ts_hash_fold(w[2 * i] ^ h->lane[i],
-                                       w[2 * i + 1] ^ h->key[i]);
+            h->lane[i] = (h->lane[i] << 23 | h->lane[i] >> 41)
+                         + ts_hash_fold(w[2 * i] ^ h->key[2 * i],
+                                        w[2 * i + 1] ^ h->key[2 * i + 1]);
         }
 
         h->done += TS_HASH_ROUND;
@@ -112,10 +117,10 @@ ts_hash_end(const ts_recall_t *rc, const ts_hash_t *h, const char *p,
 
     for (i = 0; i < 4; i++) {
         r = ts_hash_fold(r ^ h->lane[i] ^ w[2 * i],
-                         TS_K2 ^ h->key[i] ^ w[2 * i + 1]);
+                         TS_K2 ^ h->key[2 * i] ^ w[2 * i + 1]);
     }
 
-    return ts_hash_fold(r ^ TS_K3, h->key[0]);
+    return ts_hash_fold(r ^ TS_K3, h->key[1]);
 }
 
 
