@@ -12,10 +12,11 @@ sessions in turn, the tool sets interleaved, so that two requests in a
 row never share a session and share a tool set only with one set.
 
 One nginx (one worker, as bench/proxy_bench.py's, with a status zone to
-count the tools recalled) with /plain/ and /module/, the upstream a
-second nginx that discards the body.  Per workload, plain and module run
-in alternating 1-s slices, ROUNDS of each after a warm-up; req/s and the
-worker's CPU per request are the medians of the slices.
+count the tools recalled) with /plain/, /module/ and /forget/ (the module
+with toolsearch_recall off), the upstream a second nginx that discards
+the body.  Per workload, the three run in turn in 1-s slices, ROUNDS of
+each after a warm-up; req/s and the worker's CPU per request are the
+medians of the slices.
 
 Writes the "sessions" section of docs/benchmarks.md.
 """
@@ -42,11 +43,20 @@ WORKLOADS = [(1, 1), (1, 64), (8, 64), (64, 64), (8, 512), (64, 512)]
 GOAL = (8, 64)
 
 ZONE = "toolsearch_zone toolsearch 1m;"
-STATUS = """
+# the module as a worker that remembers nothing: every array read whole
+FORGET = """
     location = /status {
         toolsearch_status;
     }
+    location /forget/ {
+        toolsearch on;
+        toolsearch_upstream anthropic;
+        toolsearch_search hosted;
+        toolsearch_recall off;
+        proxy_pass http://emulator/;
+    }
 """
+LOCATIONS = ("plain", "module", "forget")
 
 
 def session_body(base, tool_set, session):
@@ -120,21 +130,26 @@ def wrk(gw, location, bodies):
 
 
 def workload(gw, bodies):
-    """medians of alternating slices, and the share of tools recalled"""
-    runs = {"plain": [], "module": []}
-    for loc in runs:                    # warm-up: connections, memory
+    """medians of alternating slices, and the share of tools /module/
+    recalled"""
+    runs = {loc: [] for loc in LOCATIONS}
+    recalled = seen = 0
+    for loc in LOCATIONS:               # warm-up: connections, memory
         wrk(gw, loc, bodies)
-    seen0, recalled0 = status(gw)
     for _ in range(ROUNDS):
-        for loc in runs:
+        for loc in LOCATIONS:
+            seen0, recalled0 = status(gw)
             runs[loc].append(wrk(gw, loc, bodies))
-    seen, recalled = status(gw)
+            if loc == "module":
+                seen1, recalled1 = status(gw)
+                seen += seen1 - seen0
+                recalled += recalled1 - recalled0
     res = {loc: (report.median([r[0] for r in v]),
                  report.median([r[1] for r in v]))
            for loc, v in runs.items()}
     res["ratios"] = sorted(m[0] / p[0] for p, m in zip(runs["plain"],
                                                        runs["module"]))
-    res["recalled"] = (recalled - recalled0) / max(seen - seen0, 1)
+    res["recalled"] = recalled / max(seen, 1)
     return res
 
 
@@ -143,7 +158,7 @@ def measure(tmp):
     sink = Gateway(free_port(), server=proxy_bench.SINK,
                    log_level="warn").start()
     gw = Gateway(sink.port, http=ZONE,
-                 server=proxy_bench.GATEWAY + STATUS,
+                 server=proxy_bench.GATEWAY + FORGET,
                  log_level="warn").start()
     try:
         return [(sets, sessions,
@@ -164,28 +179,31 @@ def section(results):
         "own last message. wrk (one thread, %d connections, "
         "bench/wrk_sessions.lua) sends the sessions in turn, the tool sets "
         "interleaved: a worker never sees a session twice in a row. One "
-        "nginx 1.22, one worker, `/plain/` (`proxy_pass`) and `/module/` "
+        "nginx 1.22, one worker, `/plain/` (`proxy_pass`), `/module/` "
         "(`toolsearch on`, deferral for Anthropic, default "
-        "`toolsearch_recall_tools 16m`) to an upstream nginx that discards "
-        "the body. Plain and module run in alternating %d-s slices, %d of "
-        "each after a warm-up; req/s and CPU (the worker's user + system "
-        "time per request) are medians of the slices. *× plain* is "
-        "module's median req/s ÷ plain's, *range* the lowest and highest "
-        "module ÷ plain ratio of a slice pair. *tools recalled*: of the "
-        "tools the module saw, the share taken from the worker's memory "
+        "`toolsearch_recall_tools 16m`) and `/forget/` (the same with "
+        "`toolsearch_recall off`: every array read whole, as a worker "
+        "that remembers nothing), to an upstream nginx that discards the "
+        "body. The three run in turn in %d-s slices, %d of each after a "
+        "warm-up; req/s and CPU (the worker's user + system time per "
+        "request) are medians of the slices. *× plain* is module's median "
+        "req/s ÷ plain's, *range* the lowest and highest module ÷ plain "
+        "ratio of a round's slices. *tools recalled*: of the tools "
+        "`/module/` saw, the share taken from the worker's memory "
         "(`tools_recalled` ÷ `tools_seen` of the status page)."
         % (CONNECTIONS, SECONDS, ROUNDS), "",
         "| tool sets × sessions | plain req/s | module req/s | × plain "
-        "| range | plain CPU µs/request | module CPU µs/request "
-        "| CPU − plain µs | tools recalled |",
-        "|---|---|---|---|---|---|---|---|---|"]
+        "| range | recall off × plain | plain CPU µs/request "
+        "| module CPU − plain µs | recall off CPU − plain µs "
+        "| tools recalled |",
+        "|---|---|---|---|---|---|---|---|---|---|"]
     for sets, sessions, r in results:
-        p, m = r["plain"], r["module"]
-        lines.append("| %d × %d | %.0f | %.0f | %.2f× | %.2f–%.2f | %.0f "
-                     "| %.0f | %.0f | %.0f %% |"
+        p, m, f = r["plain"], r["module"], r["forget"]
+        lines.append("| %d × %d | %.0f | %.0f | %.2f× | %.2f–%.2f "
+                     "| %.2f× | %.0f | %.0f | %.0f | %.0f %% |"
                      % (sets, sessions, p[0], m[0], m[0] / p[0],
-                        r["ratios"][0], r["ratios"][-1], p[1], m[1],
-                        m[1] - p[1], 100 * r["recalled"]))
+                        r["ratios"][0], r["ratios"][-1], f[0] / p[0], p[1],
+                        m[1] - p[1], f[1] - p[1], 100 * r["recalled"]))
     goal = [r for s, n, r in results if (s, n) == GOAL][0]
     ok = goal["module"][0] / goal["plain"][0] >= 0.8
     lines += ["", "Goal (issue 26): module ≥ 0.8 × plain req/s on %d tool "
