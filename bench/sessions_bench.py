@@ -35,6 +35,7 @@ import report                       # puts t/ on the path
 from gateway import Gateway, free_port     # noqa: E402
 
 ROUNDS = 7
+WARMUP = 3
 SECONDS = 1
 CONNECTIONS = 2
 ROOT = report.ROOT
@@ -161,6 +162,11 @@ def measure(tmp):
                  server=proxy_bench.GATEWAY + FORGET,
                  log_level="warn").start()
     try:
+        # the first seconds of a fresh nginx run slower (plain's most)
+        first = manifest(tmp, paths, *WORKLOADS[0])
+        for _ in range(WARMUP):
+            for loc in LOCATIONS:
+                wrk(gw, loc, first)
         return [(sets, sessions,
                  workload(gw, manifest(tmp, paths, sets, sessions)))
                 for sets, sessions in WORKLOADS]
@@ -185,13 +191,14 @@ def section(results):
         "`toolsearch_recall off`: every array read whole, as a worker "
         "that remembers nothing), to an upstream nginx that discards the "
         "body. The three run in turn in %d-s slices, %d of each after a "
-        "warm-up; req/s and CPU (the worker's user + system time per "
+        "warm-up (%d slices of each before the first workload, one before "
+        "every workload); req/s and CPU (the worker's user + system time per "
         "request) are medians of the slices. *× plain* is module's median "
         "req/s ÷ plain's, *range* the lowest and highest module ÷ plain "
         "ratio of a round's slices. *tools recalled*: of the tools "
         "`/module/` saw, the share taken from the worker's memory "
         "(`tools_recalled` ÷ `tools_seen` of the status page)."
-        % (CONNECTIONS, SECONDS, ROUNDS), "",
+        % (CONNECTIONS, SECONDS, ROUNDS, WARMUP), "",
         "| tool sets × sessions | plain req/s | module req/s | × plain "
         "| range | recall off × plain | plain CPU µs/request "
         "| module CPU − plain µs | recall off CPU − plain µs "
