@@ -146,11 +146,13 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 	$(PYTHON) bench/search_bench.py
 
 # engine in process, nginx with wrk against plain proxy_pass and the Lua
-# peer, time to first byte with gateway search, the prompt cache across a
-# session, then the search figures
+# peer, many sessions and tool sets at once, time to first byte with
+# gateway search, the prompt cache across a session, then the search
+# figures
 bench: all bench-deps $(B)/bench_engine $(B)/bench_search
 	$(PYTHON) bench/engine_bench.py
 	$(PYTHON) bench/proxy_bench.py
+	$(PYTHON) bench/sessions_bench.py
 	$(PYTHON) bench/ttfb_bench.py
 	$(PYTHON) bench/cache_bench.py
 	$(PYTHON) bench/search_bench.py

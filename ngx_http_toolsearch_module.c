@@ -139,8 +139,9 @@ static ngx_module_t  *ngx_http_toolsearch_proxy_module;
  * The engine's index arrays, kept by the worker for all its requests
  * (one request is processed at a time): grown to the largest body seen,
  * they spare each request fresh pages, whose faults cost more than the
- * scan.  With toolsearch_recall on, they also keep the last tools array
- * and the last conversation's messages.
+ * scan.  With toolsearch_recall on, they also keep the tools arrays
+ * read last, within toolsearch_recall_tools bytes, and the last
+ * conversation's messages.
  */
 static ts_index_mem_t  ngx_http_toolsearch_index_mem;
 
@@ -180,6 +181,14 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       ngx_conf_set_flag_slot,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, recall),
+      NULL },
+
+    /* a worker's memory, one for all its locations */
+    { ngx_string("toolsearch_recall_tools"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_toolsearch_conf_size,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, recall_tools),
       NULL },
 
     { ngx_string("toolsearch_always_load"),
@@ -883,6 +892,7 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
     in->defer_mode = -1;
     in->index_mem = &ngx_http_toolsearch_index_mem;
     ngx_http_toolsearch_index_mem.forget = !tlcf->recall;
+    ngx_http_toolsearch_index_mem.tools.size = tlcf->recall_tools;
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);
@@ -1707,6 +1717,7 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
 
     conf->enable = NGX_CONF_UNSET;
     conf->max_body_size = NGX_CONF_UNSET_SIZE;
+    conf->recall_tools = NGX_CONF_UNSET_SIZE;
     conf->defer_mode = NGX_CONF_UNSET;
     conf->defer_percent = NGX_CONF_UNSET_UINT;
     conf->client_mode = NGX_CONF_UNSET;
@@ -2096,6 +2107,8 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_uint_value(conf->defer_percent, prev->defer_percent, 0);
     ngx_conf_merge_value(conf->client_mode, prev->client_mode, 0);
     ngx_conf_merge_value(conf->recall, prev->recall, 1);
+    ngx_conf_merge_size_value(conf->recall_tools, prev->recall_tools,
+                              TS_RECALL_SIZE);
     ngx_conf_merge_uint_value(conf->upstream, prev->upstream,
                               TS_UPSTREAM_AUTO);
     ngx_conf_merge_value(conf->upstream_tool_reference,

@@ -29,6 +29,7 @@ typedef struct {
     ngx_uint_t          defer_percent;
     ngx_flag_t          client_mode;
     ngx_flag_t          recall;
+    size_t              recall_tools;
     ngx_uint_t          upstream;
     ngx_flag_t          upstream_tool_reference;
     ngx_flag_t          disable_betas;

@@ -460,9 +460,8 @@ ts_cjson_round(const ts_request_t *rq, const char *body, size_t len,
 static void
 ts_forget(ts_index_mem_t *mem)
 {
-    memset(&mem->tools_seen.n, 0, sizeof(mem->tools_seen.n));
+    ts_recall_free(&mem->tools);
     memset(&mem->messages_seen.n, 0, sizeof(mem->messages_seen.n));
-    mem->tools_seen.len = 0;
     mem->messages_seen.len = 0;
 }
 
@@ -506,6 +505,7 @@ main(int argc, char **argv)
     /* the index in memory the worker lends, as the glue does */
     in = c.in;
     in.index_mem = &mem;
+    mem.tools.size = TS_RECALL_SIZE;
     same = 1;
     heap = 0;
 

@@ -57,6 +57,13 @@ def markers(name):
     return "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
 
 
+def heading(name, title, script):
+    """the first lines of the section name: its marker, its title, the
+    script that writes it and the machine"""
+    return [markers(name)[0], "## " + title, "",
+            "`make bench` (%s). Machine: %s." % (script, machine()), ""]
+
+
 def write_section(name, text):
     """replaces the section name (text includes its markers), or appends
     it when the document does not have it yet"""
@@ -69,6 +76,12 @@ def write_section(name, text):
         new = old.rstrip("\n") + "\n\n" + text + "\n"
     with open(DOC, "w") as f:
         f.write(new)
+
+
+def publish(name, text):
+    """writes the section name and shows it"""
+    write_section(name, text)
+    print(text)
 
 
 def median(values):

@@ -1187,55 +1187,78 @@ ts_items_shift(const ts_list_kind_t *k, void *items, size_t n, size_t from,
 }
 
 
-/* the memory of the last tools or messages array, NULL when none */
-static ts_seen_t *
-ts_remembered(ts_scan_t *s, int messages)
+/* the memory the scan recalls from and remembers in, NULL when none */
+static ts_index_mem_t *
+ts_memory(ts_scan_t *s)
 {
     ts_index_mem_t  *mem;
 
     mem = s->ix->mem;
 
-    if (mem == NULL || mem->forget) {
-        return NULL;
-    }
+    return mem == NULL || mem->forget ? NULL : mem;
+}
 
-    return messages ? &mem->messages_seen : &mem->tools_seen;
+
+/* the memory of the last messages array, NULL when none */
+static ts_seen_t *
+ts_remembered(ts_scan_t *s)
+{
+    ts_index_mem_t  *mem;
+
+    mem = ts_memory(s);
+
+    return mem ? &mem->messages_seen : NULL;
 }
 
 
 /*
- * At the tools array: the tools of the array last read, when all its
- * bytes come next.  They are still in the index's array, which the
- * memory lent; only their offsets move.  1 when recalled, 0 when not.
+ * At the tools array: the tools of a remembered array, when all its
+ * bytes come next, copied into the index and moved to where the array
+ * starts.  1 when recalled, 0 when not, -1 without memory for them.
  */
 static int
 ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 {
-    ts_seen_t  *seen;
-    size_t      off;
+    ts_index_mem_t       *mem;
+    ts_index_t           *ix;
+    const ts_recalled_t  *e;
+    ts_tool_t            *tools;
+    size_t                off;
 
-    seen = ts_remembered(s, 0);
+    mem = ts_memory(s);
 
-    if (seen == NULL || seen->len == 0) {
+    if (mem == NULL) {
         return 0;
     }
 
-    if ((size_t) (s->end - s->p) < seen->len
-        || memcmp(s->p, seen->bytes, seen->len) != 0)
-    {
-        /* the array read instead takes the tools' place */
-        seen->len = 0;
+    e = ts_recall_find(&mem->tools, (const char *) s->p, s->end - s->p);
+
+    if (e == NULL) {
         return 0;
+    }
+
+    ix = s->ix;
+
+    if (ix->caps[0] < e->n) {
+        tools = realloc(ix->tools, e->n * sizeof(ts_tool_t));
+        if (tools == NULL) {
+            return ts_fail(s, TS_ERR_NOMEM);
+        }
+
+        ix->tools = tools;
+        ix->caps[0] = e->n;
     }
 
     off = s->p - s->start;
-    ts_items_shift(&ts_tools_list, s->ix->tools, seen->n[0], seen->base,
-                   off);
-    seen->base = off;
 
-    s->ix->ntools = seen->n[0];
-    s->ix->tools_recalled = seen->n[0];
-    s->p += seen->len;
+    if (e->n > 0) {
+        memcpy(ix->tools, e->items, e->n * sizeof(ts_tool_t));
+        ts_items_shift(&ts_tools_list, ix->tools, e->n, 0, off);
+    }
+
+    ix->ntools = e->n;
+    ix->tools_recalled = e->n;
+    s->p += e->len;
     ts_set_array(s, v, off);
 
     return 1;
@@ -1256,7 +1279,7 @@ ts_messages_recall(ts_scan_t *s)
     const ts_message_t  *m;
     size_t               k, end, e, avail, off, nblocks;
 
-    seen = ts_remembered(s, 1);
+    seen = ts_remembered(s);
 
     if (seen == NULL) {
         return 0;
@@ -1361,21 +1384,26 @@ ts_remember(ts_seen_t *seen, const char *array, size_t len, size_t base,
 static int
 ts_tools(ts_scan_t *s, ts_val_t *v)
 {
-    ts_seen_t  *seen;
-    int         rc;
+    ts_index_mem_t  *mem;
+    ts_index_t      *ix;
+    void            *kept;
+    int              rc;
 
     rc = ts_tools_recall(s, v);
+    mem = ts_memory(s);
+    ix = s->ix;
 
     if (rc == 0) {
         if (ts_array_of(s, v, ts_tool) != 0) {
             return -1;
         }
 
-        seen = ts_remembered(s, 0);
+        kept = mem ? ts_recall_add(&mem->tools, ix->buf + v->off, v->len,
+                                   ix->tools, ix->ntools, sizeof(ts_tool_t))
+                   : NULL;
 
-        if (seen != NULL) {
-            ts_remember(seen, s->ix->buf + v->off, v->len, v->off, 0,
-                        s->ix->ntools, 0);
+        if (kept != NULL) {
+            ts_items_shift(&ts_tools_list, kept, ix->ntools, v->off, 0);
         }
     }
 
@@ -1440,7 +1468,7 @@ ts_messages(ts_scan_t *s, ts_val_t *v)
     }
 
     ts_set_array(s, v, off);
-    seen = ts_remembered(s, 1);
+    seen = ts_remembered(s);
 
     if (seen == NULL) {
         return 0;
@@ -1590,9 +1618,12 @@ ts_index_borrow(ts_index_t *ix, ts_index_mem_t *mem)
     }
 
     if (mem->forget) {
-        ts_seen_free(&mem->tools_seen);
+        ts_recall_free(&mem->tools);
         ts_seen_free(&mem->messages_seen);
     }
+
+    /* the bound may have shrunk since the last request */
+    ts_recall_trim(&mem->tools);
 
     for (i = 0; i < 4; i++) {
         *ts_index_array(ix, i) = mem->arrays[i];
@@ -1780,7 +1811,7 @@ ts_index_mem_free(ts_index_mem_t *mem)
     }
 
     free(mem->map);
-    ts_seen_free(&mem->tools_seen);
+    ts_recall_free(&mem->tools);
     ts_seen_free(&mem->messages_seen);
     memset(mem, 0, sizeof(ts_index_mem_t));
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ts_recall.h"
+
 
 /* nesting deeper than this is not analysed (the body passes untouched) */
 #define TS_MAX_DEPTH         512
@@ -127,16 +129,15 @@ typedef enum {
 
 
 /*
- * The last array of a kind scanned in an index's memory: its bytes, and
+ * The last messages array scanned in an index's memory: its bytes, and
  * how many items its reading left in the index's arrays, which the
- * memory keeps (tools; messages and blocks), with the offsets of the
- * body it came in, where the array started at base.  A client sends the
- * same tools array on every turn, and the messages of the last turn
- * again, one or two added: a scan that finds these bytes where the array
- * starts takes the items, moved to where it starts, instead of reading
- * them.  Equal bytes are the same values: a value's reading depends on
- * its bytes alone.  Reading another array in the memory overwrites the
- * items, and the counts say so.
+ * memory keeps (messages and blocks), with the offsets of the body it
+ * came in, where the array started at base.  A client sends the
+ * messages of the last turn again, one or two added: a scan that finds
+ * these bytes where the array starts takes the items, moved to where it
+ * starts, instead of reading them.  Equal bytes are the same values: a
+ * value's reading depends on its bytes alone.  Reading another array in
+ * the memory overwrites the items, and the counts say so.
  */
 #define TS_SEEN_LISTS  2
 
@@ -153,16 +154,18 @@ typedef struct {
  * Memory an index may reuse, such as the arrays a worker keeps for all
  * its requests: an index built in it borrows the arrays and gives them
  * back, grown to what it needed, when it is freed, so that the next
- * request faults in no fresh pages, and so that the last index's tools,
- * messages and blocks are still there to recall (ts_seen_t).  One index
- * at a time: an index built while the memory is lent takes its own.
+ * request faults in no fresh pages, and so that the last index's
+ * messages and blocks are still there to recall (ts_seen_t).  The tools
+ * arrays read are remembered apart, several, within tools.size bytes
+ * (ts_recall.h; zeroed, none).  One index at a time: an index built
+ * while the memory is lent takes its own.
  */
 typedef struct {
     void           *arrays[4];      /* as ts_index_t's, in caps order */
     size_t          caps[4];
     uint64_t       *map;            /* the string map of a scan */
     size_t          map_words;
-    ts_seen_t       tools_seen;
+    ts_recall_t     tools;
     ts_seen_t       messages_seen;
     int             forget;         /* 1: keep no request's bytes, and
                                        drop those kept */

@@ -267,7 +267,8 @@ ts_names_has(const ts_names_t *s, const char *p, size_t len)
 int
 ts_name_is_mcp(const char *p, size_t len)
 {
-    return len > 5 && memcmp(p, "mcp__", 5) == 0;
+    /* asked of every tool: the first byte before a call to memcmp */
+    return len > 5 && p[0] == 'm' && memcmp(p, "mcp__", 5) == 0;
 }
 
 

@@ -73,6 +73,15 @@ CASES = [
      'be a positive number of bytes with an optional "k" or "m" suffix'),
     ("", "toolsearch_max_body_size 0;",
      'invalid value "0" in "toolsearch_max_body_size" directive'),
+    ("toolsearch_recall_tools 12q;", "",
+     'invalid value "12q" in "toolsearch_recall_tools" directive, it must '
+     'be a positive number of bytes with an optional "k" or "m" suffix'),
+    ("toolsearch_recall_tools 0;", "",
+     'invalid value "0" in "toolsearch_recall_tools" directive'),
+    ("toolsearch_recall_tools 1m; toolsearch_recall_tools 2m;", "",
+     '"toolsearch_recall_tools" directive is duplicate'),
+    ("", "toolsearch_recall_tools 1m;",
+     '"toolsearch_recall_tools" directive is not allowed here'),
     ("toolsearch_zone 'a\"b' 64k;", "",
      'invalid value "a"b" in "toolsearch_zone" directive, a zone name must '
      'be letters, digits, "_", "-" and "."'),
@@ -134,7 +143,8 @@ def test_nginx_t_rejects(http, server, message):
 
 
 def test_nginx_t_accepts_the_good_values():
-    gw = Gateway(1, http="toolsearch_zone ts 64k;", server="""
+    gw = Gateway(1, http="toolsearch_zone ts 64k; "
+                 "toolsearch_recall_tools 64m;", server="""
         toolsearch on; toolsearch_defer auto:0; toolsearch_upstream vertex;
         toolsearch_max_searches 20; toolsearch_max_results 32;
         toolsearch_hosted_search regex; toolsearch_max_body_size 32m;

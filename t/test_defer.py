@@ -370,14 +370,18 @@ RECALL_LOG = ("log_format recall '$toolsearch_decision "
               "recalled=$toolsearch_tools_recalled';")
 
 
-def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway):
+@pytest.mark.parametrize("bound", ["", "toolsearch_recall_tools 100k;"])
+def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway,
+                                                    bound):
     """Turn 3 of a session sends turn 2's tools further into the body: the
     worker recalls them and sends the bytes a fresh worker sends; another
+    array is read, and remembered besides the first, which is recalled
+    after it.  A bound below what the array takes keeps none: every
     array is read."""
     turn2 = load_fixture("ts-unset/002.json")
     turn3 = load_fixture("ts-unset/003.json")
     other = load_fixture("ts-true/002.json")
-    conf = dict(http=RECALL_LOG, server="toolsearch on; "
+    conf = dict(http=RECALL_LOG + bound, server="toolsearch on; "
                 "toolsearch_upstream anthropic; access_log recall.log recall;")
 
     fresh = gateway(**conf)
@@ -399,9 +403,9 @@ def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway):
         "client_managed", "deferred_hosted"]
     total = int(log[0].split()[1][len("total="):])
     assert total > 100
+    recalled = "recalled=%d" % (0 if bound else total)
     assert [line.split()[2] for line in log] == [
-        "recalled=0", "recalled=%d" % total, "recalled=%d" % total,
-        "recalled=0", "recalled=0"]
+        "recalled=0", recalled, recalled, "recalled=0", recalled]
     assert sent[1] == fresh_bytes and sent[2] == fresh_bytes
     assert sent[4] == fresh_bytes
 

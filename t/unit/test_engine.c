@@ -15,6 +15,7 @@
 
 static const tst_case_t  *tst_tables[] = {
     tst_strmap_tests,
+    tst_recall_tests,
     tst_index_tests,
     tst_malformed_tests,
     tst_str_tests,

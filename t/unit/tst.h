@@ -41,6 +41,7 @@ extern const tst_case_t  tst_search_tests[];
 extern const tst_case_t  tst_gateway_tests[];
 extern const tst_case_t  tst_loop_tests[];
 extern const tst_case_t  tst_strmap_tests[];
+extern const tst_case_t  tst_recall_tests[];
 
 
 /* a handwritten body and the index status it must get */
@@ -115,6 +116,15 @@ int tst_member_is(const char *buf, size_t off, size_t len,
 
 /* the string value v decodes to exactly s */
 int tst_str_is(const char *buf, const ts_val_t *v, const char *s);
+
+/* the first s in len bytes at p, or NULL */
+char *tst_find(const char *p, size_t len, const char *s);
+
+/*
+ * How many tools a scan of buf in mem recalled; -1 when its index
+ * differs from the byte scan's (test_strmap.c).
+ */
+long tst_recalled(ts_index_mem_t *mem, const char *buf, size_t len);
 
 const void *tst_memmem(const void *hay, size_t hlen, const void *needle,
     size_t nlen);
