@@ -35,13 +35,16 @@ DEB_REV   := 1
 TS_FLAGS  := -std=c99 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -Isrc
 LIBS      := -lcjson -lpcre2-8 -lm
 
-ENGINE_SRCS := $(filter-out src/ts_cli%.c,$(sort $(wildcard src/*.c)))
-CLI_OBJS    := $(B)/engine/ts_cli.o $(B)/engine/ts_cli_conf.o \
-               $(B)/engine/ts_cli_search.o
-ENGINE_HDRS := $(wildcard src/*.h)
-ENGINE_OBJS := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
-UNIT_SRCS   := $(wildcard t/unit/*.c)
-GLUE        := $(wildcard ngx_http_toolsearch_*.[ch])
+# one list per folder, which config reads too
+listed       = $(addprefix $(1)/,$(shell grep '^[a-z].*\.[ch]$$' $(1)/sources))
+ENGINE_FILES := $(call listed,src)
+ENGINE_SRCS  := $(filter %.c,$(ENGINE_FILES))
+ENGINE_HDRS  := $(filter %.h,$(ENGINE_FILES))
+ENGINE_OBJS  := $(ENGINE_SRCS:src/%.c=$(B)/engine/%.o)
+CLI_OBJS     := $(B)/engine/cli/ts_cli.o $(B)/engine/cli/ts_cli_conf.o \
+                $(B)/engine/cli/ts_cli_search.o
+UNIT_SRCS    := $(wildcard t/unit/*.c)
+GLUE         := $(call listed,ngx_http_toolsearch_module)
 
 .PHONY: all deps test-deps bench-deps fuzz-deps versions-deps test unit \
         integration versions \
@@ -65,7 +68,7 @@ fuzz-deps:
 versions-deps:
 	@sh scripts/deps.sh versions
 
-$(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
+$(B)/engine/%.o: src/%.c $(ENGINE_HDRS) src/cli/ts_cli.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(TS_FLAGS) $(CFLAGS) -c $< -o $@
 
@@ -88,14 +91,15 @@ $(B)/bench_search: bench/bench_search.c $(BENCH_COMMON)
 	    $(LIBS) -o $@
 
 # the engine's heap is counted through wrapped allocation functions
-$(B)/bench_engine: bench/bench_engine.c $(B)/engine/ts_cli_conf.o \
+$(B)/bench_engine: bench/bench_engine.c $(B)/engine/cli/ts_cli_conf.o \
 		$(BENCH_COMMON)
 	$(CC) $(TS_FLAGS) $(CFLAGS) $< bench/ts_bench.c \
-	    $(B)/engine/ts_cli_conf.o $(B)/libtoolsearch.a $(LIBS) \
+	    $(B)/engine/cli/ts_cli_conf.o $(B)/libtoolsearch.a $(LIBS) \
 	    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@
 
 # Debian ships the configured nginx tree in nginx-dev; configure a copy
-$(B)/nginx/objs/Makefile: config | deps
+$(B)/nginx/objs/Makefile: config src/sources \
+		ngx_http_toolsearch_module/sources | deps
 	rm -rf $(B)/nginx
 	mkdir -p $(B)
 	cp -a $(NGINX_SRC) $(B)/nginx

@@ -28,8 +28,8 @@
 #include <cjson/cJSON.h>
 
 #include "ts_bench.h"
-#include "ts_cli.h"
-#include "ts_gateway.h"
+#include "cli/ts_cli.h"
+#include "loop/ts_gateway.h"
 
 
 #define TS_HOSTED_TOOL  "{\"type\":\"tool_search_tool_bm25_20251119\"," \

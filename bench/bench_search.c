@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ts_bench.h"
-#include "ts_search.h"
+#include "search/ts_search.h"
 
 
 /* memory lent to the catalogue, grown to what it asked for last time */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fz.h"
-#include "ts_search.h"
+#include "search/ts_search.h"
 
 
 static ts_catalog_t    fz_cat;

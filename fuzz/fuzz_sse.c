@@ -19,9 +19,9 @@
 #include <cjson/cJSON.h>
 
 #include "fz.h"
-#include "ts_answer.h"
-#include "ts_loop.h"
-#include "ts_sse.h"
+#include "loop/ts_answer.h"
+#include "loop/ts_loop.h"
+#include "loop/ts_sse.h"
 
 
 #define FZ_TOOL(name)                                                       \

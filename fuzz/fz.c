@@ -11,8 +11,8 @@
 #include <cjson/cJSON.h>
 
 #include "fz.h"
-#include "ts_beta.h"
-#include "ts_json.h"
+#include "rewrite/ts_beta.h"
+#include "scan/ts_json.h"
 
 
 /* the pattern lists a policy picks from; 0 stays empty */

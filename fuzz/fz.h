@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ts_policy.h"
-#include "ts_request.h"
+#include "rewrite/ts_policy.h"
+#include "rewrite/ts_request.h"
 
 
 /* input bytes a policy is drawn from */

@@ -100,9 +100,11 @@ case $flavour in
              ld_opt="-fsanitize=address,undefined" ;;
 esac
 
-# configure again when the options, the module's config or this script
-# changed; otherwise nginx's make rebuilds what changed
-stamp="$opts|$cc_opt|$ld_opt|$(cat "$here/config" "$0" | sha256sum)"
+# configure again when the options, the module's config, its lists of
+# files or this script changed; otherwise nginx's make rebuilds what
+# changed
+stamp="$opts|$cc_opt|$ld_opt|$(cat "$here/config" "$here/src/sources" \
+    "$here/ngx_http_toolsearch_module/sources" "$0" | sha256sum)"
 if [ ! -f "$dir/configured" ] || [ "$(cat "$dir/configured")" != "$stamp" ]
 then
     rm -rf "$dir"

@@ -50,6 +50,7 @@ def compiled_in(nginx=NGINX):
     """Whether nginx was built with this module (--add-module=DIR)."""
     return any(a.startswith("--add-module=") and os.path.isfile(
                    os.path.join(a.split("=", 1)[1],
+                                "ngx_http_toolsearch_module",
                                 "ngx_http_toolsearch_module.c"))
                for a in configure_args(nginx))
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tst.h"
-#include "ts_answer.h"
+#include "loop/ts_answer.h"
 
 
 #define EV(name, data)  "event: " name "\ndata: " data "\n\n"

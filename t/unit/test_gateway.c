@@ -11,8 +11,8 @@
 
 #include "tst.h"
 #include "tpol.h"
-#include "ts_beta.h"
-#include "ts_gateway.h"
+#include "rewrite/ts_beta.h"
+#include "loop/ts_gateway.h"
 
 
 #define GW_TOOLS                                                            \

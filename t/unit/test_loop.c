@@ -12,8 +12,8 @@
 
 #include "tst.h"
 #include "tpol.h"
-#include "ts_loop.h"
-#include "ts_sse.h"
+#include "loop/ts_loop.h"
+#include "loop/ts_sse.h"
 
 
 #define LOOP_BODY                                                           \

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tst.h"
-#include "ts_beta.h"
+#include "rewrite/ts_beta.h"
 
 
 #include "tpol.h"

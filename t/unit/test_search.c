@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "tst.h"
-#include "ts_lexicon.h"
-#include "ts_search.h"
-#include "ts_starts.h"
+#include "search/ts_lexicon.h"
+#include "search/ts_search.h"
+#include "search/ts_starts.h"
 
 
 typedef struct {

@@ -12,7 +12,7 @@
 
 #include "tst.h"
 #include "tpol.h"
-#include "ts_shape.h"
+#include "rewrite/ts_shape.h"
 
 
 #define SHAPE(s)  ts_shape_of(s, strlen(s))

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tst.h"
-#include "ts_names.h"
+#include "messages/ts_names.h"
 
 
 /* JSON string literals and what cJSON decodes them to is the oracle */

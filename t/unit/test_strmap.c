@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "tst.h"
-#include "ts_strmap.h"
+#include "scan/ts_strmap.h"
 
 
 /* what the map must hold, found one byte at a time */

@@ -10,8 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "ts_policy.h"
-#include "ts_request.h"
+#include "rewrite/ts_policy.h"
+#include "rewrite/ts_request.h"
 
 
 typedef struct {

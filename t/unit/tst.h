@@ -12,9 +12,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "ts_json.h"
-#include "ts_edit.h"
-#include "ts_request.h"
+#include "scan/ts_json.h"
+#include "rewrite/ts_edit.h"
+#include "rewrite/ts_request.h"
 
 
 #define TST_CLAUDE  TS_FIXTURES "/claude-code"

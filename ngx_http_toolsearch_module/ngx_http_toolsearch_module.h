@@ -1,0 +1,118 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * What the glue's files share: the location configuration, the request
+ * context, and the gateway search loop's entry points.
+ */
+
+#ifndef NGX_HTTP_TOOLSEARCH_MODULE_H
+#define NGX_HTTP_TOOLSEARCH_MODULE_H
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "loop/ts_answer.h"
+#include "loop/ts_loop.h"
+#include "rewrite/ts_request.h"
+
+
+/* toolsearch_search_blocks */
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP   0
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP  1
+
+
+typedef struct {
+    ngx_flag_t          enable;
+    size_t              max_body_size;
+    ngx_int_t           defer_mode;
+    ngx_uint_t          defer_percent;
+    ngx_flag_t          client_mode;
+    ngx_flag_t          recall;
+    size_t              recall_tools;
+    ngx_uint_t          upstream;
+    ngx_flag_t          upstream_tool_reference;
+    ngx_flag_t          disable_betas;
+    ngx_flag_t          turn_boundary;
+    ngx_uint_t          hosted_search;
+    ngx_uint_t          search;
+    ngx_uint_t          search_blocks;
+    ngx_str_t           tool_name;
+    ngx_uint_t          max_searches;
+    ngx_uint_t          max_results;
+    ngx_uint_t          scoring;
+    ts_match_list_t    *hint_names;
+    ngx_array_t        *hint_phrases;       /* of char * */
+    ts_match_list_t    *always_load;
+    ts_match_list_t    *defer_tools;
+    ts_match_list_t    *client_search_tools;
+    ts_match_list_t    *unsupported_models;
+    ts_match_list_t    *first_party_hosts;
+    ts_match_list_t    *windows;
+    ngx_array_t        *window_tokens;      /* of unsigned long */
+    ts_policy_t         policy;
+} ngx_http_toolsearch_loc_conf_t;
+
+
+typedef struct {
+    ngx_int_t       status;
+    ts_decision_t   decision;
+    int             mode;
+    unsigned        percent;
+    int             upstream;
+    int             defer_rule;     /* ts_shape_t */
+    size_t          bytes_in;
+    size_t          bytes_out;
+    size_t          tools_total;
+    size_t          tools_recalled;
+    size_t          messages_recalled;
+    size_t          tools_deferred;
+    size_t          defer_chars;
+    size_t          threshold_chars;
+    size_t          refs_converted;
+    size_t          refs_stale;
+    size_t          siblings_moved;
+    size_t          boundaries_added;
+    size_t          discovered;
+    size_t          hosted_searches;
+    ngx_uint_t      changed;
+    ngx_buf_t      *header_in;      /* lent out while the body is read */
+    ts_answer_t    *answer;         /* the cut of the client's answer */
+
+    /* gateway-executed search */
+    ts_loop_t      *loop;
+    ts_buf_t        call;           /* the body of the current call */
+    ts_buf_t        out;            /* bytes for the client */
+    ts_buf_t        error;          /* a failed call's answer */
+    ngx_http_request_t  *sr;        /* the current call */
+    ngx_uint_t      error_status;   /* the failed call's status */
+    size_t          searches;
+    size_t          loaded;
+    unsigned        done:1;         /* the current call ended */
+    unsigned        answering:1;    /* the current call's answer began */
+    unsigned        complete:1;     /* ... and reached its end */
+    unsigned        sse:1;
+    unsigned        streaming:1;    /* the client's header is sent */
+    unsigned        passthrough:1;  /* the answer goes to the client as is */
+    unsigned        failed:1;       /* the call answered with an error */
+} ngx_http_toolsearch_ctx_t;
+
+
+extern ngx_module_t  ngx_http_toolsearch_module;
+
+
+/* the request's anthropic-beta lines become one line with value */
+ngx_int_t ngx_http_toolsearch_set_betas(ngx_http_request_t *r,
+    const char *value, size_t len);
+
+/* a DEFERRED_GATEWAY request: the loop becomes its content handler */
+ngx_int_t ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx);
+
+/* the response filters that follow the calls */
+ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
+
+/* the response filters that cut search blocks from hosted answers */
+ngx_int_t ngx_http_toolsearch_answer_init(ngx_conf_t *cf);
+
+#endif /* NGX_HTTP_TOOLSEARCH_MODULE_H */

@@ -1,0 +1,229 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The options of toolsearch rewrite, shared with the engine benchmark:
+ * a policy built like the directives build it.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/ts_cli.h"
+
+
+static int
+ts_cli_list(ts_match_list_t *l, const char *pattern)
+{
+    char  err[300];
+
+    if (ts_match_add(l, pattern, strlen(pattern), err, sizeof(err)) != 0) {
+        fprintf(stderr, "toolsearch: %s\n", err);
+        return -1;
+    }
+
+    return 0;
+}
+
+
+static int
+ts_cli_beta(ts_cli_conf_t *c, const char *value)
+{
+    size_t  n, v;
+
+    n = strlen(c->betas);
+    v = strlen(value);
+
+    if (n + v + 2 > sizeof(c->betas)) {
+        fprintf(stderr, "toolsearch: --beta values too long\n");
+        return -1;
+    }
+
+    if (n > 0) {
+        c->betas[n++] = ',';
+    }
+
+    memcpy(c->betas + n, value, v + 1);
+
+    return 0;
+}
+
+
+static int
+ts_cli_window(ts_cli_conf_t *c, const char *re, const char *tokens)
+{
+    char  *end;
+
+    if (c->windows.n == sizeof(c->tokens) / sizeof(c->tokens[0])) {
+        fprintf(stderr, "toolsearch: too many --context-window options\n");
+        return -1;
+    }
+
+    c->tokens[c->windows.n] = strtoul(tokens, &end, 10);
+
+    if (*end != '\0' || c->tokens[c->windows.n] == 0) {
+        fprintf(stderr, "toolsearch: bad window \"%s\"\n", tokens);
+        return -1;
+    }
+
+    return ts_cli_list(&c->windows, re);
+}
+
+
+/* one option (and its arguments); returns how many argv it used, or -1 */
+static int
+ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
+{
+    const char  *o;
+    int          mode;
+
+    o = argv[0];
+
+    if (strcmp(o, "--upstream-tool-reference") == 0) {
+        c->policy.upstream_tool_reference = 1;
+        return 1;
+    }
+
+    if (strcmp(o, "--disable-betas") == 0) {
+        c->policy.disable_betas = 1;
+        return 1;
+    }
+
+    if (strcmp(o, "--no-turn-boundary") == 0) {
+        c->policy.turn_boundary = 0;
+        return 1;
+    }
+
+    if (argc < 2) {
+        return -1;
+    }
+
+    if (strcmp(o, "--defer") == 0) {
+        mode = ts_defer_mode_parse(argv[1], strlen(argv[1]),
+                                   &c->policy.defer_percent);
+        c->policy.defer_mode = mode;
+        return mode < 0 ? -1 : 2;
+    }
+
+    if (strcmp(o, "--upstream") == 0) {
+        c->in.upstream = ts_upstream_parse(argv[1], strlen(argv[1]));
+        return c->in.upstream <= TS_UPSTREAM_AUTO ? -1 : 2;
+    }
+
+    if (strcmp(o, "--hosted-search") == 0) {
+        c->policy.hosted_search = strcmp(argv[1], "regex") == 0
+                                  ? TS_HOSTED_REGEX : TS_HOSTED_BM25;
+        return strcmp(argv[1], "regex") && strcmp(argv[1], "bm25") ? -1 : 2;
+    }
+
+    if (strcmp(o, "--search") == 0) {
+        c->policy.search = ts_search_mode_parse(argv[1], strlen(argv[1]));
+        return c->policy.search < 0 ? -1 : 2;
+    }
+
+    if (strcmp(o, "--tool-name") == 0) {
+        c->policy.search_tool = argv[1];
+        return 2;
+    }
+
+    if (strcmp(o, "--beta") == 0) {
+        return ts_cli_beta(c, argv[1]) == 0 ? 2 : -1;
+    }
+
+    if (strcmp(o, "--always-load") == 0) {
+        return ts_cli_list(&c->always_load, argv[1]) == 0 ? 2 : -1;
+    }
+
+    if (strcmp(o, "--defer-tools") == 0) {
+        return ts_cli_list(&c->defer_tools, argv[1]) == 0 ? 2 : -1;
+    }
+
+    if (strcmp(o, "--client-search-tools") == 0) {
+        c->own_client_search_tools = 1;
+        return ts_cli_list(&c->client_search_tools, argv[1]) == 0 ? 2 : -1;
+    }
+
+    if (strcmp(o, "--unsupported-models") == 0) {
+        c->own_unsupported_models = 1;
+        return ts_cli_list(&c->unsupported_models, argv[1]) == 0 ? 2 : -1;
+    }
+
+    if (strcmp(o, "--context-window") == 0 && argc >= 3) {
+        return ts_cli_window(c, argv[1], argv[2]) == 0 ? 3 : -1;
+    }
+
+    return -1;
+}
+
+
+static int
+ts_cli_defaults(ts_cli_conf_t *c)
+{
+    char  err[300];
+
+    if ((!c->own_client_search_tools
+         && ts_match_add_all(&c->client_search_tools,
+                             ts_default_client_search_tools, err,
+                             sizeof(err)) != 0)
+        || (!c->own_unsupported_models
+            && ts_match_add_all(&c->unsupported_models,
+                                ts_default_unsupported_models, err,
+                                sizeof(err)) != 0))
+    {
+        fprintf(stderr, "toolsearch: %s\n", err);
+        return -1;
+    }
+
+    c->policy.always_load = &c->always_load;
+    c->policy.defer_tools = &c->defer_tools;
+    c->policy.client_search_tools = &c->client_search_tools;
+    c->policy.unsupported_models = &c->unsupported_models;
+    c->policy.windows = &c->windows;
+    c->policy.window_tokens = c->tokens;
+
+    c->in.policy = &c->policy;
+    c->in.defer_mode = -1;
+    c->in.betas = c->betas;
+    c->in.betas_len = strlen(c->betas);
+
+    return 0;
+}
+
+
+void
+ts_cli_conf_free(ts_cli_conf_t *c)
+{
+    ts_match_free(&c->always_load);
+    ts_match_free(&c->defer_tools);
+    ts_match_free(&c->client_search_tools);
+    ts_match_free(&c->unsupported_models);
+    ts_match_free(&c->windows);
+}
+
+
+int
+ts_cli_conf_parse(ts_cli_conf_t *c, int argc, char **argv, const char **path)
+{
+    int  i, n;
+
+    c->in.upstream = TS_UPSTREAM_ANTHROPIC;
+    c->policy.defer_mode = TS_DEFER_ON;
+    c->policy.turn_boundary = 1;
+    *path = NULL;
+
+    for (i = 0; i < argc; i += n) {
+        if (strncmp(argv[i], "--", 2) != 0 && i == argc - 1) {
+            *path = argv[i];
+            n = 1;
+            continue;
+        }
+
+        n = ts_cli_option(c, argc - i, argv + i);
+        if (n < 0) {
+            fprintf(stderr, "toolsearch: bad option \"%s\"\n", argv[i]);
+            return -1;
+        }
+    }
+
+    return ts_cli_defaults(c);
+}

@@ -1,0 +1,850 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rewrite/ts_defer.h"
+#include "loop/ts_gateway.h"
+#include "messages/ts_history.h"
+#include "search/ts_lexicon.h"
+
+
+static const char  ts_search_description[] =
+    "Searches the tools that are not loaded yet (the system prompt lists "
+    "their names) and loads the matches so that they can be called. Call "
+    "it before calling a tool that is not in your tool list. Query forms: "
+    "\\\"select:name1,name2\\\" loads tools by exact name; keywords such "
+    "as \\\"slack send message\\\" rank tools by name and description; a "
+    "keyword with a leading + is required (\\\"+github issue\\\"); a query "
+    "starting with mcp__ lists the tools with that prefix. Loaded tools "
+    "stay available for the rest of the conversation.";
+
+
+/* history rewriting state */
+typedef struct {
+    const ts_index_t   *ix;
+    const char         *tool;
+    ts_edits_t          edits;
+    ts_buf_t            out;
+    ts_names_t          found;
+    unsigned char      *answered;   /* per block: a result already used */
+    size_t              calls;
+    int                 refs;       /* results as references */
+    ts_buf_t            servers;    /* the no-match text, once needed */
+    int                 have_servers;
+} ts_normal_t;
+
+
+static int
+ts_is_gateway_call(const ts_index_t *ix, const ts_block_t *b,
+    const char *tool)
+{
+    /* the gateway's calls have ids: a block without one is not its own */
+    return b->parent < 0
+           && b->id.kind == TS_STRING
+           && ts_str_eq(ix->buf, &b->type, "server_tool_use")
+           && ts_str_eq(ix->buf, &b->name, tool);
+}
+
+
+/* the result block answering the call at block c, or -1 */
+static long
+ts_answer_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    size_t             i;
+
+    ix = nm->ix;
+
+    for (i = c + 1; i < m->block_end; i++) {
+        b = &ix->blocks[i];
+
+        if (b->parent < 0 && !nm->answered[i]
+            && ts_str_eq(ix->buf, &b->type, "tool_search_tool_result")
+            && ts_str_same_raw(ix->buf, &b->id, &ix->blocks[c].id))
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+static void
+ts_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
+{
+    ts_buf_add(b, buf + v->off, v->len);
+}
+
+
+/* the search call as the upstream knows it: a tool_use of the tool */
+static void
+ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c)
+{
+    ts_val_t  input;
+
+    ts_buf_str(b, "{\"type\":\"tool_use\",\"id\":");
+    ts_raw(b, ix->buf, &c->id);
+    ts_buf_str(b, ",\"name\":");
+    ts_raw(b, ix->buf, &c->name);
+    ts_buf_str(b, ",\"input\":");
+
+    if (ts_object_member(ix->buf, &c->elem, "input", &input) == TS_OK
+        && input.kind == TS_OBJECT)
+    {
+        ts_raw(b, ix->buf, &input);
+
+    } else {
+        ts_buf_str(b, "{}");
+    }
+
+    ts_buf_str(b, "}");
+}
+
+
+/*
+ * An error answer, such as a search past the budget: its message is the
+ * result the model reads.  1: not an error answer.
+ */
+static int
+ts_error_as_result(ts_normal_t *nm, const ts_block_t *c, const ts_block_t *a)
+{
+    const char  *buf;
+    ts_val_t     type, message;
+
+    buf = nm->ix->buf;
+
+    if (a->content.kind != TS_OBJECT
+        || ts_object_member(buf, &a->content, "type", &type) != TS_OK
+        || !ts_str_eq(buf, &type, "tool_search_tool_result_error"))
+    {
+        return 1;
+    }
+
+    ts_buf_str(&nm->out, "{\"type\":\"tool_result\",\"tool_use_id\":");
+    ts_raw(&nm->out, buf, &c->id);
+    ts_buf_str(&nm->out, ",\"content\":");
+
+    if (ts_object_member(buf, &a->content, "error_message", &message)
+        == TS_OK && message.kind == TS_STRING && message.len > 2)
+    {
+        ts_raw(&nm->out, buf, &message);
+
+    } else {
+        ts_buf_str(&nm->out, "\"This search did not run. Search again.\"");
+    }
+
+    ts_buf_str(&nm->out, ",\"is_error\":true}");
+
+    return nm->out.failed ? -1 : 0;
+}
+
+
+/* the tool_result of a call, from the references of its answer */
+static int
+ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
+{
+    const ts_index_t  *ix;
+    ts_val_t          *refs, name;
+    ts_names_t         names;
+    size_t             n, i;
+    int                rc;
+
+    ix = nm->ix;
+
+    if (a >= 0) {
+        rc = ts_error_as_result(nm, c, &ix->blocks[a]);
+        if (rc != 1) {
+            return rc;
+        }
+    }
+
+    refs = NULL;
+    n = 0;
+    ts_names_init(&names);
+
+    if (a >= 0 && ts_history_hosted_refs(ix, &ix->blocks[a], &refs, &n) != 0)
+    {
+        return -1;
+    }
+
+    for (i = 0; i < n; i++) {
+        name = ts_history_ref_name(ix, &refs[i]);
+
+        if (name.kind == TS_STRING
+            && (ts_names_add(&names, ix->buf, &name) != 0
+                || ts_names_add(&nm->found, ix->buf, &name) != 0))
+        {
+            break;
+        }
+    }
+
+    rc = (i < n) ? -1 : 0;
+
+    /* the servers are listed once per request, however many misses */
+    if (rc == 0 && a >= 0 && names.n == 0 && !nm->have_servers) {
+        nm->have_servers = 1;
+        rc = ts_gateway_servers(&nm->servers, ix);
+    }
+
+    if (rc == 0) {
+        rc = ts_gateway_result(&nm->out, ix->buf + c->id.off, c->id.len,
+                               names.items, names.n, a >= 0, nm->refs,
+                               &nm->servers);
+    }
+
+    if (rc == 0 && nm->refs && a >= 0 && names.n > 0) {
+        rc = ts_buf_str(&nm->out, "," TS_BOUNDARY_BLOCK);
+    }
+
+    ts_names_free(&names);
+    free(refs);
+
+    return rc;
+}
+
+
+/* opens an assistant turn unless one is open */
+static void
+ts_open_turn(ts_normal_t *nm, int *open, int *first)
+{
+    if (!*open) {
+        ts_buf_str(&nm->out, nm->out.len ? ",{\"role\":\"assistant\","
+                                           "\"content\":["
+                                         : "{\"role\":\"assistant\","
+                                           "\"content\":[");
+        *open = 1;
+        *first = 1;
+    }
+
+    if (!*first) {
+        ts_buf_str(&nm->out, ",");
+    }
+
+    *first = 0;
+}
+
+
+/*
+ * One assistant message becomes a run of turns: the blocks up to each
+ * search call and the call itself, then a user turn with its result.
+ */
+static int
+ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    size_t             i;
+    long               a;
+    int                open, first;
+
+    ix = nm->ix;
+    ts_buf_reset(&nm->out);
+    open = 0;
+    first = 1;
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        b = &ix->blocks[i];
+
+        if (b->parent >= 0 || nm->answered[i]) {
+            continue;
+        }
+
+        ts_open_turn(nm, &open, &first);
+
+        if (!ts_is_gateway_call(ix, b, nm->tool)) {
+            ts_raw(&nm->out, ix->buf, &b->elem);
+            continue;
+        }
+
+        a = ts_answer_of(nm, m, i);
+        if (a >= 0) {
+            nm->answered[a] = 1;
+        }
+
+        nm->calls++;
+        ts_call_as_tool_use(&nm->out, ix, b);
+        ts_buf_str(&nm->out, "]},{\"role\":\"user\",\"content\":[");
+
+        if (ts_answer_as_result(nm, b, a) != 0) {
+            return -1;
+        }
+
+        ts_buf_str(&nm->out, "]}");
+        open = 0;
+    }
+
+    if (open) {
+        ts_buf_str(&nm->out, "]}");
+    }
+
+    if (nm->out.failed) {
+        return -1;
+    }
+
+    return ts_edit_replace(&nm->edits, m->elem.off, m->elem.len,
+                           nm->out.p, nm->out.len);
+}
+
+
+static int
+ts_has_gateway_call(const ts_normal_t *nm, const ts_message_t *m)
+{
+    size_t  i;
+
+    if (!ts_str_eq(nm->ix->buf, &m->role, "assistant")) {
+        return 0;
+    }
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        if (ts_is_gateway_call(nm->ix, &nm->ix->blocks[i], nm->tool)) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* re-indexes the rewritten body and marks the tools the searches found */
+static int
+ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
+{
+    char            *body;
+    size_t           len, i;
+    ts_index_mem_t  *mem;
+
+    len = ts_edits_size(&nm->edits, rq->ix.len);
+    body = malloc(len ? len : 1);
+
+    if (body == NULL
+        || ts_edits_render(&nm->edits, rq->ix.buf, rq->ix.len, body) != 0)
+    {
+        free(body);
+        return -1;
+    }
+
+    ts_names_seal(&nm->found);
+    mem = rq->ix.mem;
+    ts_index_free(&rq->ix);
+
+    /*
+     * The original body stays the caller's: found names point into it.
+     * The new one is rq's from now on, so that rq->ix never points to
+     * freed memory, also when it cannot be indexed.
+     */
+    rq->own = body;
+
+    if (ts_index_build_in(&rq->ix, body, len, mem) != TS_OK) {
+        return -1;
+    }
+    rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
+    if (rq->loaded == NULL) {
+        return -1;
+    }
+
+    for (i = 0; i < rq->ix.ntools; i++) {
+        rq->loaded[i] = (unsigned char) ts_names_has_val(&nm->found,
+                                           rq->ix.buf, &rq->ix.tools[i].name);
+    }
+
+    return 0;
+}
+
+
+int
+ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
+{
+    ts_normal_t  nm;
+    size_t       i;
+    int          rc;
+
+    memset(&nm, 0, sizeof(ts_normal_t));
+    nm.ix = &rq->ix;
+    nm.tool = ts_policy_search_tool(p);
+    nm.refs = rq->load_refs;
+    ts_edits_init(&nm.edits);
+    ts_buf_init(&nm.out, 0);
+    ts_buf_init(&nm.servers, 0);
+    ts_names_init(&nm.found);
+
+    nm.answered = calloc(rq->ix.nblocks ? rq->ix.nblocks : 1, 1);
+    rc = nm.answered ? 0 : -1;
+
+    for (i = 0; rc == 0 && i < rq->ix.nmessages; i++) {
+        if (ts_has_gateway_call(&nm, &rq->ix.messages[i])) {
+            rc = ts_normalize_message(&nm, &rq->ix.messages[i]);
+        }
+    }
+
+    if (rc == 0 && nm.calls > 0) {
+        rq->history_searches = nm.calls;
+        rc = ts_normal_commit(&nm, rq);
+    }
+
+    free(nm.answered);
+    ts_names_free(&nm.found);
+    ts_buf_free(&nm.out);
+    ts_buf_free(&nm.servers);
+    ts_edits_free(&nm.edits);
+
+    return rc;
+}
+
+
+static void
+ts_name_list(ts_buf_t *b, const ts_name_t *names, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (i) {
+            ts_buf_str(b, ", ");
+        }
+
+        ts_buf_escaped(b, names[i].p, names[i].len);
+    }
+}
+
+
+int
+ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in)
+{
+    /* Vertex and Bedrock are not known to expand a client's references */
+    return in->policy->search != TS_SEARCH_HOSTED
+           && (rq->upstream == TS_UPSTREAM_ANTHROPIC
+               || rq->upstream == TS_UPSTREAM_COMPATIBLE)
+           && ts_defer_artifacts_allowed(rq, in);
+}
+
+
+void
+ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        ts_buf_str(b, i ? ",{" : "{");
+        ts_buf_str(b, "\"type\":\"tool_reference\",\"tool_name\":\"");
+        ts_buf_escaped(b, names[i].p, names[i].len);
+        ts_buf_str(b, "\"}");
+    }
+}
+
+
+/* the length of the server of an MCP tool name, or 0 */
+static size_t
+ts_mcp_server(const ts_name_t *name)
+{
+    const char  *sep;
+
+    if (!ts_name_is_mcp(name->p, name->len)) {
+        return 0;
+    }
+
+    sep = ts_find(name->p + 5, name->len - 5, "__", 2);
+
+    return sep ? (size_t) (sep - name->p) - 5 : 0;
+}
+
+
+/* the tools of the server of names[i], which are next to it: sorted */
+static size_t
+ts_server_tools(const ts_names_t *names, size_t i, size_t len)
+{
+    const ts_name_t  *a, *b;
+    size_t            j;
+
+    a = &names->items[i];
+
+    for (j = i + 1; j < names->n; j++) {
+        b = &names->items[j];
+
+        if (ts_mcp_server(b) != len || memcmp(a->p, b->p, len + 5) != 0) {
+            break;
+        }
+    }
+
+    return j - i;
+}
+
+
+int
+ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix)
+{
+    ts_names_t  names;
+    size_t      i, len, k, servers;
+
+    ts_names_init(&names);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (ix->tools[i].name.kind == TS_STRING
+            && ts_names_add(&names, ix->buf, &ix->tools[i].name) != 0)
+        {
+            ts_names_free(&names);
+            return -1;
+        }
+    }
+
+    ts_names_sort(&names);
+
+    for (i = 0, servers = 0; i < names.n; i += k) {
+        len = ts_mcp_server(&names.items[i]);
+        k = len ? ts_server_tools(&names, i, len) : 1;
+
+        if (len == 0 || servers++ >= TS_GATEWAY_SERVERS_MAX) {
+            continue;
+        }
+
+        if (servers > 1) {
+            ts_buf_str(b, ", ");
+        }
+
+        ts_buf_escaped(b, names.items[i].p + 5, len);
+        ts_buf_str(b, " (");
+        ts_buf_num(b, k);
+        ts_buf_str(b, k == 1 ? " tool)" : " tools)");
+    }
+
+    if (servers > TS_GATEWAY_SERVERS_MAX) {
+        ts_buf_str(b, ", and ");
+        ts_buf_num(b, servers - TS_GATEWAY_SERVERS_MAX);
+        ts_buf_str(b, " more servers");
+    }
+
+    ts_names_free(&names);
+
+    return b->failed ? -1 : 0;
+}
+
+
+int
+ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
+    const ts_name_t *names, size_t n, int ran, int refs,
+    const ts_buf_t *servers)
+{
+    ts_buf_str(b, "{\"type\":\"tool_result\",\"tool_use_id\":");
+    ts_buf_add(b, id, id_len);
+
+    if (refs && ran && n > 0) {
+        /* Claude Code's shape: the references alone */
+        ts_buf_str(b, ",\"content\":[");
+        ts_gateway_references(b, names, n);
+        ts_buf_str(b, "]}");
+
+        return b->failed ? -1 : 0;
+    }
+
+    ts_buf_str(b, ",\"content\":\"");
+
+    if (!ran) {
+        ts_buf_str(b, "This search did not run. Search again.");
+
+    } else if (n == 0 && servers->len > 0) {
+        ts_buf_str(b, "No tool matched. The tools come from these MCP "
+                      "servers: ");
+        ts_buf_add(b, servers->p, servers->len);
+        ts_buf_str(b, ". Search again with a server's name and what the "
+                      "tool does, or select: a name from the list in the "
+                      "system prompt.");
+
+    } else if (n == 0) {
+        ts_buf_str(b, "No tool matched. Try other keywords, or select: a "
+                      "name from the list in the system prompt.");
+
+    } else {
+        ts_buf_str(b, "Loaded: ");
+        ts_name_list(b, names, n);
+        ts_buf_str(b, ". Their definitions are in your tool list now; call "
+                      "them directly.");
+    }
+
+    ts_buf_str(b, "\"}");
+
+    return b->failed ? -1 : 0;
+}
+
+
+static void
+ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
+    const char *buf)
+{
+    ts_buf_str(b, "{\"name\":\"");
+    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, "\",\"description\":\"");
+    ts_buf_str(b, ts_search_description);
+    ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
+                  "{\"query\":{\"type\":\"string\",\"description\":"
+                  "\"select:name1,name2, or keywords\"},"
+                  "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"maximum\":");
+    ts_buf_num(b, ts_policy_max_results(p));
+    ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
+                  "\"required\":[\"query\"]}");
+
+    if (cache != NULL) {
+        ts_buf_str(b, ",\"cache_control\":");
+        ts_raw(b, buf, cache);
+    }
+
+    ts_buf_str(b, "}");
+}
+
+
+/*
+ * A found tool after the search tool: its cache breakpoint cannot stay
+ * (it would add one to the client's); with references, deferred.
+ */
+static void
+ts_found_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t, int as_ref)
+{
+    size_t  end, from, to;
+
+    end = t->elem.off + t->elem.len - 1;
+    from = end;
+    to = end;
+
+    if (t->cache_control.val.kind != TS_NONE) {
+        ts_member_span(buf, &t->cache_control, &from, &to);
+    }
+
+    ts_buf_add(b, buf + t->elem.off, from - t->elem.off);
+    ts_buf_add(b, buf + to, end - to);
+    ts_buf_str(b, as_ref ? TS_DEFER_FLAG "}" : "}");
+}
+
+
+/*
+ * tools[] keeps the loaded tools byte for byte, then the search tool,
+ * then the tools searches found, so that finding one changes no byte
+ * before it: the prefix up to the search tool stays cached.  A cache
+ * breakpoint of a tool left out or found moves to the search tool,
+ * whatever was found.
+ */
+static int
+ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *tools;
+    const ts_tool_t    *t;
+    const ts_val_t     *moved;
+    size_t              i;
+    int                 kept_cache, found;
+
+    ix = &rq->ix;
+    moved = NULL;
+    kept_cache = 0;
+    ts_buf_reset(b);
+    ts_buf_str(b, "[");
+
+    for (i = 0; i < ix->ntools; i++) {
+        t = &ix->tools[i];
+        found = rq->loaded && rq->loaded[i];
+
+        if (rq->defer[i] || found) {
+            if (t->cache_control.val.kind != TS_NONE) {
+                moved = &t->cache_control.val;
+            }
+
+            continue;
+        }
+
+        kept_cache |= t->cache_control.val.kind != TS_NONE;
+        ts_raw(b, ix->buf, &t->elem);
+        ts_buf_str(b, ",");
+    }
+
+    ts_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i] || !(rq->loaded && rq->loaded[i])) {
+            continue;
+        }
+
+        t = &ix->tools[i];
+
+        if (rq->load_refs
+            && ts_names_add(&rq->referenced, ix->buf, &t->name) != 0)
+        {
+            return -1;
+        }
+
+        ts_buf_str(b, ",");
+        ts_found_copy(b, ix->buf, t, rq->load_refs);
+    }
+
+    ts_names_seal(&rq->referenced);
+    ts_buf_str(b, "]");
+
+    if (b->failed) {
+        return -1;
+    }
+
+    tools = ts_index_top(ix, TS_TOP_TOOLS);
+
+    return ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, b->p,
+                           b->len);
+}
+
+
+/*
+ * What the search tool can load: the deferrable tools, found or not,
+ * sorted, so that the text is the same on every turn of a conversation
+ * whatever its searches found (it follows the client's cache
+ * breakpoints in the system prompt).  A summary that names the tools
+ * found keeps them loaded after a compaction (ts_history_named).
+ */
+static int
+ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    const ts_index_t  *ix;
+    ts_names_t         names;
+    size_t             i, shown;
+
+    ix = &rq->ix;
+    ts_names_init(&names);
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->deferrable[i] && ts_names_add(&names, ix->buf,
+                                              &ix->tools[i].name) != 0)
+        {
+            ts_names_free(&names);
+            return -1;
+        }
+    }
+
+    ts_names_sort(&names);
+    ts_buf_reset(b);
+    ts_buf_str(b, "Call ");
+    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, " (select:<name> or keywords) to load one of these tools "
+                  "before you call it, unless it is in your tool list "
+                  "already; name the tools you loaded in any summary of "
+                  "this conversation: ");
+
+    for (shown = 0; shown < names.n; shown++) {
+        if (b->len + names.items[shown].len > TS_GATEWAY_ANNOUNCE_MAX) {
+            break;
+        }
+
+        ts_name_list(b, &names.items[shown], 1);
+
+        if (shown + 1 < names.n) {
+            ts_buf_str(b, ", ");
+        }
+    }
+
+    if (shown < names.n) {
+        ts_buf_str(b, "and ");
+        ts_buf_num(b, names.n - shown);
+        ts_buf_str(b, " more");
+    }
+
+    ts_buf_str(b, ".");
+    ts_names_free(&names);
+
+    return b->failed ? -1 : 0;
+}
+
+
+/* the announcement goes after the system prompt the client wrote */
+static int
+ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
+    ts_buf_t *b)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *sys;
+    ts_val_t           *items;
+    size_t              n;
+    int                 rc;
+
+    if (ts_announcement(rq, p, text) != 0) {
+        return -1;
+    }
+
+    ix = &rq->ix;
+    sys = ts_index_top(ix, TS_TOP_SYSTEM);
+    ts_buf_reset(b);
+
+    if (sys == NULL || sys->val.kind == TS_NULL) {
+        ts_buf_str(b, "\"system\":\"");
+        ts_buf_add(b, text->p, text->len);
+        ts_buf_str(b, "\",");
+
+        return b->failed ? -1
+               : ts_edit_replace(&rq->edits, ix->members[0].off, 0, b->p,
+                                 b->len);
+    }
+
+    if (sys->val.kind == TS_STRING) {
+        ts_buf_str(b, "\\n\\n");
+        ts_buf_add(b, text->p, text->len);
+
+        return b->failed ? -1
+               : ts_edit_replace(&rq->edits, sys->val.off + sys->val.len - 1,
+                                 0, b->p, b->len);
+    }
+
+    if (sys->val.kind != TS_ARRAY
+        || ts_container_items(ix->buf, &sys->val, &items, &n) != TS_OK)
+    {
+        return 0;
+    }
+
+    ts_buf_str(b, "{\"type\":\"text\",\"text\":\"");
+    ts_buf_add(b, text->p, text->len);
+    ts_buf_str(b, "\"}");
+
+    rc = b->failed ? -1
+         : ts_edit_append_item(&rq->edits, &sys->val,
+                               n ? &items[n - 1] : NULL, b->p, b->len);
+    free(items);
+
+    return rc;
+}
+
+
+/* the turns of this request's earlier searches go after its messages */
+static int
+ts_gateway_tail(ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *msgs;
+
+    ix = &rq->ix;
+    msgs = ts_index_top(ix, TS_TOP_MESSAGES);
+
+    if (in->tail_len == 0 || msgs == NULL) {
+        return 0;
+    }
+
+    return ts_edit_append_item(&rq->edits, &msgs->val,
+                               ix->nmessages
+                               ? &ix->messages[ix->nmessages - 1].elem
+                               : NULL,
+                               in->tail, in->tail_len);
+}
+
+
+int
+ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
+{
+    ts_buf_t  a, b;
+    int       rc;
+
+    ts_buf_init(&a, 0);
+    ts_buf_init(&b, 0);
+
+    rc = (ts_gateway_tools(rq, in->policy, &a) == 0
+          && ts_gateway_system(rq, in->policy, &a, &b) == 0
+          && ts_gateway_tail(rq, in) == 0) ? 0 : -1;
+
+    ts_buf_free(&a);
+    ts_buf_free(&b);
+
+    return rc;
+}

@@ -1,0 +1,67 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Gateway-executed search, request side: the upstream sees the loaded
+ * tools and the gateway's own search tool, the deferred names in the
+ * system prompt, and the searches of earlier turns as ordinary tool_use
+ * and tool_result turns.
+ */
+
+#ifndef TS_GATEWAY_H
+#define TS_GATEWAY_H
+
+#include "scan/ts_buf.h"
+#include "messages/ts_names.h"
+#include "rewrite/ts_request.h"
+
+
+/* bytes of deferred names the system prompt lists; the rest are counted */
+#define TS_GATEWAY_ANNOUNCE_MAX  16384
+
+/* MCP servers a search that found nothing lists; the rest are counted */
+#define TS_GATEWAY_SERVERS_MAX   32
+
+
+/*
+ * Turns the gateway's server_tool_use / tool_search_tool_result pairs
+ * in history into tool_use / tool_result turns and marks the tools they
+ * found as loaded.  When there are any, rq->ix then indexes a new body
+ * owned by rq.
+ */
+int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
+
+/* the edits of a DEFERRED_GATEWAY decision */
+int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
+
+/*
+ * 1 when found tools load as tool_reference + defer_loading: the
+ * upstream expands references in a tool_result.  Otherwise they load as
+ * ordinary tools and the result is text.
+ */
+int ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in);
+
+/*
+ * The tool_result block answering a search call: the names found, none
+ * (n == 0: servers, from ts_gateway_servers(), tells what exists), or a
+ * search that never ran (ran == 0); with refs, found names as
+ * tool_reference blocks, and the caller adds TS_BOUNDARY_BLOCK after the
+ * turn's results.  id is the raw JSON string of the call's id.
+ */
+int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
+    const ts_name_t *names, size_t n, int ran, int refs,
+    const ts_buf_t *servers);
+
+/*
+ * What a search that found nothing tells the model, JSON-escaped: the
+ * MCP servers of the request's tools[] and their numbers of tools,
+ * ordered by name, at most TS_GATEWAY_SERVERS_MAX of them ("github (26
+ * tools), slack (8 tools), and 3 more servers"); empty without MCP
+ * tools.  It depends on tools[] only, so that a turn's result reads the
+ * same when later turns replay it.
+ */
+int ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix);
+
+/* tool_reference blocks naming the tools, comma-separated */
+void ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n);
+
+#endif /* TS_GATEWAY_H */

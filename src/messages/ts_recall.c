@@ -1,0 +1,371 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Arrays remembered by their bytes (ts_recall.h).  A lookup does not
+ * know where the array at p ends: it hashes p's bytes once, in order,
+ * and at each length an array is remembered with, where p holds the
+ * closing bracket there, compares that prefix's hash with theirs; a
+ * hash that matches is confirmed by memcmp.  The work is one pass over
+ * the bytes, as long as the longest array remembered, whatever the
+ * number of arrays, and at most TS_RECALL_MAX_COMPARES arrays compared
+ * in vain besides the most recent.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "messages/ts_recall.h"
+
+
+#define TS_K1  0x9e3779b97f4a7c15ULL
+#define TS_K2  0xff51afd7ed558ccdULL
+#define TS_K3  0xc4ceb9fe1a85ec53ULL
+
+/* bytes a round of the hash takes: four lanes of two words */
+#define TS_HASH_ROUND  64
+
+/* bytes of a remembered array compared at a few places before memcmp */
+#define TS_SAMPLES      8
+#define TS_SAMPLE_LEN  32
+
+
+/* its address differs from one process to the next: the hash's seed */
+static const char  ts_recall_anchor;
+
+
+/*
+ * A hash of a growing prefix, seeded: four lanes, each adding two words
+ * folded by one 64 x 64 -> 128-bit multiplication with seeded keys, the
+ * lane rotated first so that where a word lies counts.  No lane waits
+ * for a multiplication to end: the hash keeps up with memcmp.
+ */
+typedef struct {
+    uint64_t  lane[4];
+    uint64_t  key[8];
+    size_t    done;                 /* bytes in the lanes, whole rounds */
+} ts_hash_t;
+
+
+static uint64_t
+ts_hash_fold(uint64_t a, uint64_t b)
+{
+    unsigned __int128  m;
+
+    m = (unsigned __int128) a * b;
+
+    return (uint64_t) m ^ (uint64_t) (m >> 64);
+}
+
+
+static void
+ts_hash_start(ts_hash_t *h)
+{
+    uint64_t  seed;
+    int       i;
+
+    seed = (uint64_t) (uintptr_t) &ts_recall_anchor;
+
+    for (i = 0; i < 4; i++) {
+        h->lane[i] = ts_hash_fold(seed ^ TS_K1, TS_K3 + (uint64_t) i);
+    }
+
+    for (i = 0; i < 8; i++) {
+        h->key[i] = ts_hash_fold(seed ^ TS_K2, TS_K1 + (uint64_t) i);
+    }
+
+    h->done = 0;
+}
+
+
+/* takes p's whole rounds up to byte len into the lanes */
+static void
+ts_hash_to(ts_hash_t *h, const char *p, size_t len)
+{
+    uint64_t  w[8];
+    int       i;
+
+    while (h->done + TS_HASH_ROUND <= len) {
+        memcpy(w, p + h->done, TS_HASH_ROUND);
+
+        for (i = 0; i < 4; i++) {
+            h->lane[i] = (h->lane[i] << 23 | h->lane[i] >> 41)
+                         + ts_hash_fold(w[2 * i] ^ h->key[2 * i],
+                                        w[2 * i + 1] ^ h->key[2 * i + 1]);
+        }
+
+        h->done += TS_HASH_ROUND;
+    }
+}
+
+
+/* the hash of p's first len bytes, the lanes taken up to them */
+static uint64_t
+ts_hash_end(const ts_recall_t *rc, const ts_hash_t *h, const char *p,
+    size_t len)
+{
+    uint64_t  w[8], r;
+    int       i;
+
+    if (rc->same_hash) {
+        return 0;
+    }
+
+    /* the tail, zero-padded: the length tells it from real zeros */
+    memset(w, 0, sizeof(w));
+    memcpy(w, p + h->done, len - h->done);
+    r = (uint64_t) len * TS_K1;
+
+    for (i = 0; i < 4; i++) {
+        r = ts_hash_fold(r ^ h->lane[i] ^ w[2 * i],
+                         TS_K2 ^ h->key[2 * i] ^ w[2 * i + 1]);
+    }
+
+    return ts_hash_fold(r ^ TS_K3, h->key[1]);
+}
+
+
+/*
+ * 1 when e's bytes start at p.  A few spans spread over the array are
+ * compared first: arrays of a team differ near their end as often as
+ * not, where memcmp would find it last.
+ */
+static int
+ts_recall_same(const ts_recalled_t *e, const char *p)
+{
+    size_t  i, at;
+
+    if (e->len >= TS_SAMPLES * TS_SAMPLE_LEN) {
+        for (i = TS_SAMPLES; i > 0; i--) {
+            at = (e->len - TS_SAMPLE_LEN) / (TS_SAMPLES - 1) * (i - 1);
+
+            if (memcmp(p + at, e->bytes + at, TS_SAMPLE_LEN) != 0) {
+                return 0;
+            }
+        }
+    }
+
+    return memcmp(p, e->bytes, e->len) == 0;
+}
+
+
+static void
+ts_recall_unlink(ts_recall_t *rc, ts_recalled_t *e)
+{
+    if (e->prev) {
+        e->prev->next = e->next;
+    } else {
+        rc->mru = e->next;
+    }
+
+    if (e->next) {
+        e->next->prev = e->prev;
+    } else {
+        rc->lru = e->prev;
+    }
+
+    e->prev = NULL;
+    e->next = NULL;
+}
+
+
+static void
+ts_recall_front(ts_recall_t *rc, ts_recalled_t *e)
+{
+    e->next = rc->mru;
+
+    if (rc->mru) {
+        rc->mru->prev = e;
+    } else {
+        rc->lru = e;
+    }
+
+    rc->mru = e;
+}
+
+
+/* the first position in by_len whose array is len bytes or longer */
+static size_t
+ts_recall_seek(const ts_recall_t *rc, size_t len)
+{
+    size_t  lo, hi, mid;
+
+    lo = 0;
+    hi = rc->n;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+
+        if (rc->by_len[mid]->len < len) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+
+    return lo;
+}
+
+
+static void
+ts_recall_evict(ts_recall_t *rc, ts_recalled_t *e)
+{
+    size_t  i;
+
+    /* arrays of one length lie together: e is among them */
+    for (i = ts_recall_seek(rc, e->len); rc->by_len[i] != e; i++) {
+        /* void */
+    }
+
+    memmove(&rc->by_len[i], &rc->by_len[i + 1],
+            (rc->n - i - 1) * sizeof(ts_recalled_t *));
+    rc->n--;
+
+    ts_recall_unlink(rc, e);
+    rc->used -= e->size;
+    free(e);
+}
+
+
+const ts_recalled_t *
+ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
+{
+    ts_recalled_t  *e;
+    ts_hash_t       h;
+    uint64_t        v;
+    size_t          i, last, compares;
+
+    e = rc->mru;
+
+    /* a worker serving one session sees its array again: no hash */
+    if (e != NULL && e->len <= avail && ts_recall_same(e, p)) {
+        return e;
+    }
+
+    ts_hash_start(&h);
+    last = 0;
+    v = 0;
+    compares = 0;
+
+    for (i = 0; i < rc->n; i++) {
+        e = rc->by_len[i];
+
+        if (e->len > avail) {
+            break;
+        }
+
+        if (e == rc->mru || p[e->len - 1] != ']') {
+            continue;
+        }
+
+        if (e->len != last) {
+            ts_hash_to(&h, p, e->len);
+            v = ts_hash_end(rc, &h, p, e->len);
+            last = e->len;
+        }
+
+        if (e->hash != v) {
+            continue;
+        }
+
+        if (ts_recall_same(e, p)) {
+            ts_recall_unlink(rc, e);
+            ts_recall_front(rc, e);
+            return e;
+        }
+
+        /* hashes collide (seldom, or aimed at): read whole instead */
+        if (++compares == TS_RECALL_MAX_COMPARES) {
+            return NULL;
+        }
+    }
+
+    return NULL;
+}
+
+
+void *
+ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
+    const void *items, size_t n, size_t item_size)
+{
+    ts_recalled_t  *e;
+    ts_hash_t       h;
+    size_t          size, i;
+    char           *items_copy, *bytes_copy;
+
+    size = sizeof(ts_recalled_t) + n * item_size + len;
+
+    if (len == 0 || size > rc->size) {
+        return NULL;
+    }
+
+    while (rc->n > 0
+           && (rc->used + size > rc->size || rc->n == TS_RECALL_MAX_ARRAYS))
+    {
+        ts_recall_evict(rc, rc->lru);
+    }
+
+    if (rc->by_len == NULL) {
+        rc->by_len = malloc(TS_RECALL_MAX_ARRAYS * sizeof(ts_recalled_t *));
+        if (rc->by_len == NULL) {
+            return NULL;
+        }
+    }
+
+    e = malloc(size);
+    if (e == NULL) {
+        return NULL;
+    }
+
+    /* items first: the header's size keeps them aligned */
+    items_copy = (char *) (e + 1);
+    bytes_copy = items_copy + n * item_size;
+    if (n > 0) {
+        memcpy(items_copy, items, n * item_size);
+    }
+
+    memcpy(bytes_copy, bytes, len);
+
+    ts_hash_start(&h);
+    ts_hash_to(&h, bytes, len);
+
+    e->prev = NULL;
+    e->next = NULL;
+    e->hash = ts_hash_end(rc, &h, bytes, len);
+    e->len = len;
+    e->n = n;
+    e->size = size;
+    e->items = items_copy;
+    e->bytes = bytes_copy;
+
+    i = ts_recall_seek(rc, len);
+    memmove(&rc->by_len[i + 1], &rc->by_len[i],
+            (rc->n - i) * sizeof(ts_recalled_t *));
+    rc->by_len[i] = e;
+    rc->n++;
+
+    ts_recall_front(rc, e);
+    rc->used += size;
+
+    return items_copy;
+}
+
+
+void
+ts_recall_trim(ts_recall_t *rc)
+{
+    while (rc->n > 0 && rc->used > rc->size) {
+        ts_recall_evict(rc, rc->lru);
+    }
+}
+
+
+void
+ts_recall_free(ts_recall_t *rc)
+{
+    while (rc->n > 0) {
+        ts_recall_evict(rc, rc->lru);
+    }
+
+    free(rc->by_len);
+    rc->by_len = NULL;
+}

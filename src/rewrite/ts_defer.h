@@ -1,0 +1,33 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Gateway-side deferral (seed 000): classification, the per-tool
+ * priority chain, the threshold and the hosted-search edits.
+ */
+
+#ifndef TS_DEFER_H
+#define TS_DEFER_H
+
+#include "messages/ts_history.h"
+#include "rewrite/ts_request.h"
+
+
+/* what makes a tool deferred, put before its closing brace */
+#define TS_DEFER_FLAG  ",\"defer_loading\":true"
+
+
+/* the reason the request gets (or does not get) deferral */
+ts_decision_t ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
+    const ts_history_t *h);
+
+/*
+ * 1 when the outgoing request may carry tool-search fields: not for the
+ * kill switch, standard mode, a negative-listed model or an upstream
+ * without tool_reference support
+ */
+int ts_defer_artifacts_allowed(const ts_request_t *rq, const ts_input_t *in);
+
+/* the edits of a DEFERRED_HOSTED decision */
+int ts_defer_apply(ts_request_t *rq, const ts_input_t *in);
+
+#endif /* TS_DEFER_H */

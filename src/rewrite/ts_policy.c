@@ -1,0 +1,195 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ */
+
+#include <string.h>
+
+#include "rewrite/ts_beta.h"
+#include "rewrite/ts_policy.h"
+
+
+const char *const  ts_default_client_search_tools[] = {
+    "ToolSearch", "MCPSearch", "tool_search", NULL
+};
+
+/* Claude Code's own exclusion list: no tool_reference support */
+const char *const  ts_default_unsupported_models[] = {
+    "~(?i)claude-3-(5-)?haiku", NULL
+};
+
+const char *const  ts_default_first_party_hosts[] = {
+    "~^api\\.anthropic\\.com$", NULL
+};
+
+
+static const char  *ts_mode_names[] = { "off", "on", "auto" };
+
+static const char  *ts_search_mode_names[] = { "auto", "hosted", "gateway" };
+
+static const char  *ts_upstream_names[] = {
+    "auto", "anthropic", "vertex", "bedrock", "compatible"
+};
+
+
+int
+ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
+{
+    unsigned  n;
+    size_t    i;
+
+    *percent = TS_AUTO_DEFAULT_PERCENT;
+
+    if (len == 3 && memcmp(s, "off", 3) == 0) {
+        return TS_DEFER_OFF;
+    }
+
+    if (len == 2 && memcmp(s, "on", 2) == 0) {
+        *percent = 0;
+        return TS_DEFER_ON;
+    }
+
+    if (len < 4 || memcmp(s, "auto", 4) != 0) {
+        return -1;
+    }
+
+    if (len == 4) {
+        return TS_DEFER_AUTO;
+    }
+
+    /* N is 1..99, 0 and 100 are "on" and "off" (docs/spec/deferral.md) */
+    if (s[4] != ':' || len == 5 || len > 7) {
+        return -1;
+    }
+
+    n = 0;
+
+    for (i = 5; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return -1;
+        }
+
+        n = n * 10 + (unsigned) (s[i] - '0');
+    }
+
+    *percent = n;
+
+    /* auto:0, the specification's own spelling of "on", is an alias */
+    return n == 0 ? TS_DEFER_ON : TS_DEFER_AUTO;
+}
+
+
+static int
+ts_word_parse(const char *const *words, size_t n, const char *s, size_t len)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        if (strlen(words[i]) == len && memcmp(words[i], s, len) == 0) {
+            return (int) i;
+        }
+    }
+
+    return -1;
+}
+
+
+int
+ts_upstream_parse(const char *s, size_t len)
+{
+    return ts_word_parse(ts_upstream_names, 5, s, len);
+}
+
+
+const char *
+ts_policy_search_tool(const ts_policy_t *p)
+{
+    return p->search_tool ? p->search_tool : TS_SEARCH_TOOL_DEFAULT;
+}
+
+
+unsigned
+ts_policy_max_results(const ts_policy_t *p)
+{
+    return p->max_results ? p->max_results : TS_MAX_RESULTS_DEFAULT;
+}
+
+
+int
+ts_search_mode_parse(const char *s, size_t len)
+{
+    return ts_word_parse(ts_search_mode_names, 3, s, len);
+}
+
+
+const char *
+ts_search_mode_name(int mode)
+{
+    return (unsigned) mode < 3 ? ts_search_mode_names[mode] : "auto";
+}
+
+
+const char *
+ts_defer_mode_name(int mode)
+{
+    return (unsigned) mode < 3 ? ts_mode_names[mode] : "off";
+}
+
+
+const char *
+ts_upstream_name(int upstream)
+{
+    return (unsigned) upstream < 5 ? ts_upstream_names[upstream] : "auto";
+}
+
+
+const char *
+ts_upstream_beta(int upstream, int tool_reference)
+{
+    switch (upstream) {
+    case TS_UPSTREAM_ANTHROPIC:
+        return TS_BETA_FIRST_PARTY;
+    case TS_UPSTREAM_VERTEX:
+    case TS_UPSTREAM_BEDROCK:
+        return TS_BETA_THIRD_PARTY;
+    case TS_UPSTREAM_COMPATIBLE:
+        /* it forwards to Anthropic's API unchanged, or it cannot */
+        return tool_reference ? TS_BETA_FIRST_PARTY : NULL;
+    default:
+        return NULL;
+    }
+}
+
+
+unsigned long
+ts_policy_window(const ts_policy_t *p, const char *model, size_t len,
+    const char *betas, size_t betas_len)
+{
+    int  i;
+
+    if (ts_beta_has_prefix(betas, betas_len, TS_CONTEXT_1M_BETA)) {
+        return TS_CONTEXT_1M_WINDOW;
+    }
+
+    i = model ? ts_match_first(p->windows, model, len) : -1;
+
+    return i >= 0 ? p->window_tokens[i] : TS_DEFAULT_CONTEXT_WINDOW;
+}
+
+
+size_t
+ts_policy_threshold_chars(unsigned long window, unsigned percent)
+{
+    unsigned long long  tokens;
+
+    tokens = (unsigned long long) window * percent / 100;
+
+    return (size_t) (tokens * TS_CHARS_PER_TOKEN_NUM
+                     / TS_CHARS_PER_TOKEN_DEN);
+}
+
+
+unsigned long long
+ts_policy_tokens(unsigned long long chars)
+{
+    return chars * TS_CHARS_PER_TOKEN_DEN / TS_CHARS_PER_TOKEN_NUM;
+}

@@ -1,0 +1,147 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The deferral policy (seed 000): which requests get tool search from the
+ * gateway, which of their tools are deferred, and the edits that do it.
+ */
+
+#ifndef TS_POLICY_H
+#define TS_POLICY_H
+
+#include <stddef.h>
+
+#include "scan/ts_json.h"
+#include "rewrite/ts_match.h"
+
+
+typedef enum {
+    TS_DEFER_OFF = 0,       /* standard */
+    TS_DEFER_ON,            /* tst: always defer */
+    TS_DEFER_AUTO           /* tst-auto: defer above a threshold */
+} ts_defer_mode_t;
+
+
+typedef enum {
+    TS_UPSTREAM_AUTO = 0,
+    TS_UPSTREAM_ANTHROPIC,
+    TS_UPSTREAM_VERTEX,
+    TS_UPSTREAM_BEDROCK,
+    TS_UPSTREAM_COMPATIBLE
+} ts_upstream_t;
+
+
+/* who runs the model's searches of a deferred request */
+typedef enum {
+    TS_SEARCH_AUTO = 0,     /* hosted where the upstream can, else gateway */
+    TS_SEARCH_HOSTED,       /* the upstream's hosted search only */
+    TS_SEARCH_GATEWAY       /* the gateway's own search tool, always */
+} ts_search_mode_t;
+
+
+typedef enum {
+    TS_HOSTED_BM25 = 0,
+    TS_HOSTED_REGEX
+} ts_hosted_t;
+
+
+#define TS_DEFAULT_CONTEXT_WINDOW  200000
+#define TS_CONTEXT_1M_WINDOW       1000000
+#define TS_CONTEXT_1M_BETA         "context-1m-"
+#define TS_AUTO_DEFAULT_PERCENT    10
+
+#define TS_SEARCH_TOOL_DEFAULT     "tool_search"
+#define TS_MAX_SEARCHES_DEFAULT    3
+#define TS_MAX_RESULTS_DEFAULT     10
+
+/* longest model name and tool name the policy matches */
+#define TS_NAME_MAX                512
+
+
+/* defaults of the list directives, NULL-terminated */
+extern const char *const  ts_default_client_search_tools[];
+extern const char *const  ts_default_unsupported_models[];
+extern const char *const  ts_default_first_party_hosts[];
+
+
+typedef struct {
+    int                     defer_mode;     /* ts_defer_mode_t */
+    unsigned                defer_percent;  /* 0..100, for auto */
+    const ts_match_list_t  *always_load;
+    const ts_match_list_t  *defer_tools;
+    const ts_match_list_t  *client_search_tools;
+    const ts_match_list_t  *unsupported_models;
+    const ts_match_list_t  *windows;        /* model patterns ... */
+    const unsigned long    *window_tokens;  /* ... and their windows */
+    int                     upstream_tool_reference;
+    int                     disable_betas;
+    int                     hosted_search;  /* ts_hosted_t */
+    int                     turn_boundary;
+
+    /* gateway-executed search */
+    int                     search;         /* ts_search_mode_t */
+    const char             *search_tool;    /* the search tool's name */
+    unsigned                max_searches;   /* per client request */
+    unsigned                max_results;    /* a query may ask up to */
+    int                     scoring;        /* ts_scoring_t */
+    const ts_match_list_t  *hint_names;     /* toolsearch_hint patterns */
+    const char *const      *hint_phrases;   /* ... and their phrases */
+} ts_policy_t;
+
+
+/* what the glue knows of a request besides its body */
+typedef struct {
+    const ts_policy_t      *policy;
+    int                     upstream;       /* resolved, never AUTO */
+    int                     defer_mode;     /* -1: the policy's */
+    unsigned                defer_percent;
+    const char             *betas;          /* all anthropic-beta lines */
+    size_t                  betas_len;
+
+    /* a gateway search loop's later calls */
+    const unsigned char    *loaded;         /* per tool: loaded by it */
+    const char             *tail;           /* turns after the messages */
+    size_t                  tail_len;
+
+    ts_index_mem_t         *index_mem;      /* memory the index may reuse */
+} ts_input_t;
+
+
+/* parses "off", "on", "auto" or "auto:N"; -1 when invalid */
+int ts_defer_mode_parse(const char *s, size_t len, unsigned *percent);
+
+/* the search tool's name and result cap; unset fields read as defaults */
+const char *ts_policy_search_tool(const ts_policy_t *p);
+unsigned ts_policy_max_results(const ts_policy_t *p);
+
+/* parses "auto", "hosted" or "gateway"; -1 when unknown */
+int ts_search_mode_parse(const char *s, size_t len);
+const char *ts_search_mode_name(int mode);
+
+/* parses a profile name; -1 when unknown */
+int ts_upstream_parse(const char *s, size_t len);
+
+const char *ts_defer_mode_name(int mode);
+const char *ts_upstream_name(int upstream);
+
+/* the tool-search beta value an upstream profile takes, or NULL */
+const char *ts_upstream_beta(int upstream, int tool_reference);
+
+/* the context window of a model, in tokens */
+unsigned long ts_policy_window(const ts_policy_t *p, const char *model,
+    size_t len, const char *betas, size_t betas_len);
+
+/*
+ * The estimate of characters per token: 2.5, the ratio toolsearch_defer
+ * auto counts its threshold in; the status page and $toolsearch_tokens_saved
+ * estimate tokens saved with it too.
+ */
+#define TS_CHARS_PER_TOKEN_NUM  5
+#define TS_CHARS_PER_TOKEN_DEN  2
+
+/* floor(floor(window * percent / 100) * 2.5) */
+size_t ts_policy_threshold_chars(unsigned long window, unsigned percent);
+
+/* the tokens that many characters are estimated at: floor(chars / 2.5) */
+unsigned long long ts_policy_tokens(unsigned long long chars);
+
+#endif /* TS_POLICY_H */

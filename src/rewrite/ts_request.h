@@ -1,0 +1,110 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * One request through the engine: index, decide, edit.
+ */
+
+#ifndef TS_REQUEST_H
+#define TS_REQUEST_H
+
+#include <stddef.h>
+
+#include "scan/ts_json.h"
+#include "rewrite/ts_edit.h"
+#include "messages/ts_names.h"
+#include "rewrite/ts_policy.h"
+
+
+/* what happened to a request; ts_decision_name() gives the word */
+typedef enum {
+    TS_DECISION_NONE = 0,
+    TS_DECISION_PASSTHROUGH,
+    TS_DECISION_MALFORMED,
+    TS_DECISION_TOO_DEEP,
+    TS_DECISION_DUPLICATE_KEY,
+    TS_DECISION_WRONG_TYPE,
+    TS_DECISION_LIMIT,
+    TS_DECISION_ERROR,
+    TS_DECISION_TOO_LARGE,
+    TS_DECISION_NOT_JSON,
+    TS_DECISION_ENCODED,
+    TS_DECISION_METHOD,
+    TS_DECISION_STANDARD_MODE,
+    TS_DECISION_KILL_SWITCH,
+    TS_DECISION_MODEL_UNSUPPORTED,
+    TS_DECISION_UPSTREAM_UNSUPPORTED,
+    TS_DECISION_NOTHING_TO_DEFER,
+    TS_DECISION_BELOW_THRESHOLD,
+    TS_DECISION_CLIENT_MANAGED,
+    TS_DECISION_DEFERRED_HOSTED,
+    TS_DECISION_DEFERRED_GATEWAY,
+    TS_DECISION_N
+} ts_decision_t;
+
+
+/* a deferrable tool the first user message names (ts_history_named) */
+#define TS_NAMED  2
+
+
+typedef struct {
+    ts_index_t      ix;
+    ts_edits_t      edits;
+    ts_decision_t   decision;
+
+    int             mode;           /* effective ts_defer_mode_t */
+    unsigned        percent;
+    int             upstream;
+    unsigned char  *defer;          /* per tool: deferred in the output */
+    unsigned char  *deferrable;     /* per tool: by the rules alone,
+                                       whatever history says; with
+                                       TS_NAMED, also named by the first
+                                       user message */
+    int             defer_rule;     /* ts_shape_t the names fit */
+    size_t          tools_deferred;
+    size_t          tools_deferrable;
+    size_t          defer_chars;    /* size of the deferrable tools */
+    size_t          threshold_chars;
+
+    /* hygiene */
+    int             stripped;       /* tool-search artifacts removed */
+    size_t          refs_converted; /* references turned into text */
+    size_t          refs_stale;     /* references to tools not loadable */
+    size_t          refs_kept;      /* references the upstream expands */
+    size_t          siblings_moved;
+    size_t          boundaries_added;
+    size_t          discovered;     /* tools history found or called */
+
+    /* gateway-executed search */
+    char           *own;            /* the body rq->ix indexes, if not
+                                       the caller's */
+    unsigned char  *loaded;         /* per tool: a search loaded it */
+    size_t          history_searches;   /* gateway searches in history */
+    int             load_refs;      /* found tools load as references */
+    ts_names_t      referenced;     /* tools sent with defer_loading */
+
+    /* the outgoing anthropic-beta header when betas_changed is set */
+    char           *betas;
+    int             betas_changed;
+} ts_request_t;
+
+
+/*
+ * Indexes the body and, with a policy in the input (may be NULL: index
+ * only), decides and records the edits.  The body must outlive rq.
+ */
+ts_decision_t ts_request_process(ts_request_t *rq, const ts_input_t *in,
+    const char *body, size_t len);
+
+/* 1 when the body must be replaced by the rendered output */
+int ts_request_changed(const ts_request_t *rq);
+size_t ts_request_size(const ts_request_t *rq);
+int ts_request_render(ts_request_t *rq, char *out);
+
+/* the output as pieces (ts_edits_pieces): kept ranges lie in the body */
+int ts_request_pieces(ts_request_t *rq, ts_pieces_t *it);
+
+void ts_request_free(ts_request_t *rq);
+
+const char *ts_decision_name(ts_decision_t d);
+
+#endif /* TS_REQUEST_H */
