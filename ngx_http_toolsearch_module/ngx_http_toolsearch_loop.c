@@ -16,6 +16,7 @@
 
 #include "ngx_http_toolsearch_module.h"
 #include "ngx_http_toolsearch_status.h"
+#include "ngx_http_toolsearch_betas.h"
 
 
 /* the most of a failed call's answer kept for the client's error */

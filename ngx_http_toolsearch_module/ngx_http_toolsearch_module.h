@@ -101,10 +101,6 @@ typedef struct {
 extern ngx_module_t  ngx_http_toolsearch_module;
 
 
-/* the request's anthropic-beta lines become one line with value */
-ngx_int_t ngx_http_toolsearch_set_betas(ngx_http_request_t *r,
-    const char *value, size_t len);
-
 /* a DEFERRED_GATEWAY request: the loop becomes its content handler */
 ngx_int_t ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
