@@ -13,8 +13,6 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 
-#include "rewrite/ts_match.h"
-
 
 /*
  * Logs "invalid value "V" in "D" directive, <reason>": every message of
@@ -33,29 +31,6 @@ char *ngx_http_toolsearch_conf_size(ngx_conf_t *cf, ngx_command_t *cmd,
 
 /* ngx_conf_set_num_slot within the ngx_conf_num_bounds_t of cmd->post */
 char *ngx_http_toolsearch_conf_num(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-
-/* an empty list of names and ~regexes, freed with the configuration */
-ts_match_list_t *ngx_http_toolsearch_list_create(ngx_conf_t *cf);
-
-/* a list directive: names and ~regexes, once per level */
-char *ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-
-/* toolsearch_defer off | on | auto | auto:N */
-char *ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-
-/* toolsearch_context_window <regex> <tokens> */
-char *ngx_http_toolsearch_window(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-
-/* toolsearch_tool_name <name> */
-char *ngx_http_toolsearch_tool_name(ngx_conf_t *cf, ngx_command_t *cmd,
-    void *conf);
-
-/* toolsearch_hint <name | ~regex> <phrase> */
-char *ngx_http_toolsearch_hint(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
 
