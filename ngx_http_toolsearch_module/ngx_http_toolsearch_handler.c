@@ -3,7 +3,7 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * The precontent phase handler: which requests go to the engine, the
- * body read in one buffer, the engine's run over it, and its report.
+ * body read in one buffer, and the engine's run over it.
  */
 
 
@@ -34,13 +34,12 @@ static void ngx_http_toolsearch_process(ngx_http_request_t *r,
 static ngx_int_t ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
     u_char *body, size_t len);
-static void ngx_http_toolsearch_report(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx);
 static void ngx_http_toolsearch_input(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf, ts_input_t *in);
 
 
-/* the proxy module's loc conf starts with its ngx_http_upstream_conf_t */
+/* found by name: nginx may be built without it, and a module naming
+ * its symbol would then not load */
 static ngx_module_t  *ngx_http_toolsearch_proxy_module;
 
 /*
@@ -90,7 +89,8 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
     if (d != TS_DECISION_NONE) {
         ctx->decision = d;
         ctx->status = NGX_DECLINED;
-        ngx_http_toolsearch_report(r, ctx);
+        ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
+                                         ctx->count);
         return NGX_DECLINED;
     }
 
@@ -283,7 +283,8 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     }
 
     ngx_http_toolsearch_process(r, ctx);
-    ngx_http_toolsearch_report(r, ctx);
+    ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
+                                     ctx->count);
 
     if (ctx->loop
         && ngx_http_toolsearch_loop_prepare(r, ctx) != NGX_OK)
@@ -320,8 +321,8 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     size = r->request_body ? ngx_http_toolsearch_body_size(
                                  r->request_body->bufs)
                            : 0;
-    ctx->bytes_in = (size_t) size;
-    ctx->bytes_out = (size_t) size;
+    ctx->count[TS_COUNTER_bytes_in] = (size_t) size;
+    ctx->count[TS_COUNTER_bytes_out] = (size_t) size;
 
     if (size > (off_t) tlcf->max_body_size) {
         ctx->decision = TS_DECISION_TOO_LARGE;
@@ -343,21 +344,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->percent = rq.percent;
     ctx->upstream = rq.upstream;
     ctx->defer_rule = rq.defer_rule;
-    ctx->tools_total = rq.ix.ntools;
-    ctx->tools_recalled = rq.ix.tools_recalled;
-    ctx->messages_recalled = rq.ix.messages_recalled;
-    ctx->tools_deferred = rq.tools_deferred;
-    ctx->defer_chars = rq.defer_chars;
-    ctx->threshold_chars = rq.threshold_chars;
-    ctx->refs_converted = rq.refs_converted;
-    ctx->refs_stale = rq.refs_stale;
-    ctx->siblings_moved = rq.siblings_moved;
-    ctx->boundaries_added = rq.boundaries_added;
-    ctx->discovered = rq.discovered;
-
-    if (ctx->decision >= TS_DECISION_STANDARD_MODE) {
-        ctx->hosted_searches = ngx_http_toolsearch_hosted_searches(&rq.ix);
-    }
+    ts_counters_from_request(ctx->count, &rq);
 
     if (ctx->decision == TS_DECISION_DEFERRED_GATEWAY
         && ngx_http_toolsearch_loop_create(r, ctx, &rq, &in, body, len)
@@ -371,7 +358,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
         ctx->loop = NULL;
 
     } else {
-        ctx->bytes_out = ts_request_size(&rq);
+        ctx->count[TS_COUNTER_bytes_out] = ts_request_size(&rq);
         ctx->changed = ts_request_changed(&rq) || rq.betas_changed;
     }
 
@@ -379,7 +366,8 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
 
     ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                    "toolsearch: %s, %uz bytes out",
-                   ts_decision_name(ctx->decision), ctx->bytes_out);
+                   ts_decision_name(ctx->decision),
+                   ctx->count[TS_COUNTER_bytes_out]);
 }
 
 
@@ -400,7 +388,17 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
 }
 
 
-/* profile "auto": the proxied host decides (proxy_pass with a host) */
+/*
+ * Profile "auto": the proxied host decides (proxy_pass with a host).
+ * nginx offers no public way to learn it before the content phase: the
+ * proxy module's $proxy_host is set by its content handler, which runs
+ * after this one, and the upstream module's list of upstreams does not
+ * say which location proxies to which.  So the host is read from the
+ * proxy module's location configuration, through the one part of it
+ * that every nginx upstream module lays out alike (proxy, fastcgi,
+ * uwsgi, scgi and grpc): its first member, the ngx_http_upstream_conf_t
+ * it hands to the upstream module.
+ */
 static int
 ngx_http_toolsearch_upstream_of(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf)
@@ -493,31 +491,6 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
 }
 
 
-/* the status zone's counters and the info log line */
-static void
-ngx_http_toolsearch_report(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
-{
-    ngx_http_toolsearch_report_t  rep;
-
-    rep.decision = ctx->decision;
-    rep.changed = ctx->changed;
-    rep.bytes_in = ctx->bytes_in;
-    rep.bytes_out = ctx->bytes_out;
-    rep.tools_total = ctx->tools_total;
-    rep.tools_recalled = ctx->tools_recalled;
-    rep.messages_recalled = ctx->messages_recalled;
-    rep.tools_deferred = ctx->tools_deferred;
-    rep.defer_chars = ctx->defer_chars;
-    rep.hosted_searches = ctx->hosted_searches;
-    rep.refs_converted = ctx->refs_converted;
-    rep.refs_stale = ctx->refs_stale;
-    rep.siblings_moved = ctx->siblings_moved;
-    rep.boundaries_added = ctx->boundaries_added;
-    rep.discovered = ctx->discovered;
-
-    ngx_http_toolsearch_stat_request(r, &rep);
-}
 
 
 ngx_int_t

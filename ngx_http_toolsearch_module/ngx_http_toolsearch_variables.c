@@ -3,7 +3,9 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * The $toolsearch_* variables: what the module decided for the
- * request, read from its context.
+ * request, read from its context.  One get handler serves them all: a
+ * variable's data names its kind (what it shows) and the kind's
+ * argument (for counters, the counter of ts_counters.h).
  */
 
 
@@ -17,148 +19,109 @@
 #include "rewrite/ts_shape.h"
 
 
-static ngx_int_t ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
+typedef enum {
+    NGX_HTTP_TOOLSEARCH_DECISION = 0,
+    NGX_HTTP_TOOLSEARCH_MODE,
+    NGX_HTTP_TOOLSEARCH_UPSTREAM,
+    NGX_HTTP_TOOLSEARCH_RULE,
+    NGX_HTTP_TOOLSEARCH_COUNT,
+    NGX_HTTP_TOOLSEARCH_TOKENS
+} ngx_http_toolsearch_var_e;
+
+
+/* a variable's data: its kind in the low byte, the kind's argument above */
+#define NGX_HTTP_TOOLSEARCH_KIND(data)  ((data) & 0xff)
+#define NGX_HTTP_TOOLSEARCH_ARG(data)   ((data) >> 8)
+
+
+/* the value of a variable with this data */
+typedef ngx_int_t (*ngx_http_toolsearch_value_pt)(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value);
+
+typedef struct {
+    ngx_http_toolsearch_value_pt   value;
+    ngx_uint_t                     policy;  /* found only once the
+                                               decision got as far as
+                                               the policy */
+} ngx_http_toolsearch_kind_t;
+
+
+static ngx_int_t ngx_http_toolsearch_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_toolsearch_rule_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data);
-static ngx_int_t ngx_http_toolsearch_tokens_saved_variable(
-    ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_toolsearch_word_value(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value);
+static ngx_int_t ngx_http_toolsearch_mode_value(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value);
+static ngx_int_t ngx_http_toolsearch_count_value(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value);
+
+
+/* by ngx_http_toolsearch_var_e */
+static ngx_http_toolsearch_kind_t  ngx_http_toolsearch_kinds[] = {
+    { ngx_http_toolsearch_word_value, 0 },
+    { ngx_http_toolsearch_mode_value, 1 },
+    { ngx_http_toolsearch_word_value, 1 },
+    { ngx_http_toolsearch_word_value, 1 },
+    { ngx_http_toolsearch_count_value, 0 },
+    { ngx_http_toolsearch_count_value, 0 }
+};
+
+
+#define NGX_HTTP_TOOLSEARCH_VAR(name, kind, arg)                          \
+    { ngx_string("toolsearch_" #name), NULL, ngx_http_toolsearch_variable, \
+      NGX_HTTP_TOOLSEARCH_##kind | (arg) << 8, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+/* the counters of ts_counters.h with a variable */
+#define NGX_HTTP_TOOLSEARCH_VAR_NOVAR(name)
+#define NGX_HTTP_TOOLSEARCH_VAR_VAR(name)                                 \
+    NGX_HTTP_TOOLSEARCH_VAR(name, COUNT, TS_COUNTER_##name)
+#define NGX_HTTP_TOOLSEARCH_COUNT_VAR(name, var, metric, when, log, from, \
+                                      expr, help)                         \
+    NGX_HTTP_TOOLSEARCH_VAR_##var(name)
+
+#define NGX_HTTP_TOOLSEARCH_TOKENS_VAR(name, counter, help)               \
+    NGX_HTTP_TOOLSEARCH_VAR(name, TOKENS, TS_COUNTER_##counter)
 
 
 static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
 
-    { ngx_string("toolsearch_decision"), NULL,
-      ngx_http_toolsearch_decision_variable, 0,
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    NGX_HTTP_TOOLSEARCH_VAR(decision, DECISION, 0)
+    NGX_HTTP_TOOLSEARCH_VAR(mode, MODE, 0)
+    NGX_HTTP_TOOLSEARCH_VAR(upstream, UPSTREAM, 0)
+    NGX_HTTP_TOOLSEARCH_VAR(defer_rule, RULE, 0)
 
-    { ngx_string("toolsearch_bytes_in"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, bytes_in),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_bytes_out"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, bytes_out),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_tools_total"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, tools_total),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_tools_recalled"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, tools_recalled),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_messages_recalled"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, messages_recalled),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_tools_deferred"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, tools_deferred),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_defer_chars"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, defer_chars),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_threshold_chars"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, threshold_chars),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_refs_converted"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, refs_converted),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_refs_stale"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, refs_stale),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_siblings_moved"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, siblings_moved),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_boundaries_added"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, boundaries_added),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_discovered"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, discovered),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_searches"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, searches),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_loaded"), NULL,
-      ngx_http_toolsearch_count_variable,
-      offsetof(ngx_http_toolsearch_ctx_t, loaded),
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_mode"), NULL,
-      ngx_http_toolsearch_mode_variable, 0,
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_upstream"), NULL,
-      ngx_http_toolsearch_upstream_variable, 0,
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_defer_rule"), NULL,
-      ngx_http_toolsearch_rule_variable, 0,
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
-
-    { ngx_string("toolsearch_tokens_saved"), NULL,
-      ngx_http_toolsearch_tokens_saved_variable, 0,
-      NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    TS_COUNTERS(NGX_HTTP_TOOLSEARCH_COUNT_VAR)
+    TS_COUNTERS_TOKENS(NGX_HTTP_TOOLSEARCH_TOKENS_VAR)
 
       ngx_http_null_variable
 };
 
 
-/* the request's ctx, or NULL with the variable not found; policy set:
- * only when the decision got as far as the policy */
-static ngx_http_toolsearch_ctx_t *
-ngx_http_toolsearch_var_ctx(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, ngx_uint_t policy)
+/* the main request's ctx: in a subrequest, the main request's values */
+static ngx_int_t
+ngx_http_toolsearch_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
 {
-    ngx_http_toolsearch_ctx_t  *ctx;
+    ngx_str_t                    value;
+    ngx_http_toolsearch_ctx_t   *ctx;
+    ngx_http_toolsearch_kind_t  *kind;
 
+    kind = &ngx_http_toolsearch_kinds[NGX_HTTP_TOOLSEARCH_KIND(data)];
     ctx = ngx_http_get_module_ctx(r->main, ngx_http_toolsearch_module);
 
     if (ctx == NULL
-        || (policy && ctx->decision < TS_DECISION_STANDARD_MODE))
+        || (kind->policy && ctx->decision < TS_DECISION_STANDARD_MODE))
     {
         v->not_found = 1;
-        return NULL;
+        return NGX_OK;
     }
 
-    return ctx;
-}
+    if (kind->value(r, ctx, data, &value) != NGX_OK) {
+        return NGX_ERROR;
+    }
 
-
-static ngx_int_t
-ngx_http_toolsearch_var_set(ngx_http_variable_value_t *v, u_char *data,
-    size_t len)
-{
-    v->data = data;
-    v->len = len;
+    v->data = value.data;
+    v->len = value.len;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;
@@ -167,155 +130,107 @@ ngx_http_toolsearch_var_set(ngx_http_variable_value_t *v, u_char *data,
 }
 
 
+/*
+ * The words: the decision; the upstream profile the request was handled
+ * as (a compatible upstream that forwards tool_reference is treated as
+ * Anthropic's API); the name shape that chose the deferred tools
+ * (rewrite/ts_shape.h).
+ */
 static ngx_int_t
-ngx_http_toolsearch_decision_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
+ngx_http_toolsearch_word_value(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value)
 {
-    const char                 *name;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    int                              upstream;
+    const char                      *word;
+    ngx_http_toolsearch_loc_conf_t  *tlcf;
 
-    ctx = ngx_http_toolsearch_var_ctx(r, v, 0);
-    if (ctx == NULL) {
-        return NGX_OK;
+    switch (NGX_HTTP_TOOLSEARCH_KIND(data)) {
+
+    case NGX_HTTP_TOOLSEARCH_DECISION:
+        word = ts_decision_name(ctx->decision);
+        break;
+
+    case NGX_HTTP_TOOLSEARCH_UPSTREAM:
+        upstream = ctx->upstream;
+        tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
+
+        if (upstream == TS_UPSTREAM_COMPATIBLE
+            && tlcf->upstream_tool_reference)
+        {
+            upstream = TS_UPSTREAM_ANTHROPIC;
+        }
+
+        word = ts_upstream_name(upstream);
+        break;
+
+    default: /* NGX_HTTP_TOOLSEARCH_RULE */
+        word = ts_shape_name(ctx->defer_rule);
     }
 
-    name = ts_decision_name(ctx->decision);
+    value->data = (u_char *) word;
+    value->len = ngx_strlen(word);
 
-    return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
+    return NGX_OK;
 }
 
 
-/* data is the offset of a size_t counter in the ctx */
+/* off, on, or auto:N */
 static ngx_int_t
-ngx_http_toolsearch_count_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
+ngx_http_toolsearch_mode_value(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value)
 {
-    u_char                     *p;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    const char  *name;
 
-    ctx = ngx_http_toolsearch_var_ctx(r, v, 0);
-    if (ctx == NULL) {
-        return NGX_OK;
-    }
-
-    p = ngx_pnalloc(r->pool, NGX_SIZE_T_LEN);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_toolsearch_var_set(v, p,
-               ngx_sprintf(p, "%uz", *(size_t *) ((char *) ctx + data)) - p);
-}
-
-
-static ngx_int_t
-ngx_http_toolsearch_mode_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    u_char                     *p, *last;
-    const char                 *name;
-    ngx_http_toolsearch_ctx_t  *ctx;
-
-    ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
-    if (ctx == NULL) {
-        return NGX_OK;
-    }
-
-    p = ngx_pnalloc(r->pool, sizeof("auto:100"));
-    if (p == NULL) {
+    value->data = ngx_pnalloc(r->pool, sizeof("auto:100"));
+    if (value->data == NULL) {
         return NGX_ERROR;
     }
 
     name = ts_defer_mode_name(ctx->mode);
 
     if (ctx->mode == TS_DEFER_AUTO) {
-        last = ngx_sprintf(p, "auto:%ui", (ngx_uint_t) ctx->percent);
+        value->len = ngx_sprintf(value->data, "auto:%ui",
+                                 (ngx_uint_t) ctx->percent)
+                     - value->data;
 
     } else {
-        last = ngx_cpymem(p, name, ngx_strlen(name));
+        value->len = ngx_cpymem(value->data, name, ngx_strlen(name))
+                     - value->data;
     }
 
-    return ngx_http_toolsearch_var_set(v, p, last - p);
-}
-
-
-static ngx_int_t
-ngx_http_toolsearch_upstream_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    int                              upstream;
-    const char                      *name;
-    ngx_http_toolsearch_ctx_t       *ctx;
-    ngx_http_toolsearch_loc_conf_t  *tlcf;
-
-    ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
-    if (ctx == NULL) {
-        return NGX_OK;
-    }
-
-    /*
-     * the profile the request was handled as: a compatible upstream that
-     * forwards tool_reference is treated as Anthropic's API
-     */
-    upstream = ctx->upstream;
-    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
-
-    if (upstream == TS_UPSTREAM_COMPATIBLE && tlcf->upstream_tool_reference) {
-        upstream = TS_UPSTREAM_ANTHROPIC;
-    }
-
-    name = ts_upstream_name(upstream);
-
-    return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
-}
-
-
-/* the name shape that chose the deferred tools (src/ts_shape.h) */
-static ngx_int_t
-ngx_http_toolsearch_rule_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
-{
-    const char                 *name;
-    ngx_http_toolsearch_ctx_t  *ctx;
-
-    ctx = ngx_http_toolsearch_var_ctx(r, v, 1);
-    if (ctx == NULL) {
-        return NGX_OK;
-    }
-
-    name = ts_shape_name(ctx->defer_rule);
-
-    return ngx_http_toolsearch_var_set(v, (u_char *) name, ngx_strlen(name));
+    return NGX_OK;
 }
 
 
 /*
- * The estimated tokens of the deferred definitions, as the status page's
- * toolsearch_tokens_saved_total counts them.
+ * A counter's value, or for TOKENS the estimated tokens of a counter's
+ * bytes when the zone adds them (for tokens_saved: of the deferred
+ * definitions), as the status page's metric of the same name counts
+ * them.
  */
 static ngx_int_t
-ngx_http_toolsearch_tokens_saved_variable(ngx_http_request_t *r,
-    ngx_http_variable_value_t *v, uintptr_t data)
+ngx_http_toolsearch_count_value(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *ctx, uintptr_t data, ngx_str_t *value)
 {
-    u_char                     *p;
-    size_t                      chars;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    uint64_t    n;
+    ngx_uint_t  counter;
 
-    ctx = ngx_http_toolsearch_var_ctx(r, v, 0);
-    if (ctx == NULL) {
-        return NGX_OK;
+    counter = NGX_HTTP_TOOLSEARCH_ARG(data);
+    n = ctx->count[counter];
+
+    if (NGX_HTTP_TOOLSEARCH_KIND(data) == NGX_HTTP_TOOLSEARCH_TOKENS) {
+        n = ngx_http_toolsearch_counted(ctx->decision, counter)
+            ? ts_policy_tokens(n) : 0;
     }
 
-    chars = ngx_http_toolsearch_deferred(ctx->decision) ? ctx->defer_chars
-                                                          : 0;
-
-    p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
-    if (p == NULL) {
+    value->data = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+    if (value->data == NULL) {
         return NGX_ERROR;
     }
 
-    return ngx_http_toolsearch_var_set(v, p,
-               ngx_sprintf(p, "%uL", (uint64_t) ts_policy_tokens(chars)) - p);
+    value->len = ngx_sprintf(value->data, "%uL", n) - value->data;
+
+    return NGX_OK;
 }
 
 
@@ -336,4 +251,3 @@ ngx_http_toolsearch_add_variables(ngx_conf_t *cf)
 
     return NGX_OK;
 }
-
