@@ -96,8 +96,8 @@ typedef struct {
 } ngx_http_toolsearch_format_t;
 
 
-static void ngx_http_toolsearch_stat_add(ngx_http_request_t *r,
-    ngx_uint_t counter, ngx_atomic_int_t n);
+static void ngx_http_toolsearch_stat_add(ngx_atomic_t *c, size_t *count,
+    ngx_uint_t when, ts_decision_t decision);
 static void ngx_http_toolsearch_log_request(ngx_http_request_t *r,
     ts_decision_t decision, ngx_uint_t changed, size_t *count);
 static ngx_int_t ngx_http_toolsearch_zone_name(ngx_str_t *name);
@@ -208,21 +208,6 @@ ngx_http_toolsearch_counters(ngx_http_request_t *r, ngx_str_t **name)
 }
 
 
-/* adds n to a counter; a no-op without toolsearch_zone */
-static void
-ngx_http_toolsearch_stat_add(ngx_http_request_t *r, ngx_uint_t counter,
-    ngx_atomic_int_t n)
-{
-    ngx_atomic_t  *c;
-
-    c = ngx_http_toolsearch_counters(r, NULL);
-
-    if (c != NULL && n != 0 && counter < NGX_HTTP_TOOLSEARCH_STAT_N) {
-        (void) ngx_atomic_fetch_add(&c[counter], n);
-    }
-}
-
-
 /* tools count as deferred only when the body really defers them */
 static ngx_uint_t
 ngx_http_toolsearch_deferred(ts_decision_t decision)
@@ -232,19 +217,41 @@ ngx_http_toolsearch_deferred(ts_decision_t decision)
 }
 
 
+/* whether the zone adds a counter at this point (when) of the request */
+static ngx_uint_t
+ngx_http_toolsearch_adds(ngx_uint_t counter, ngx_uint_t when,
+    ts_decision_t decision)
+{
+    ngx_uint_t  w;
+
+    w = ngx_http_toolsearch_metrics[counter].when;
+
+    return w == when
+           || (w == NGX_HTTP_TOOLSEARCH_ADD_DEFERRED
+               && when == NGX_HTTP_TOOLSEARCH_ADD_ANALYSED
+               && ngx_http_toolsearch_deferred(decision));
+}
+
+
 ngx_uint_t
 ngx_http_toolsearch_counted(ts_decision_t decision, ts_counter_t counter)
 {
-    switch (ngx_http_toolsearch_metrics[counter].when) {
+    return ngx_http_toolsearch_adds(counter, NGX_HTTP_TOOLSEARCH_ADD_ANALYSED,
+                                    decision);
+}
 
-    case NGX_HTTP_TOOLSEARCH_ADD_ANALYSED:
-        return 1;
 
-    case NGX_HTTP_TOOLSEARCH_ADD_DEFERRED:
-        return ngx_http_toolsearch_deferred(decision);
+/* adds the counters due at this point (when) to the zone's */
+static void
+ngx_http_toolsearch_stat_add(ngx_atomic_t *c, size_t *count,
+    ngx_uint_t when, ts_decision_t decision)
+{
+    ngx_uint_t  i;
 
-    default:
-        return 0;
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        if (count[i] != 0 && ngx_http_toolsearch_adds(i, when, decision)) {
+            (void) ngx_atomic_fetch_add(&c[i], count[i]);
+        }
     }
 }
 
@@ -257,22 +264,24 @@ void
 ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
     ts_decision_t decision, ngx_uint_t changed, size_t *count)
 {
-    ngx_uint_t  i;
-
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_DECISION
-                                    + decision, 1);
-
-    if (!changed) {
-        ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_UNCHANGED
-                                        + decision, 1);
-    }
+    ngx_atomic_t  *c;
 
     count[TS_COUNTER_internal_errors] = (decision == TS_DECISION_ERROR);
 
-    for (i = 0; i < TS_COUNTER_N; i++) {
-        if (ngx_http_toolsearch_counted(decision, i)) {
-            ngx_http_toolsearch_stat_add(r, i, count[i]);
+    c = ngx_http_toolsearch_counters(r, NULL);
+
+    if (c != NULL) {
+        (void) ngx_atomic_fetch_add(&c[NGX_HTTP_TOOLSEARCH_STAT_DECISION
+                                       + decision], 1);
+
+        if (!changed) {
+            (void) ngx_atomic_fetch_add(&c[NGX_HTTP_TOOLSEARCH_STAT_UNCHANGED
+                                           + decision], 1);
         }
+
+        ngx_http_toolsearch_stat_add(c, count,
+                                     NGX_HTTP_TOOLSEARCH_ADD_ANALYSED,
+                                     decision);
     }
 
     if (r->connection->log->log_level >= NGX_LOG_INFO) {
@@ -284,14 +293,13 @@ ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
 void
 ngx_http_toolsearch_stat_loop(ngx_http_request_t *r, size_t *count)
 {
-    ngx_uint_t  i;
+    ngx_atomic_t  *c;
 
-    for (i = 0; i < TS_COUNTER_N; i++) {
-        if (ngx_http_toolsearch_metrics[i].when
-            == NGX_HTTP_TOOLSEARCH_ADD_LOOP)
-        {
-            ngx_http_toolsearch_stat_add(r, i, count[i]);
-        }
+    c = ngx_http_toolsearch_counters(r, NULL);
+
+    if (c != NULL) {
+        ngx_http_toolsearch_stat_add(c, count, NGX_HTTP_TOOLSEARCH_ADD_LOOP,
+                                     TS_DECISION_DEFERRED_GATEWAY);
     }
 }
 
