@@ -37,7 +37,8 @@ typedef struct ts_recalled_s  ts_recalled_t;
 struct ts_recalled_s {
     ts_recalled_t  *prev;           /* the more recently used */
     ts_recalled_t  *next;
-    uint64_t        hash;
+    uint64_t        hash;           /* of the bytes */
+    uint64_t        sample;         /* of spans of them: candidates */
     size_t          len;            /* bytes of the array */
     size_t          n;              /* items */
     size_t          size;           /* bytes the entry holds */
@@ -57,6 +58,8 @@ typedef struct {
     size_t          n;
     size_t          used;           /* bytes the entries hold */
     size_t          size;           /* bytes at most; 0: none kept */
+    size_t          split;          /* where a lookup last saw the bytes
+                                       differ from an array's */
     int             same_hash;      /* tests: every array hashes the
                                        same, so bytes alone tell them
                                        apart */
@@ -65,10 +68,11 @@ typedef struct {
 
 /*
  * The remembered array whose bytes start at p, with avail bytes there,
- * made the most recent; NULL when none is.  A hash over p's bytes picks
- * the candidates; memcmp confirms.
+ * made the most recent; NULL when none is.  A hash of a few spans of
+ * p's bytes picks the candidates, memcmp confirms; where arrays share
+ * that hash, a hash of the bytes whole picks among them.
  */
-const ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
+ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
     size_t avail);
 
 /*

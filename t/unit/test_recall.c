@@ -275,10 +275,11 @@ test_recall_collisions(void)
         "{\"tools\":[{\"name\":\"a\"}              ],\"messages\":[]}",
     };
     static const long   ntools[] = { 2, 1, 2, 1 };
+    static const char  *names = "pqrs";
     ts_index_mem_t      mem;
-    tst_sets_t          s;
     size_t              i;
     int                 round, k;
+    char                one[4][64];
 
     memset(&mem, 0, sizeof(mem));
     mem.tools.size = TS_RECALL_SIZE;
@@ -292,22 +293,61 @@ test_recall_collisions(void)
         }
     }
 
-    /* the recorded request's tool sets, of one length, newest first */
-    CHECK(tst_sets_load(&s, 0) == 0);
-
+    /*
+     * Arrays of one tool, of one length, too short for spans: each
+     * compared whole.  Read in turn, kept newest first.
+     */
     for (k = 0; k < 4; k++) {
-        CHECK(tst_set_recalled(&mem, &s, k) == 0);
+        snprintf(one[k], sizeof(one[k]),
+                 "{\"tools\":[{\"name\":\"%c\"}],\"messages\":[]}", names[k]);
+        CHECK(tst_recalled(&mem, one[k], strlen(one[k])) == 0);
     }
 
     /* the most recent; then 2, after the most recent, 3 */
-    CHECK(tst_set_recalled(&mem, &s, 3) == s.all);
-    CHECK(tst_set_recalled(&mem, &s, 2) == s.all);
+    CHECK(tst_recalled(&mem, one[3], strlen(one[3])) == 1);
+    CHECK(tst_recalled(&mem, one[2], strlen(one[2])) == 1);
 
     /* 1 after 3 compared in vain; 0 after 3 and 2: read, kept again */
-    CHECK(tst_set_recalled(&mem, &s, 1) == s.all);
-    CHECK(tst_set_recalled(&mem, &s, 0) == 0);
+    CHECK(tst_recalled(&mem, one[1], strlen(one[1])) == 1);
+    CHECK(tst_recalled(&mem, one[0], strlen(one[0])) == 0);
     CHECK(mem.tools.n == 9);
-    CHECK(tst_set_recalled(&mem, &s, 0) == s.all);
+    CHECK(tst_recalled(&mem, one[0], strlen(one[0])) == 1);
+
+    ts_index_mem_free(&mem);
+}
+
+
+/*
+ * Every array hashes the same, and the recorded request's tool sets,
+ * of one length, differ in one place: the window where the last lookup
+ * saw two of them differ turns the others away without a memcmp, so
+ * each is recalled whatever the order, none compared in vain.
+ */
+static void
+test_recall_window(void)
+{
+    ts_index_mem_t  mem;
+    tst_sets_t      s;
+    int             k, round;
+
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = TS_RECALL_SIZE;
+    mem.tools.same_hash = 1;
+    CHECK(tst_sets_load(&s, 0) == 0);
+
+    for (k = 0; k < TST_SETS; k++) {
+        CHECK(tst_set_recalled(&mem, &s, k) == 0);
+    }
+
+    for (round = 0; round < 2; round++) {
+        for (k = 0; k < TST_SETS; k++) {
+            tst_note("round %d set %d", round, k);
+            CHECK(tst_set_recalled(&mem, &s, round ? TST_SETS - 1 - k : k)
+                  == s.all);
+        }
+    }
+
+    CHECK(mem.tools.n == TST_SETS);
 
     tst_sets_free(&s);
     ts_index_mem_free(&mem);
@@ -322,5 +362,7 @@ const tst_case_t  tst_recall_tests[] = {
     { "recall: bounded in bytes and in arrays", test_recall_bound },
     { "recall: arrays of one hash told apart by their bytes",
       test_recall_collisions },
+    { "recall: a team's arrays told apart where they differ",
+      test_recall_window },
     { NULL, NULL }
 };
