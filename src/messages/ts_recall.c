@@ -316,7 +316,48 @@ ts_recall_evict(ts_recall_t *rc, ts_recalled_t *e)
 
     ts_recall_unlink(rc, e);
     rc->used -= e->size;
+
+    if (e->memo != NULL) {
+        e->memo->free(e->memo);
+    }
+
     free(e);
+}
+
+
+/* e without its memo */
+static void
+ts_recall_forget_memo(ts_recall_t *rc, ts_recalled_t *e)
+{
+    if (e->memo != NULL) {
+        rc->used -= e->memo->size;
+        e->size -= e->memo->size;
+        e->memo->free(e->memo);
+        e->memo = NULL;
+    }
+}
+
+
+int
+ts_recall_keep(ts_recall_t *rc, ts_recalled_t *e, ts_recall_memo_t *memo)
+{
+    ts_recall_forget_memo(rc, e);
+
+    /* the arrays used less recently than e go first */
+    while (rc->used + memo->size > rc->size && rc->lru != e) {
+        ts_recall_evict(rc, rc->lru);
+    }
+
+    if (rc->used + memo->size > rc->size) {
+        memo->free(memo);
+        return -1;
+    }
+
+    e->memo = memo;
+    e->size += memo->size;
+    rc->used += memo->size;
+
+    return 0;
 }
 
 
@@ -457,6 +498,7 @@ ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
     e->len = len;
     e->n = n;
     e->size = size;
+    e->memo = NULL;
     e->items = items_copy;
     e->bytes = bytes_copy;
 

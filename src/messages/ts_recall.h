@@ -28,7 +28,19 @@
 #define TS_RECALL_MAX_COMPARES  2
 
 
-typedef struct ts_recalled_s  ts_recalled_t;
+typedef struct ts_recalled_s     ts_recalled_t;
+typedef struct ts_recall_memo_s  ts_recall_memo_t;
+
+
+/*
+ * What a later step derived from an array's bytes alone (and from what
+ * it keys itself on), kept with the array: its first member.  Its bytes
+ * count within the memory's bound; it is freed with the array.
+ */
+struct ts_recall_memo_s {
+    void          (*free)(ts_recall_memo_t *m);
+    size_t          size;           /* bytes it holds */
+};
 
 /*
  * One array: its bytes, and its items with offsets from the array's
@@ -44,6 +56,7 @@ struct ts_recalled_s {
     size_t          size;           /* bytes the entry holds */
     const void     *items;
     const char     *bytes;
+    ts_recall_memo_t  *memo;        /* or NULL */
 };
 
 
@@ -84,6 +97,13 @@ ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
  */
 void *ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
     const void *items, size_t n, size_t item_size);
+
+/*
+ * Keeps memo with e, the most recent array, in place of the one it had,
+ * evicting other arrays to stay within size.  -1, memo freed, when e
+ * with it cannot fit.
+ */
+int ts_recall_keep(ts_recall_t *rc, ts_recalled_t *e, ts_recall_memo_t *memo);
 
 /* evicts the least recently used arrays until the entries fit in size */
 void ts_recall_trim(ts_recall_t *rc);
