@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tst.h"
+#include "tpol.h"
 
 
 #define TST_SETS  8
@@ -354,6 +355,126 @@ test_recall_window(void)
 }
 
 
+/* the output of the recorded request under t, through memory mem */
+static char *
+tst_output(tpol_t *t, ts_index_mem_t *mem, const tst_doc_t *d,
+    ts_decision_t want, size_t *len)
+{
+    ts_input_t     in;
+    ts_request_t   rq;
+    char          *out;
+
+    in = t->in;
+    in.index_mem = mem;
+    CHECK(ts_request_process(&rq, &in, d->buf, d->len) == want);
+    *len = ts_request_size(&rq);
+    out = tst_alloc(*len + 1);
+    CHECK(ts_request_render(&rq, out) == 0);
+    ts_request_free(&rq);
+
+    return out;
+}
+
+
+/* 1 when the output through mem is the output read whole, want */
+static int
+tst_same_output(tpol_t *t, ts_index_mem_t *mem, const tst_doc_t *d,
+    ts_decision_t decision, const char *want, size_t want_len)
+{
+    char    *out;
+    size_t   len;
+    int      same;
+
+    out = tst_output(t, mem, d, decision, &len);
+    same = len == want_len && memcmp(out, want, len) == 0;
+    free(out);
+
+    return same;
+}
+
+
+/* bytes the memory's entries hold, their facts included */
+static size_t
+tst_used(const ts_recall_t *rc)
+{
+    const ts_recalled_t  *e;
+    size_t                n;
+
+    n = 0;
+
+    for (e = rc->mru; e != NULL; e = e->next) {
+        n += e->size;
+    }
+
+    return n;
+}
+
+
+/*
+ * What the rules say of a recalled array's tools is kept with it, made
+ * once per policy lists: the outputs through the memory are those read
+ * whole, under one policy (deferral), another that keeps MCP tools
+ * loaded (nothing to defer), and the first again; the facts count
+ * within the bound, and a memory that can hold the array but not its
+ * facts gives the same outputs without them.
+ */
+static void
+test_recall_facts(void)
+{
+    ts_index_mem_t  mem;
+    tst_doc_t       d;
+    tpol_t          a, b;
+    char           *want_a, *want_b;
+    size_t          len_a, len_b;
+    int             i;
+
+    CHECK(tst_doc_load(&d, TST_BIG) == 0);
+    tpol_init(&a);
+    tpol_init(&b);
+    tpol_add(&b.always_load, "~^mcp__");
+
+    want_a = tst_output(&a, NULL, &d, TS_DECISION_DEFERRED_HOSTED, &len_a);
+    want_b = tst_output(&b, NULL, &d, TS_DECISION_NOTHING_TO_DEFER, &len_b);
+    CHECK(len_a != len_b);
+
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = TS_RECALL_SIZE;
+
+    for (i = 0; i < 2; i++) {
+        tst_note("round %d", i);
+        CHECK(tst_same_output(&a, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                              want_a, len_a));
+        CHECK(mem.tools.n == 1 && mem.tools.mru->memo != NULL);
+        CHECK(tst_same_output(&b, &mem, &d, TS_DECISION_NOTHING_TO_DEFER,
+                              want_b, len_b));
+        CHECK(mem.tools.n == 1 && mem.tools.mru->memo != NULL);
+    }
+
+    CHECK(mem.tools.used == tst_used(&mem.tools));
+    CHECK(mem.tools.used == tst_entry_size(&d)
+                            + mem.tools.mru->memo->size);
+    ts_index_mem_free(&mem);
+
+    /* room for the array alone */
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = tst_entry_size(&d);
+
+    for (i = 0; i < 2; i++) {
+        CHECK(tst_same_output(&a, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                              want_a, len_a));
+        CHECK(mem.tools.n == 1 && mem.tools.mru->memo == NULL);
+        CHECK(mem.tools.used == tst_entry_size(&d));
+    }
+
+    ts_index_mem_free(&mem);
+    free(want_a);
+    free(want_b);
+    tpol_free(&a);
+    tpol_free(&b);
+    tst_doc_free(&d);
+}
+
+
 const tst_case_t  tst_recall_tests[] = {
     { "recall: many tools arrays, each recalled by its bytes",
       test_recall_many },
@@ -364,5 +485,7 @@ const tst_case_t  tst_recall_tests[] = {
       test_recall_collisions },
     { "recall: a team's arrays told apart where they differ",
       test_recall_window },
+    { "recall: what the rules say of an array's tools kept with it",
+      test_recall_facts },
     { NULL, NULL }
 };
