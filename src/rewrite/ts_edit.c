@@ -137,6 +137,22 @@ ts_edit_cmp(const void *a, const void *b)
 }
 
 
+/* 1 when the edits are in order already, as a deferral adds them */
+static int
+ts_edits_sorted(const ts_edits_t *e)
+{
+    size_t  i;
+
+    for (i = 1; i < e->n; i++) {
+        if (ts_edit_cmp(&e->edits[i - 1], &e->edits[i]) > 0) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 int
 ts_edits_pieces(ts_edits_t *e, const char *in, size_t inlen,
     ts_pieces_t *it)
@@ -149,7 +165,7 @@ ts_edits_pieces(ts_edits_t *e, const char *in, size_t inlen,
     }
 
     /* qsort() and memcpy() take no NULL, even for zero items */
-    if (e->n > 1) {
+    if (e->n > 1 && !ts_edits_sorted(e)) {
         qsort(e->edits, e->n, sizeof(ts_edit_t), ts_edit_cmp);
     }
 
