@@ -18,12 +18,18 @@ the body.  Per workload, the three run in turn in 1-s slices, ROUNDS of
 each after a warm-up; req/s and the worker's CPU per request are the
 medians of the slices.
 
+The same workloads in process (build/bench_sessions: the bodies in the
+same order through what the glue does, in memory kept as a worker's):
+µs a request, and under callgrind the instructions a request, which
+other work on the machine cannot disturb.
+
 Writes the "sessions" section of docs/benchmarks.md.
 """
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,6 +64,10 @@ FORGET = """
     }
 """
 LOCATIONS = ("plain", "module", "forget")
+# timed passes over a workload's bodies in process
+ENGINE_PASSES = 20
+# what the wrk script's headers tell the engine
+ENGINE_ARGS = ["--beta", proxy_bench.HEADERS["anthropic-beta"]]
 
 
 def session_body(base, tool_set, session):
@@ -154,6 +164,33 @@ def workload(gw, bodies):
     return res
 
 
+def bench_sessions(bodies, passes, valgrind=False):
+    """build/bench_sessions over the list; its JSON, or under callgrind
+    the instructions it ran"""
+    cmd = [os.path.join(ROOT, "build", "bench_sessions"), bodies,
+           str(passes)] + ENGINE_ARGS
+    if valgrind:
+        cmd = ["valgrind", "--tool=callgrind",
+               "--callgrind-out-file=/dev/null"] + cmd
+    run = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                         timeout=1800)
+    if valgrind:
+        return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+    return json.loads(run.stdout)
+
+
+def engine(bodies):
+    """in process: µs a request (median of the passes) and instructions
+    a request (one pass more under callgrind, per body; None without
+    valgrind)"""
+    out = bench_sessions(bodies, ENGINE_PASSES)
+    instr = None
+    if shutil.which("valgrind"):
+        one, two = (bench_sessions(bodies, n, valgrind=True) for n in (1, 2))
+        instr = (two - one) / out["bodies"]
+    return out["us"], instr
+
+
 def measure(tmp):
     paths = write_bodies(tmp)
     sink = Gateway(free_port(), server=proxy_bench.SINK,
@@ -167,12 +204,15 @@ def measure(tmp):
         for _ in range(WARMUP):
             for loc in LOCATIONS:
                 wrk(gw, loc, first)
-        return [(sets, sessions,
-                 workload(gw, manifest(tmp, paths, sets, sessions)))
-                for sets, sessions in WORKLOADS]
+        results = [(sets, sessions,
+                    workload(gw, manifest(tmp, paths, sets, sessions)))
+                   for sets, sessions in WORKLOADS]
     finally:
         gw.remove()
         sink.remove()
+    for sets, sessions, r in results:
+        r["engine"] = engine(manifest(tmp, paths, sets, sessions))
+    return results
 
 
 def section(results):
@@ -197,20 +237,27 @@ def section(results):
         "req/s ÷ plain's, *range* the lowest and highest module ÷ plain "
         "ratio of a round's slices. *tools recalled*: of the tools "
         "`/module/` saw, the share taken from the worker's memory "
-        "(`tools_recalled` ÷ `tools_seen` of the status page)."
-        % (CONNECTIONS, SECONDS, ROUNDS, WARMUP), "",
+        "(`tools_recalled` ÷ `tools_seen` of the status page). *engine*: "
+        "the same bodies in the same order in process "
+        "(build/bench_sessions, what the glue does, in memory kept as a "
+        "worker's, every array read once before): µs a request, median "
+        "of %d passes, and instructions a request, one pass more under "
+        "callgrind (exact: other work on the machine does not change it)."
+        % (CONNECTIONS, SECONDS, ROUNDS, WARMUP, ENGINE_PASSES), "",
         "| tool sets × sessions | plain req/s | module req/s | × plain "
         "| range | recall off × plain | plain CPU µs/request "
         "| module CPU − plain µs | recall off CPU − plain µs "
-        "| tools recalled |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
+        "| tools recalled | engine µs/request | engine instructions/request |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for sets, sessions, r in results:
         p, m, f = r["plain"], r["module"], r["forget"]
+        us, instr = r["engine"]
         lines.append("| %d × %d | %.0f | %.0f | %.2f× | %.2f–%.2f "
-                     "| %.2f× | %.0f | %.0f | %.0f | %.0f %% |"
+                     "| %.2f× | %.0f | %.0f | %.0f | %.0f %% | %.1f | %s |"
                      % (sets, sessions, p[0], m[0], m[0] / p[0],
                         r["ratios"][0], r["ratios"][-1], f[0] / p[0], p[1],
-                        m[1] - p[1], f[1] - p[1], 100 * r["recalled"]))
+                        m[1] - p[1], f[1] - p[1], 100 * r["recalled"], us,
+                        "%.0f" % instr if instr is not None else "—"))
     goal = [r for s, n, r in results if (s, n) == GOAL][0]
     ok = goal["module"][0] / goal["plain"][0] >= 0.8
     lines += ["", "Goal (issue 26): module ≥ 0.8 × plain req/s on %d tool "
