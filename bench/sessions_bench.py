@@ -38,6 +38,7 @@ import urllib.request
 import corpus
 import proxy_bench
 import report                       # puts t/ on the path
+import search_bench
 from gateway import Gateway, free_port     # noqa: E402
 
 ROUNDS = 7
@@ -191,15 +192,32 @@ def engine(bodies):
     return out["us"], instr
 
 
+def steady_heap_gateways():
+    """the upstream and the gateway, their heaps as a busy worker's:
+    plain nginx mallocs each body's buffer (161 KB, above glibc's mmap
+    threshold) and, until the worker's heap has grown, gives it back to
+    the kernel after every request, some 23 page faults a request, which
+    made plain's first workload run slow (the module reads bodies into
+    blocks the worker keeps)"""
+    saved = dict(os.environ)
+    os.environ.update(search_bench.WARM)
+    try:
+        sink = Gateway(free_port(), server=proxy_bench.SINK,
+                       log_level="warn").start()
+        gw = Gateway(sink.port, http=ZONE,
+                     server=proxy_bench.GATEWAY + FORGET,
+                     log_level="warn").start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return sink, gw
+
+
 def measure(tmp):
     paths = write_bodies(tmp)
-    sink = Gateway(free_port(), server=proxy_bench.SINK,
-                   log_level="warn").start()
-    gw = Gateway(sink.port, http=ZONE,
-                 server=proxy_bench.GATEWAY + FORGET,
-                 log_level="warn").start()
+    sink, gw = steady_heap_gateways()
     try:
-        # the first seconds of a fresh nginx run slower (plain's most)
+        # connections, the module's memory
         first = manifest(tmp, paths, *WORKLOADS[0])
         for _ in range(WARMUP):
             for loc in LOCATIONS:
@@ -230,7 +248,12 @@ def section(results):
         "`toolsearch_recall_tools 16m`) and `/forget/` (the same with "
         "`toolsearch_recall off`: every array read whole, as a worker "
         "that remembers nothing), to an upstream nginx that discards the "
-        "body. The three run in turn in %d-s slices, %d of each after a "
+        "body; both nginx run with glibc's mmap and trim thresholds raised "
+        "(`MALLOC_MMAP_THRESHOLD_=64m`, `MALLOC_TRIM_THRESHOLD_=128m`), as "
+        "a busy worker's heap is: else plain nginx, which mallocs each "
+        "body's buffer, pays some 23 page faults a request until its heap "
+        "has grown, whatever ran before (the module reads bodies into "
+        "blocks the worker keeps). The three run in turn in %d-s slices, %d of each after a "
         "warm-up (%d slices of each before the first workload, one before "
         "every workload); req/s and CPU (the worker's user + system time per "
         "request) are medians of the slices. *× plain* is module's median "

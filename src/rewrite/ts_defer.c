@@ -383,6 +383,14 @@ ts_defer_apply(ts_request_t *rq, const ts_input_t *in)
 
     ix = &rq->ix;
 
+    /* a flag per deferred tool, the cache breakpoint, the search tool */
+    if (ts_edits_reserve(&rq->edits, rq->tools_deferred + 3,
+                         rq->tools_deferred * (sizeof(flag) - 1) + 256)
+        != 0)
+    {
+        return -1;
+    }
+
     for (i = 0; i < ix->ntools; i++) {
         if (rq->defer[i]
             && ts_edit_replace(&rq->edits, ts_tool_close(&ix->tools[i]), 0,
