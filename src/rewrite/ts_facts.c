@@ -252,6 +252,16 @@ ts_facts_memo_free(ts_recall_memo_t *m)
 }
 
 
+/* the lists of p the facts depend on, in the facts' order */
+static void
+ts_facts_lists(const ts_policy_t *p, const ts_match_list_t **lists)
+{
+    lists[0] = p->always_load;
+    lists[1] = p->defer_tools;
+    lists[2] = p->client_search_tools;
+}
+
+
 /* facts of ix's tools under p, their names in buf (ts_facts_tools) */
 static ts_facts_t *
 ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
@@ -259,7 +269,7 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
 {
     ts_facts_t  *f;
     const char  *tool;
-    size_t       n;
+    size_t       n, i;
 
     tool = ts_policy_search_tool(p);
     n = strlen(tool) + 1;
@@ -272,9 +282,12 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
     ts_names_init(&f->names);
     f->memo.free = ts_facts_memo_free;
     f->memo.size = sizeof(ts_facts_t) + n;
-    f->always_load = p->always_load;
-    f->defer_tools = p->defer_tools;
-    f->client_search_tools = p->client_search_tools;
+    ts_facts_lists(p, f->lists);
+
+    for (i = 0; i < TS_FACT_LISTS; i++) {
+        f->serials[i] = f->lists[i] ? f->lists[i]->serial : 0;
+    }
+
     f->own_search = p->search != TS_SEARCH_HOSTED;
     f->ntools = ix->ntools;
     f->flags = malloc(ix->ntools ? ix->ntools : 1);
@@ -298,10 +311,20 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
 static int
 ts_facts_fit(const ts_facts_t *f, const ts_policy_t *p)
 {
-    return f->always_load == p->always_load
-           && f->defer_tools == p->defer_tools
-           && f->client_search_tools == p->client_search_tools
-           && f->own_search == (p->search != TS_SEARCH_HOSTED)
+    const ts_match_list_t  *lists[TS_FACT_LISTS];
+    size_t                  i;
+
+    ts_facts_lists(p, lists);
+
+    for (i = 0; i < TS_FACT_LISTS; i++) {
+        if (lists[i] != f->lists[i]
+            || (lists[i] != NULL && lists[i]->serial != f->serials[i]))
+        {
+            return 0;
+        }
+    }
+
+    return f->own_search == (p->search != TS_SEARCH_HOSTED)
            && strcmp(f->search_tool, ts_policy_search_tool(p)) == 0;
 }
 

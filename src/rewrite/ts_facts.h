@@ -28,14 +28,20 @@
  */
 #define TS_FACT_ELIGIBLE    2
 
+/* the policy's lists the facts depend on: always-load, defer, search */
+#define TS_FACT_LISTS       3
+
 
 typedef struct {
     ts_recall_memo_t        memo;       /* first: kept with the array */
 
-    /* what of the policy the facts depend on */
-    const ts_match_list_t  *always_load;
-    const ts_match_list_t  *defer_tools;
-    const ts_match_list_t  *client_search_tools;
+    /*
+     * What of the policy the facts depend on: the lists by address and
+     * serial (a list freed with its configuration and another made at
+     * its address are told apart), the search tool by its name.
+     */
+    const ts_match_list_t  *lists[TS_FACT_LISTS];
+    unsigned long           serials[TS_FACT_LISTS];
     int                     own_search; /* the search tool's name counts */
     char                   *search_tool;
 

@@ -414,8 +414,8 @@ tst_used(const ts_recall_t *rc)
  * What the rules say of a recalled array's tools is kept with it, made
  * once per policy lists: the outputs through the memory are those read
  * whole, under one policy (deferral), another that keeps MCP tools
- * loaded (nothing to defer), and the first again; the facts count
- * within the bound, and a memory that can hold the array but not its
+ * loaded (nothing to defer), and the first again, then other lists at
+ * the addresses of the second's; the facts count within the bound, and a memory that can hold the array but not its
  * facts gives the same outputs without them.
  */
 static void
@@ -453,6 +453,19 @@ test_recall_facts(void)
     CHECK(mem.tools.used == tst_used(&mem.tools));
     CHECK(mem.tools.used == tst_entry_size(&d)
                             + mem.tools.mru->memo->size);
+
+    /*
+     * b's lists freed and others made at their addresses, as a
+     * configuration reloaded in one process: told apart by their serial
+     */
+    tpol_free(&b);
+    tpol_init(&b);
+    tpol_add(&b.always_load, "mcp__chrome-devtools__click");
+    free(want_b);
+    want_b = tst_output(&b, NULL, &d, TS_DECISION_DEFERRED_HOSTED, &len_b);
+    CHECK(len_b != len_a);
+    CHECK(tst_same_output(&b, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                          want_b, len_b));
     ts_index_mem_free(&mem);
 
     /* room for the array alone */
