@@ -415,8 +415,9 @@ tst_used(const ts_recall_t *rc)
  * once per policy lists: the outputs through the memory are those read
  * whole, under one policy (deferral), another that keeps MCP tools
  * loaded (nothing to defer), and the first again, then other lists at
- * the addresses of the second's; the facts count within the bound, and a memory that can hold the array but not its
- * facts gives the same outputs without them.
+ * the addresses of the second's; the facts count within the bound,
+ * and a memory that can hold the array but not its facts gives the
+ * same outputs without them.
  */
 static void
 test_recall_facts(void)
