@@ -104,7 +104,12 @@ ts_is_core_tool(const char *name, size_t len)
 }
 
 
-/* TS_FACT_ELIGIBLE, and TS_FACT_DEFERRABLE by the rules alone */
+/*
+ * The location's rules alone, whatever the conversation did: what the
+ * gateway's announcement lists and the threshold weighs.
+ * TS_FACT_ELIGIBLE when the chain may defer the tool at all, with
+ * TS_FACT_DEFERRABLE when the rules defer it.
+ */
 static int
 ts_tool_flags(const ts_index_t *ix, const ts_tool_t *t,
     const ts_policy_t *p, int rule)
