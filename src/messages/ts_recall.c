@@ -434,7 +434,10 @@ ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
             continue;
         }
 
-        /* hashes collide (seldom, or aimed at): read whole instead */
+        /*
+         * the spans and the window agree, the bytes do not (arrays that
+         * differ elsewhere, or aimed at): after a few, read whole
+         */
         if (++compares == TS_RECALL_MAX_COMPARES) {
             return NULL;
         }
