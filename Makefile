@@ -97,6 +97,11 @@ $(B)/bench_engine: bench/bench_engine.c $(B)/engine/cli/ts_cli_conf.o \
 	    $(B)/engine/cli/ts_cli_conf.o $(B)/libtoolsearch.a $(LIBS) \
 	    -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@
 
+$(B)/bench_sessions: bench/bench_sessions.c $(B)/engine/cli/ts_cli_conf.o \
+		$(BENCH_COMMON)
+	$(CC) $(TS_FLAGS) $(CFLAGS) $< bench/ts_bench.c \
+	    $(B)/engine/cli/ts_cli_conf.o $(B)/libtoolsearch.a $(LIBS) -o $@
+
 # Debian ships the configured nginx tree in nginx-dev; configure a copy
 $(B)/nginx/objs/Makefile: config src/sources \
 		ngx_http_toolsearch_module/sources | deps
@@ -153,7 +158,8 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 # peer, many sessions and tool sets at once, time to first byte with
 # gateway search, the prompt cache across a session, then the search
 # figures
-bench: all bench-deps $(B)/bench_engine $(B)/bench_search
+bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
+       $(B)/bench_sessions
 	$(PYTHON) bench/engine_bench.py
 	$(PYTHON) bench/proxy_bench.py
 	$(PYTHON) bench/sessions_bench.py

@@ -153,47 +153,6 @@ ts_output_hash(ts_request_t *rq)
 }
 
 
-/*
- * What the glue makes of the output: kept pieces are sent where they
- * lie, the new bytes are copied together into one block (returned).
- */
-static char *
-ts_output_chain(ts_request_t *rq, size_t *len)
-{
-    ts_pieces_t   it, walk;
-    ts_piece_t    p;
-    size_t        added;
-    char         *block, *b;
-
-    if (ts_request_pieces(rq, &it) != 0) {
-        return NULL;
-    }
-
-    walk = it;
-    added = 0;
-    *len = 0;
-
-    while (ts_pieces_next(&walk, &p)) {
-        added += p.kept ? 0 : p.len;
-        *len += p.len;
-    }
-
-    block = malloc(added ? added : 1);
-    if (block == NULL) {
-        return NULL;
-    }
-
-    for (b = block; ts_pieces_next(&it, &p); /* void */) {
-        if (!p.kept) {
-            memcpy(b, p.data, p.len);
-            b += p.len;
-        }
-    }
-
-    return block;
-}
-
-
 /* the glue's calls for one request; rq is kept when keep is given */
 static double
 ts_engine_round(const ts_input_t *in, const char *body, size_t len,
@@ -214,7 +173,7 @@ ts_engine_round(const ts_input_t *in, const char *body, size_t len,
     r->out_len = len;
 
     if (changed) {
-        block = ts_output_chain(&rq, &r->out_len);
+        block = ts_bench_output_chain(&rq, &r->out_len);
 
         if (block == NULL) {
             fprintf(stderr, "bench_engine: no output\n");

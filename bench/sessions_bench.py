@@ -18,12 +18,18 @@ the body.  Per workload, the three run in turn in 1-s slices, ROUNDS of
 each after a warm-up; req/s and the worker's CPU per request are the
 medians of the slices.
 
+The same workloads in process (build/bench_sessions: the bodies in the
+same order through what the glue does, in memory kept as a worker's):
+µs a request, and under callgrind the instructions a request, which
+other work on the machine cannot disturb.
+
 Writes the "sessions" section of docs/benchmarks.md.
 """
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +38,7 @@ import urllib.request
 import corpus
 import proxy_bench
 import report                       # puts t/ on the path
+import search_bench
 from gateway import Gateway, free_port     # noqa: E402
 
 ROUNDS = 7
@@ -58,6 +65,10 @@ FORGET = """
     }
 """
 LOCATIONS = ("plain", "module", "forget")
+# timed passes over a workload's bodies in process
+ENGINE_PASSES = 20
+# what the wrk script's headers tell the engine
+ENGINE_ARGS = ["--beta", proxy_bench.HEADERS["anthropic-beta"]]
 
 
 def session_body(base, tool_set, session):
@@ -154,25 +165,72 @@ def workload(gw, bodies):
     return res
 
 
+def bench_sessions(bodies, passes, valgrind=False):
+    """build/bench_sessions over the list; its JSON, or under callgrind
+    the instructions it ran"""
+    cmd = [os.path.join(ROOT, "build", "bench_sessions"), bodies,
+           str(passes)] + ENGINE_ARGS
+    if valgrind:
+        cmd = ["valgrind", "--tool=callgrind",
+               "--callgrind-out-file=/dev/null"] + cmd
+    run = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                         timeout=1800)
+    if valgrind:
+        return int(re.search(r"Collected : (\d+)", run.stderr).group(1))
+    return json.loads(run.stdout)
+
+
+def engine(bodies):
+    """in process: µs a request (median of the passes) and instructions
+    a request (one pass more under callgrind, per body; None without
+    valgrind)"""
+    out = bench_sessions(bodies, ENGINE_PASSES)
+    instr = None
+    if shutil.which("valgrind"):
+        one, two = (bench_sessions(bodies, n, valgrind=True) for n in (1, 2))
+        instr = (two - one) / out["bodies"]
+    return out["us"], instr
+
+
+def steady_heap_gateways():
+    """the upstream and the gateway, their heaps as a busy worker's:
+    plain nginx mallocs each body's buffer (161 KB, above glibc's mmap
+    threshold) and, until the worker's heap has grown, gives it back to
+    the kernel after every request, some 23 page faults a request, which
+    made plain's first workload run slow (the module reads bodies into
+    blocks the worker keeps)"""
+    saved = dict(os.environ)
+    os.environ.update(search_bench.WARM)
+    try:
+        sink = Gateway(free_port(), server=proxy_bench.SINK,
+                       log_level="warn").start()
+        gw = Gateway(sink.port, http=ZONE,
+                     server=proxy_bench.GATEWAY + FORGET,
+                     log_level="warn").start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return sink, gw
+
+
 def measure(tmp):
     paths = write_bodies(tmp)
-    sink = Gateway(free_port(), server=proxy_bench.SINK,
-                   log_level="warn").start()
-    gw = Gateway(sink.port, http=ZONE,
-                 server=proxy_bench.GATEWAY + FORGET,
-                 log_level="warn").start()
+    sink, gw = steady_heap_gateways()
     try:
-        # the first seconds of a fresh nginx run slower (plain's most)
+        # connections, the module's memory
         first = manifest(tmp, paths, *WORKLOADS[0])
         for _ in range(WARMUP):
             for loc in LOCATIONS:
                 wrk(gw, loc, first)
-        return [(sets, sessions,
-                 workload(gw, manifest(tmp, paths, sets, sessions)))
-                for sets, sessions in WORKLOADS]
+        results = [(sets, sessions,
+                    workload(gw, manifest(tmp, paths, sets, sessions)))
+                   for sets, sessions in WORKLOADS]
     finally:
         gw.remove()
         sink.remove()
+    for sets, sessions, r in results:
+        r["engine"] = engine(manifest(tmp, paths, sets, sessions))
+    return results
 
 
 def section(results):
@@ -190,27 +248,39 @@ def section(results):
         "`toolsearch_recall_tools 16m`) and `/forget/` (the same with "
         "`toolsearch_recall off`: every array read whole, as a worker "
         "that remembers nothing), to an upstream nginx that discards the "
-        "body. The three run in turn in %d-s slices, %d of each after a "
+        "body; both nginx run with glibc's mmap and trim thresholds raised "
+        "(`MALLOC_MMAP_THRESHOLD_=64m`, `MALLOC_TRIM_THRESHOLD_=128m`), as "
+        "a busy worker's heap is: else plain nginx, which mallocs each "
+        "body's buffer, pays some 23 page faults a request until its heap "
+        "has grown, whatever ran before (the module reads bodies into "
+        "blocks the worker keeps). The three run in turn in %d-s slices, %d of each after a "
         "warm-up (%d slices of each before the first workload, one before "
         "every workload); req/s and CPU (the worker's user + system time per "
         "request) are medians of the slices. *× plain* is module's median "
         "req/s ÷ plain's, *range* the lowest and highest module ÷ plain "
         "ratio of a round's slices. *tools recalled*: of the tools "
         "`/module/` saw, the share taken from the worker's memory "
-        "(`tools_recalled` ÷ `tools_seen` of the status page)."
-        % (CONNECTIONS, SECONDS, ROUNDS, WARMUP), "",
+        "(`tools_recalled` ÷ `tools_seen` of the status page). *engine*: "
+        "the same bodies in the same order in process "
+        "(build/bench_sessions, what the glue does, in memory kept as a "
+        "worker's, every array read once before): µs a request, median "
+        "of %d passes, and instructions a request, one pass more under "
+        "callgrind (exact: other work on the machine does not change it)."
+        % (CONNECTIONS, SECONDS, ROUNDS, WARMUP, ENGINE_PASSES), "",
         "| tool sets × sessions | plain req/s | module req/s | × plain "
         "| range | recall off × plain | plain CPU µs/request "
         "| module CPU − plain µs | recall off CPU − plain µs "
-        "| tools recalled |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
+        "| tools recalled | engine µs/request | engine instructions/request |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for sets, sessions, r in results:
         p, m, f = r["plain"], r["module"], r["forget"]
+        us, instr = r["engine"]
         lines.append("| %d × %d | %.0f | %.0f | %.2f× | %.2f–%.2f "
-                     "| %.2f× | %.0f | %.0f | %.0f | %.0f %% |"
+                     "| %.2f× | %.0f | %.0f | %.0f | %.0f %% | %.1f | %s |"
                      % (sets, sessions, p[0], m[0], m[0] / p[0],
                         r["ratios"][0], r["ratios"][-1], f[0] / p[0], p[1],
-                        m[1] - p[1], f[1] - p[1], 100 * r["recalled"]))
+                        m[1] - p[1], f[1] - p[1], 100 * r["recalled"], us,
+                        "%.0f" % instr if instr is not None else "—"))
     goal = [r for s, n, r in results if (s, n) == GOAL][0]
     ok = goal["module"][0] / goal["plain"][0] >= 0.8
     lines += ["", "Goal (issue 26): module ≥ 0.8 × plain req/s on %d tool "

@@ -85,3 +85,40 @@ ts_bench_memcpy(const char *buf, char *dst, size_t len)
 
     return ts_bench_now_us() - t0;
 }
+
+
+char *
+ts_bench_output_chain(ts_request_t *rq, size_t *len)
+{
+    ts_pieces_t   it, walk;
+    ts_piece_t    p;
+    size_t        added;
+    char         *block, *b;
+
+    if (ts_request_pieces(rq, &it) != 0) {
+        return NULL;
+    }
+
+    walk = it;
+    added = 0;
+    *len = 0;
+
+    while (ts_pieces_next(&walk, &p)) {
+        added += p.kept ? 0 : p.len;
+        *len += p.len;
+    }
+
+    block = malloc(added ? added : 1);
+    if (block == NULL) {
+        return NULL;
+    }
+
+    for (b = block; ts_pieces_next(&it, &p); /* void */) {
+        if (!p.kept) {
+            memcpy(b, p.data, p.len);
+            b += p.len;
+        }
+    }
+
+    return block;
+}

@@ -410,6 +410,50 @@ def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway,
     assert sent[4] == fresh_bytes
 
 
+def test_recalled_array_is_weighed_by_each_locations_rules(emulator,
+                                                          gateway):
+    """One worker serves the recorded array from two locations whose
+    rules differ (/keep/ keeps MCP tools loaded) in turn: what the rules
+    say of its tools is kept with the array, remade when the other
+    location's lists ask, so every request's decision and bytes are
+    those of a worker that remembers nothing, however often the array is
+    recalled."""
+    fx = load_fixture("ts-unset/002.json")
+    keep = ('location /keep/ { toolsearch_always_load "~^mcp__"; '
+            'proxy_http_version 1.1; proxy_set_header Connection ""; '
+            'proxy_set_header Accept-Encoding ""; '
+            'proxy_pass http://emulator/; }')
+    conf = dict(http=RECALL_LOG, server="toolsearch on; "
+                "toolsearch_upstream anthropic; "
+                "access_log recall.log recall; " + keep)
+
+    def post(gw, where):
+        r = request(gw, "POST", where + fx.url, fx.body, fx.headers)
+        assert r.status == 200, r.body
+        return emulator.last().body
+
+    fresh = {}
+    for where in ("", "/keep"):
+        fresh[where] = post(gateway(**conf), where)
+    assert fresh[""] != fresh["/keep"]
+
+    gw = gateway(**conf)
+    order = ["", "/keep", "", "/keep", "/keep", ""]
+    sent = [post(gw, where) for where in order]
+
+    gw.stop()
+    with open(os.path.join(gw.prefix, "recall.log")) as f:
+        log = [line.split() for line in f.read().splitlines()]
+
+    assert [line[0] for line in log] == [
+        "nothing_to_defer" if where else "deferred_hosted"
+        for where in order]
+    total = int(log[0][1][len("total="):])
+    assert [line[2] for line in log] == (
+        ["recalled=0"] + ["recalled=%d" % total] * (len(order) - 1))
+    assert sent == [fresh[where] for where in order]
+
+
 MESSAGES_LOG = ("log_format messages '$toolsearch_decision "
                 "messages=$toolsearch_messages_recalled';")
 

@@ -2,13 +2,16 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * Arrays remembered by their bytes (ts_recall.h).  A lookup does not
- * know where the array at p ends: it hashes p's bytes once, in order,
- * and at each length an array is remembered with, where p holds the
- * closing bracket there, compares that prefix's hash with theirs; a
- * hash that matches is confirmed by memcmp.  The work is one pass over
- * the bytes, as long as the longest array remembered, whatever the
- * number of arrays, and at most TS_RECALL_MAX_COMPARES arrays compared
- * in vain besides the most recent.
+ * know where the array at p ends: at each length an array is remembered
+ * with, where p holds the closing bracket there, it hashes a few spans
+ * of that prefix (and the length) and compares with theirs; a hash that
+ * matches is confirmed by memcmp.  A hit costs the spans and one memcmp,
+ * not a hash of every byte.  Arrays of one length that differ only
+ * between the spans (a user's path in a description) share that hash:
+ * after one compared in vain, the prefix's hash whole, made in one pass
+ * over the bytes however many lengths it serves, picks among the rest.
+ * At most TS_RECALL_MAX_COMPARES arrays are compared in vain besides the
+ * most recent.
  */
 
 #include <stdlib.h>
@@ -27,6 +30,12 @@
 /* bytes of a remembered array compared at a few places before memcmp */
 #define TS_SAMPLES      8
 #define TS_SAMPLE_LEN  32
+
+/* the window where arrays were seen to differ, compared first */
+#define TS_SPLIT_LEN    64
+
+/* bytes ts_recall_diff() compares at a time before it narrows down */
+#define TS_DIFF_PAGE    4096
 
 
 /* its address differs from one process to the next: the hash's seed */
@@ -125,14 +134,91 @@ ts_hash_end(const ts_recall_t *rc, const ts_hash_t *h, const char *p,
 
 
 /*
- * 1 when e's bytes start at p.  A few spans spread over the array are
- * compared first: arrays of a team differ near their end as often as
- * not, where memcmp would find it last.
+ * The hash of the spans ts_recall_same() compares first, and of len: what
+ * picks the candidates of a lookup.  An array shorter than the spans is
+ * hashed whole.  Arrays of one length that differ only between the
+ * spans share it; a lookup then hashes the bytes whole (ts_recall_find).
+ */
+static uint64_t
+ts_recall_sample(const ts_recall_t *rc, const char *p, size_t len)
+{
+    ts_hash_t  h;
+    char       spans[TS_SAMPLES * TS_SAMPLE_LEN + sizeof(uint64_t)];
+    uint64_t   n;
+    size_t     i;
+
+    ts_hash_start(&h);
+
+    if (len < TS_SAMPLES * TS_SAMPLE_LEN) {
+        ts_hash_to(&h, p, len);
+        return ts_hash_end(rc, &h, p, len);
+    }
+
+    for (i = 0; i < TS_SAMPLES; i++) {
+        memcpy(spans + i * TS_SAMPLE_LEN,
+               p + (len - TS_SAMPLE_LEN) / (TS_SAMPLES - 1) * i,
+               TS_SAMPLE_LEN);
+    }
+
+    n = (uint64_t) len;
+    memcpy(spans + TS_SAMPLES * TS_SAMPLE_LEN, &n, sizeof(n));
+    ts_hash_to(&h, spans, sizeof(spans));
+
+    return ts_hash_end(rc, &h, spans, sizeof(spans));
+}
+
+
+/*
+ * Where p and q first differ, to the TS_SPLIT_LEN bytes that hold it; len
+ * when they do not.  memcmp by pages, then by windows in the page.
+ */
+static size_t
+ts_recall_diff(const char *p, const char *q, size_t len)
+{
+    size_t  at, n;
+
+    for (at = 0; at < len; at += n) {
+        n = len - at < TS_DIFF_PAGE ? len - at : TS_DIFF_PAGE;
+
+        if (memcmp(p + at, q + at, n) != 0) {
+            break;
+        }
+    }
+
+    if (at == len) {
+        return len;
+    }
+
+    for ( /* void */ ; at + TS_SPLIT_LEN < len; at += TS_SPLIT_LEN) {
+        if (memcmp(p + at, q + at, TS_SPLIT_LEN) != 0) {
+            break;
+        }
+    }
+
+    return at;
+}
+
+
+/*
+ * 1 when e's bytes start at p.  The window where the last array
+ * compared in vain differed is compared first: a team's arrays differ
+ * in one place (a version, a path, a server of one member's), which
+ * memcmp could find last.  Then a few spans spread over the array, then
+ * all of it; where that finds a difference becomes the window.  0 when
+ * the window or a span differs, -1 when the array was compared in vain.
  */
 static int
-ts_recall_same(const ts_recalled_t *e, const char *p)
+ts_recall_same(ts_recall_t *rc, const ts_recalled_t *e, const char *p)
 {
     size_t  i, at;
+
+    at = rc->split;
+
+    if (at + TS_SPLIT_LEN <= e->len
+        && memcmp(p + at, e->bytes + at, TS_SPLIT_LEN) != 0)
+    {
+        return 0;
+    }
 
     if (e->len >= TS_SAMPLES * TS_SAMPLE_LEN) {
         for (i = TS_SAMPLES; i > 0; i--) {
@@ -144,7 +230,15 @@ ts_recall_same(const ts_recalled_t *e, const char *p)
         }
     }
 
-    return memcmp(p, e->bytes, e->len) == 0;
+    at = ts_recall_diff(p, e->bytes, e->len);
+
+    if (at == e->len) {
+        return 1;
+    }
+
+    rc->split = at;
+
+    return -1;
 }
 
 
@@ -222,27 +316,72 @@ ts_recall_evict(ts_recall_t *rc, ts_recalled_t *e)
 
     ts_recall_unlink(rc, e);
     rc->used -= e->size;
+
+    if (e->memo != NULL) {
+        e->memo->free(e->memo);
+    }
+
     free(e);
 }
 
 
-const ts_recalled_t *
+/* e without its memo */
+static void
+ts_recall_forget_memo(ts_recall_t *rc, ts_recalled_t *e)
+{
+    if (e->memo != NULL) {
+        rc->used -= e->memo->size;
+        e->size -= e->memo->size;
+        e->memo->free(e->memo);
+        e->memo = NULL;
+    }
+}
+
+
+int
+ts_recall_keep(ts_recall_t *rc, ts_recalled_t *e, ts_recall_memo_t *memo)
+{
+    ts_recall_forget_memo(rc, e);
+
+    /* the arrays used less recently than e go first */
+    while (rc->used + memo->size > rc->size && rc->lru != e) {
+        ts_recall_evict(rc, rc->lru);
+    }
+
+    if (rc->used + memo->size > rc->size) {
+        memo->free(memo);
+        return -1;
+    }
+
+    e->memo = memo;
+    e->size += memo->size;
+    rc->used += memo->size;
+
+    return 0;
+}
+
+
+ts_recalled_t *
 ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
 {
     ts_recalled_t  *e;
     ts_hash_t       h;
-    uint64_t        v;
-    size_t          i, last, compares;
+    uint64_t        sample, v;
+    size_t          i, last, whole, hashed, compares;
+    int             same;
 
     e = rc->mru;
 
     /* a worker serving one session sees its array again: no hash */
-    if (e != NULL && e->len <= avail && ts_recall_same(e, p)) {
+    if (e != NULL && e->len <= avail && ts_recall_same(rc, e, p) == 1) {
         return e;
     }
 
     ts_hash_start(&h);
     last = 0;
+    whole = 0;
+    hashed = 0;
+    sample = 0;
     v = 0;
     compares = 0;
 
@@ -258,25 +397,52 @@ ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
         }
 
         if (e->len != last) {
-            ts_hash_to(&h, p, e->len);
-            v = ts_hash_end(rc, &h, p, e->len);
+            sample = ts_recall_sample(rc, p, e->len);
             last = e->len;
         }
 
-        if (e->hash != v) {
+        if (e->sample != sample) {
             continue;
         }
 
-        if (ts_recall_same(e, p)) {
+        /*
+         * Once arrays of this length compared in vain, the hash of the
+         * bytes whole picks among the others: arrays that differ only
+         * between the spans cost one memcmp, not one each.
+         */
+        if (whole == e->len) {
+            if (hashed != e->len) {
+                ts_hash_to(&h, p, e->len);
+                v = ts_hash_end(rc, &h, p, e->len);
+                hashed = e->len;
+            }
+
+            if (e->hash != v) {
+                continue;
+            }
+        }
+
+        same = ts_recall_same(rc, e, p);
+
+        if (same == 1) {
             ts_recall_unlink(rc, e);
             ts_recall_front(rc, e);
             return e;
         }
 
-        /* hashes collide (seldom, or aimed at): read whole instead */
+        if (same == 0) {
+            continue;
+        }
+
+        /*
+         * the spans and the window agree, the bytes do not (arrays that
+         * differ elsewhere, or aimed at): after a few, read whole
+         */
         if (++compares == TS_RECALL_MAX_COMPARES) {
             return NULL;
         }
+
+        whole = e->len;
     }
 
     return NULL;
@@ -331,9 +497,11 @@ ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
     e->prev = NULL;
     e->next = NULL;
     e->hash = ts_hash_end(rc, &h, bytes, len);
+    e->sample = ts_recall_sample(rc, bytes, len);
     e->len = len;
     e->n = n;
     e->size = size;
+    e->memo = NULL;
     e->items = items_copy;
     e->bytes = bytes_copy;
 

@@ -28,7 +28,19 @@
 #define TS_RECALL_MAX_COMPARES  2
 
 
-typedef struct ts_recalled_s  ts_recalled_t;
+typedef struct ts_recalled_s     ts_recalled_t;
+typedef struct ts_recall_memo_s  ts_recall_memo_t;
+
+
+/*
+ * What a later step derived from an array's bytes alone (and from what
+ * it keys itself on), kept with the array: its first member.  Its bytes
+ * count within the memory's bound; it is freed with the array.
+ */
+struct ts_recall_memo_s {
+    void          (*free)(ts_recall_memo_t *m);
+    size_t          size;           /* bytes it holds */
+};
 
 /*
  * One array: its bytes, and its items with offsets from the array's
@@ -37,12 +49,14 @@ typedef struct ts_recalled_s  ts_recalled_t;
 struct ts_recalled_s {
     ts_recalled_t  *prev;           /* the more recently used */
     ts_recalled_t  *next;
-    uint64_t        hash;
+    uint64_t        hash;           /* of the bytes */
+    uint64_t        sample;         /* of spans of them: candidates */
     size_t          len;            /* bytes of the array */
     size_t          n;              /* items */
     size_t          size;           /* bytes the entry holds */
     const void     *items;
     const char     *bytes;
+    ts_recall_memo_t  *memo;        /* or NULL */
 };
 
 
@@ -57,6 +71,8 @@ typedef struct {
     size_t          n;
     size_t          used;           /* bytes the entries hold */
     size_t          size;           /* bytes at most; 0: none kept */
+    size_t          split;          /* where a lookup last saw the bytes
+                                       differ from an array's */
     int             same_hash;      /* tests: every array hashes the
                                        same, so bytes alone tell them
                                        apart */
@@ -65,10 +81,11 @@ typedef struct {
 
 /*
  * The remembered array whose bytes start at p, with avail bytes there,
- * made the most recent; NULL when none is.  A hash over p's bytes picks
- * the candidates; memcmp confirms.
+ * made the most recent; NULL when none is.  A hash of a few spans of
+ * p's bytes picks the candidates, memcmp confirms; where arrays share
+ * that hash, a hash of the bytes whole picks among them.
  */
-const ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
+ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
     size_t avail);
 
 /*
@@ -80,6 +97,13 @@ const ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
  */
 void *ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
     const void *items, size_t n, size_t item_size);
+
+/*
+ * Keeps memo with e, the most recent array, in place of the one it had,
+ * evicting other arrays to stay within size.  -1, memo freed, when e
+ * with it cannot fit.
+ */
+int ts_recall_keep(ts_recall_t *rc, ts_recalled_t *e, ts_recall_memo_t *memo);
 
 /* evicts the least recently used arrays until the entries fit in size */
 void ts_recall_trim(ts_recall_t *rc);

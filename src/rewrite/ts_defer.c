@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "rewrite/ts_defer.h"
-#include "rewrite/ts_shape.h"
+#include "rewrite/ts_facts.h"
 
 
 static const char  *ts_hosted_tools[] = {
@@ -16,79 +16,15 @@ static const char  *ts_hosted_tools[] = {
     "\"name\":\"tool_search_tool_regex\"}"
 };
 
-static const char  *ts_hosted_names[] = {
-    "tool_search_tool_bm25", "tool_search_tool_regex"
-};
-
-
-/* a server tool: any "type" other than "custom" */
-static int
-ts_is_server_tool(const char *buf, const ts_tool_t *t)
-{
-    return t->type.kind == TS_STRING && !ts_str_eq(buf, &t->type, "custom");
-}
-
-
-static int
-ts_is_search_tool(const char *buf, const ts_tool_t *t, const ts_policy_t *p)
-{
-    char         tmp[TS_NAME_MAX];
-    const char  *name;
-    size_t       len, i;
-
-    if (ts_history_is_hosted_tool(buf, t)) {
-        return 1;
-    }
-
-    name = ts_str_view(buf, &t->name, tmp, sizeof(tmp), &len);
-    if (name == NULL) {
-        return 0;
-    }
-
-    for (i = 0; i < 2; i++) {
-        if (strlen(ts_hosted_names[i]) == len
-            && memcmp(ts_hosted_names[i], name, len) == 0)
-        {
-            return 1;
-        }
-    }
-
-    /*
-     * A tool named like the gateway's own search tool: the request
-     * passed a gateway already, or the client has one; a second tool of
-     * that name would be refused upstream.
-     */
-    if (p->search != TS_SEARCH_HOSTED
-        && strlen(ts_policy_search_tool(p)) == len
-        && memcmp(ts_policy_search_tool(p), name, len) == 0)
-    {
-        return 1;
-    }
-
-    return ts_match_any(p->client_search_tools, name, len);
-}
-
-
 /*
  * The request already uses tool search: a search tool of its own, a
  * deferred tool, or a client-side search result in history.  Hosted
  * results alone are the gateway's own work from an earlier turn.
  */
 static int
-ts_client_managed(const ts_index_t *ix, const ts_policy_t *p,
-    const ts_history_t *h)
+ts_client_managed(const ts_facts_t *f, const ts_history_t *h)
 {
-    size_t  i;
-
-    for (i = 0; i < ix->ntools; i++) {
-        if (ix->tools[i].defer_loading.val.kind != TS_NONE
-            || ts_is_search_tool(ix->buf, &ix->tools[i], p))
-        {
-            return 1;
-        }
-    }
-
-    return h->client.n > 0;
+    return f->managed || h->client.n > 0;
 }
 
 
@@ -115,159 +51,46 @@ ts_forced_tool(const ts_index_t *ix)
 
 
 /*
- * The core communication tools (docs/spec/deferral.md): the model needs
- * them on its first turn, so no configuration defers them.
+ * The priority chain for one tool the chain may defer (TS_FACT_ELIGIBLE):
+ * what this request and its history add to the location's rules
+ * (deferrable).  fname: the tool tool_choice forces, or NULL.
+ * 1: deferred.
  */
 static int
-ts_is_core_tool(const char *name, size_t len)
-{
-    static const char  *core[] = { "Agent", "Brief" };
-    size_t              i;
-
-    for (i = 0; i < sizeof(core) / sizeof(core[0]); i++) {
-        if (strlen(core[i]) == len && memcmp(core[i], name, len) == 0) {
-            return 1;
-        }
-    }
-
-    return 0;
-}
-
-
-/*
- * The location's rules alone, whatever the conversation did: what the
- * gateway's announcement lists and the threshold weighs.  1: deferrable.
- */
-static int
-ts_tool_deferrable(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p, int rule)
+ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
+    const ts_history_t *h, const char *fname, size_t flen, int gateway,
+    int deferrable)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
     size_t       len;
 
-    name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
+    if (fname != NULL || h->hosted.n > 0 || h->called.n > 0) {
+        name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
 
-    /* what cannot be named cannot be found: keep it loaded */
-    if (name == NULL || ts_match_any(p->always_load, name, len)
-        || ts_is_server_tool(ix->buf, t))
-    {
-        return 0;
-    }
-
-    return !ts_is_core_tool(name, len)
-           && (ts_shape_defers(rule, name, len)
-               || ts_match_any(p->defer_tools, name, len));
-}
-
-
-/*
- * The priority chain for one tool: what this request and its history
- * add to the location's rules (deferrable).  1: deferred.
- */
-static int
-ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p, const ts_history_t *h, const ts_val_t *forced,
-    int gateway, int deferrable)
-{
-    char         tmp[TS_NAME_MAX], ftmp[TS_NAME_MAX];
-    const char  *name, *fname;
-    size_t       len, flen;
-
-    name = ts_str_view(ix->buf, &t->name, tmp, sizeof(tmp), &len);
-
-    if (name == NULL || ts_match_any(p->always_load, name, len)
-        || ts_is_server_tool(ix->buf, t))
-    {
-        return 0;
-    }
-
-    fname = ts_str_view(ix->buf, forced, ftmp, sizeof(ftmp), &flen);
-    if (fname != NULL && flen == len && memcmp(fname, name, len) == 0) {
-        return 0;
-    }
-
-    /*
-     * An earlier hosted search found it: its reference needs it deferred,
-     * unless the gateway searches, which turns references into text.
-     */
-    if (ts_names_has(&h->hosted, name, len)) {
-        return !gateway;
-    }
-
-    /*
-     * called before any search loaded it (e.g. history from before), or
-     * named where a compaction summary stands: found before it
-     */
-    if (ts_names_has(&h->called, name, len) || (deferrable & TS_NAMED)) {
-        return 0;
-    }
-
-    return deferrable != 0;
-}
-
-
-static size_t
-ts_tool_chars(const ts_tool_t *t)
-{
-    size_t  n;
-
-    n = t->name.len - 2 + t->input_schema.len;
-
-    if (t->description.kind == TS_STRING) {
-        n += t->description.len - 2;
-    }
-
-    return n;
-}
-
-
-/*
- * The strongest MCP shape among the names the chain may defer; compound
- * names count only when they weigh enough to be worth a search.
- */
-static int
-ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
-{
-    char         tmp[TS_NAME_MAX];
-    const char  *name;
-    size_t       i, len, compound, n;
-    int          rule, shape;
-
-    rule = TS_SHAPE_NONE;
-    compound = 0;
-    n = 0;
-
-    for (i = 0; i < ix->ntools; i++) {
-        name = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
-                           &len);
-
-        if (name == NULL || ts_is_server_tool(ix->buf, &ix->tools[i])
-            || ts_match_any(p->always_load, name, len))
+        if (name == NULL
+            || (fname != NULL && flen == len && memcmp(fname, name, len) == 0))
         {
-            continue;
+            return 0;
         }
 
-        shape = ts_shape_of(name, len);
-
-        if (shape == TS_SHAPE_COMPOUND) {
-            compound += ts_tool_chars(&ix->tools[i]);
-            n++;
+        /*
+         * An earlier hosted search found it: its reference needs it
+         * deferred, unless the gateway searches, which turns references
+         * into text.
+         */
+        if (ts_names_has(&h->hosted, name, len)) {
+            return !gateway;
         }
 
-        if (shape > rule) {
-            rule = shape;
+        /* called before any search loaded it (e.g. history from before) */
+        if (ts_names_has(&h->called, name, len)) {
+            return 0;
         }
     }
 
-    if (rule == TS_SHAPE_COMPOUND
-        && (n < TS_SHAPE_COMPOUND_MIN_TOOLS
-            || compound < TS_SHAPE_COMPOUND_MIN_CHARS))
-    {
-        return TS_SHAPE_NONE;
-    }
-
-    return rule;
+    /* named where a compaction summary stands: found before it */
+    return deferrable != 0 && !(deferrable & TS_NAMED);
 }
 
 
@@ -310,47 +133,18 @@ ts_model_window(const ts_index_t *ix, const ts_input_t *in)
 }
 
 
-/* marks the deferrable tools, sums their size, collects their names */
-static int
-ts_mark_deferrable(ts_request_t *rq, const ts_policy_t *p,
-    ts_names_t *names)
-{
-    const ts_index_t  *ix;
-    size_t             i;
-
-    ix = &rq->ix;
-
-    for (i = 0; i < ix->ntools; i++) {
-        rq->deferrable[i] = (unsigned char) ts_tool_deferrable(ix,
-                                                &ix->tools[i], p,
-                                                rq->defer_rule);
-
-        if (rq->deferrable[i]) {
-            rq->tools_deferrable++;
-            rq->defer_chars += ts_tool_chars(&ix->tools[i]);
-
-            if (ts_names_add(names, ix->buf, &ix->tools[i].name) != 0) {
-                return -1;
-            }
-        }
-    }
-
-    ts_names_seal(names);
-
-    return 0;
-}
-
-
 /* marks the deferrable and the deferred tools */
 static int
-ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
+ts_mark_tools(ts_request_t *rq, const ts_facts_t *f, const ts_history_t *h,
     int gateway)
 {
     const ts_index_t  *ix;
     ts_val_t           forced;
-    ts_names_t         deferrable, named;
-    size_t             i;
+    ts_names_t         named;
+    const char        *fname;
+    size_t             i, flen;
     int                rc;
+    char               ftmp[TS_NAME_MAX];
 
     ix = &rq->ix;
 
@@ -360,15 +154,20 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
         return -1;
     }
 
-    ts_names_init(&deferrable);
+    rq->defer_rule = f->rule;
+    rq->tools_deferrable = f->deferrable;
+    rq->defer_chars = f->chars;
+
+    for (i = 0; i < ix->ntools; i++) {
+        rq->deferrable[i] = f->flags[i] & TS_FACT_DEFERRABLE;
+    }
+
     ts_names_init(&named);
-    rq->defer_rule = ts_defer_rule(ix, p);
-
-    rc = (ts_mark_deferrable(rq, p, &deferrable) == 0
-          && ts_history_named(ix, &deferrable, &named) == 0) ? 0 : -1;
-
+    rc = ts_history_named(ix, &f->names, &named);
     ts_names_seal(&named);
+
     forced = ts_forced_tool(ix);
+    fname = ts_str_view(ix->buf, &forced, ftmp, sizeof(ftmp), &flen);
 
     for (i = 0; rc == 0 && i < ix->ntools; i++) {
         if (rq->deferrable[i]
@@ -378,7 +177,8 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
         }
 
         if (!(rq->loaded && rq->loaded[i])
-            && ts_tool_deferred(ix, &ix->tools[i], p, h, &forced, gateway,
+            && (f->flags[i] & TS_FACT_ELIGIBLE)
+            && ts_tool_deferred(ix, &ix->tools[i], h, fname, flen, gateway,
                                 rq->deferrable[i]))
         {
             rq->defer[i] = 1;
@@ -387,7 +187,6 @@ ts_mark_tools(ts_request_t *rq, const ts_policy_t *p, const ts_history_t *h,
     }
 
     ts_names_free(&named);
-    ts_names_free(&deferrable);
 
     return rc;
 }
@@ -423,20 +222,16 @@ ts_hosted_decision(const ts_request_t *rq, const ts_policy_t *p)
 }
 
 
-ts_decision_t
-ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
-    const ts_history_t *h)
+static ts_decision_t
+ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
+    const ts_history_t *h, const ts_facts_t *f)
 {
     const ts_policy_t  *p;
     ts_decision_t       hosted;
 
     p = in->policy;
 
-    if (p->disable_betas) {
-        return TS_DECISION_KILL_SWITCH;
-    }
-
-    if (ts_client_managed(&rq->ix, p, h)) {
+    if (ts_client_managed(f, h)) {
         return TS_DECISION_CLIENT_MANAGED;
     }
 
@@ -458,7 +253,7 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
         hosted = TS_DECISION_DEFERRED_GATEWAY;
     }
 
-    if (ts_mark_tools(rq, p, h, hosted == TS_DECISION_DEFERRED_GATEWAY)
+    if (ts_mark_tools(rq, f, h, hosted == TS_DECISION_DEFERRED_GATEWAY)
         != 0)
     {
         return TS_DECISION_ERROR;
@@ -497,6 +292,31 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
     }
 
     return hosted;
+}
+
+
+ts_decision_t
+ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
+    const ts_history_t *h)
+{
+    const ts_facts_t  *f;
+    ts_facts_t        *made;
+    ts_decision_t      d;
+
+    if (in->policy->disable_betas) {
+        return TS_DECISION_KILL_SWITCH;
+    }
+
+    /* what the rules say of the tools, kept with a recalled array */
+    f = ts_facts_get(&rq->ix, in->policy, &made);
+    if (f == NULL) {
+        return TS_DECISION_ERROR;
+    }
+
+    d = ts_defer_decision(rq, in, h, f);
+    ts_facts_free(made);
+
+    return d;
 }
 
 
@@ -562,6 +382,14 @@ ts_defer_apply(ts_request_t *rq, const ts_input_t *in)
     size_t              i;
 
     ix = &rq->ix;
+
+    /* a flag per deferred tool, the cache breakpoint, the search tool */
+    if (ts_edits_reserve(&rq->edits, rq->tools_deferred + 3,
+                         rq->tools_deferred * (sizeof(flag) - 1) + 256)
+        != 0)
+    {
+        return -1;
+    }
 
     for (i = 0; i < ix->ntools; i++) {
         if (rq->defer[i]

@@ -24,16 +24,12 @@ ts_edits_free(ts_edits_t *e)
 }
 
 
+/* room for len more bytes in the arena */
 static int
-ts_arena_put(ts_edits_t *e, const void *data, size_t len)
+ts_arena_room(ts_edits_t *e, size_t len)
 {
     size_t   ncap;
     char    *p;
-
-    /* a deletion puts nothing, and the arena may not exist yet */
-    if (len == 0) {
-        return 0;
-    }
 
     if (e->alen + len > e->acap) {
         ncap = e->acap ? e->acap : 256;
@@ -51,6 +47,60 @@ ts_arena_put(ts_edits_t *e, const void *data, size_t len)
         e->acap = ncap;
     }
 
+    return 0;
+}
+
+
+/* room for n more edits */
+static int
+ts_edits_room(ts_edits_t *e, size_t n)
+{
+    ts_edit_t  *ed;
+    size_t      ncap;
+
+    if (e->n + n > e->cap) {
+        ncap = e->cap ? e->cap : 16;
+        while (ncap < e->n + n) {
+            ncap *= 2;
+        }
+
+        ed = realloc(e->edits, ncap * sizeof(ts_edit_t));
+        if (ed == NULL) {
+            e->failed = 1;
+            return -1;
+        }
+
+        e->edits = ed;
+        e->cap = ncap;
+    }
+
+    return 0;
+}
+
+
+int
+ts_edits_reserve(ts_edits_t *e, size_t n, size_t bytes)
+{
+    if (e->failed) {
+        return -1;
+    }
+
+    return ts_edits_room(e, n) == 0 && ts_arena_room(e, bytes) == 0 ? 0 : -1;
+}
+
+
+static int
+ts_arena_put(ts_edits_t *e, const void *data, size_t len)
+{
+    /* a deletion puts nothing, and the arena may not exist yet */
+    if (len == 0) {
+        return 0;
+    }
+
+    if (ts_arena_room(e, len) != 0) {
+        return -1;
+    }
+
     memcpy(e->arena + e->alen, data, len);
     e->alen += len;
 
@@ -63,22 +113,9 @@ ts_edit_put(ts_edits_t *e, size_t off, size_t del, const void *a,
     size_t alen, const void *b, size_t blen)
 {
     ts_edit_t  *ed;
-    size_t      ncap;
 
-    if (e->failed) {
+    if (e->failed || ts_edits_room(e, 1) != 0) {
         return -1;
-    }
-
-    if (e->n == e->cap) {
-        ncap = e->cap ? e->cap * 2 : 16;
-        ed = realloc(e->edits, ncap * sizeof(ts_edit_t));
-        if (ed == NULL) {
-            e->failed = 1;
-            return -1;
-        }
-
-        e->edits = ed;
-        e->cap = ncap;
     }
 
     ed = &e->edits[e->n];
@@ -137,6 +174,22 @@ ts_edit_cmp(const void *a, const void *b)
 }
 
 
+/* 1 when the edits are in order already, as a deferral adds them */
+static int
+ts_edits_sorted(const ts_edits_t *e)
+{
+    size_t  i;
+
+    for (i = 1; i < e->n; i++) {
+        if (ts_edit_cmp(&e->edits[i - 1], &e->edits[i]) > 0) {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
 int
 ts_edits_pieces(ts_edits_t *e, const char *in, size_t inlen,
     ts_pieces_t *it)
@@ -149,7 +202,7 @@ ts_edits_pieces(ts_edits_t *e, const char *in, size_t inlen,
     }
 
     /* qsort() and memcpy() take no NULL, even for zero items */
-    if (e->n > 1) {
+    if (e->n > 1 && !ts_edits_sorted(e)) {
         qsort(e->edits, e->n, sizeof(ts_edit_t), ts_edit_cmp);
     }
 

@@ -38,6 +38,12 @@ typedef struct {
 void ts_edits_init(ts_edits_t *e);
 void ts_edits_free(ts_edits_t *e);
 
+/*
+ * room for n more edits and bytes more new bytes, so that a step that
+ * knows how many it adds grows the list once; -1 on failure
+ */
+int ts_edits_reserve(ts_edits_t *e, size_t n, size_t bytes);
+
 /* replaces [off, off + del) with data; del 0 inserts */
 int ts_edit_replace(ts_edits_t *e, size_t off, size_t del, const void *data,
     size_t len);

@@ -38,10 +38,13 @@ int
 ts_match_add(ts_match_list_t *l, const char *pattern, size_t len,
     char *err, size_t errlen)
 {
-    ts_pattern_t  *p;
-    PCRE2_SIZE     off;
-    PCRE2_UCHAR    msg[256];
-    int            code;
+    static unsigned long   serial;
+    ts_pattern_t          *p;
+    PCRE2_SIZE             off;
+    PCRE2_UCHAR            msg[256];
+    int                    code;
+
+    l->serial = ++serial;
 
     p = realloc(l->items, (l->n + 1) * sizeof(ts_pattern_t));
     if (p == NULL) {

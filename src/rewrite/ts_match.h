@@ -25,6 +25,9 @@ typedef struct {
     ts_pattern_t         *items;
     size_t                n;
     pcre2_match_context  *ctx;      /* bounds for the regexes, or NULL */
+    unsigned long         serial;   /* new with every pattern added: a
+                                       list told from one that lay at
+                                       its address before (ts_facts.h) */
 } ts_match_list_t;
 
 

@@ -235,7 +235,8 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in,
 /*
  * Tools of the request that history shows loaded on demand: found by a
  * search, deferrable (MCP, or sent deferred) and already called, or
- * deferrable and named where a compaction summary stands.
+ * deferrable and named where a compaction summary stands.  The sets are
+ * asked first: most are empty, which costs nothing.
  */
 static void
 ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
@@ -254,12 +255,13 @@ ts_request_discovered(ts_request_t *rq, const ts_history_t *h)
                               && (rq->deferrable[i] & TS_NAMED))
                           || ts_names_has_val(&h->client, ix->buf, &t->name)
                           || ts_names_has_val(&h->hosted, ix->buf, &t->name)
-                          || ((t->defer_loading.val.kind == TS_TRUE
-                               || (t->name.kind == TS_STRING
-                                   && ts_name_is_mcp(ix->buf + t->name.off + 1,
-                                                     t->name.len - 2)))
-                              && ts_names_has_val(&h->called, ix->buf,
-                                                  &t->name));
+                          || (ts_names_has_val(&h->called, ix->buf,
+                                               &t->name)
+                              && (t->defer_loading.val.kind == TS_TRUE
+                                  || (t->name.kind == TS_STRING
+                                      && ts_name_is_mcp(
+                                             ix->buf + t->name.off + 1,
+                                             t->name.len - 2))));
     }
 }
 

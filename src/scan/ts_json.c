@@ -1221,7 +1221,7 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 {
     ts_index_mem_t       *mem;
     ts_index_t           *ix;
-    const ts_recalled_t  *e;
+    ts_recalled_t        *e;
     ts_tool_t            *tools;
     size_t                off;
 
@@ -1258,6 +1258,7 @@ ts_tools_recall(ts_scan_t *s, ts_val_t *v)
 
     ix->ntools = e->n;
     ix->tools_recalled = e->n;
+    ix->tools_kept = e;
     s->p += e->len;
     ts_set_array(s, v, off);
 
@@ -1404,6 +1405,7 @@ ts_tools(ts_scan_t *s, ts_val_t *v)
 
         if (kept != NULL) {
             ts_items_shift(&ts_tools_list, kept, ix->ntools, v->off, 0);
+            ix->tools_kept = mem->tools.mru;
         }
     }
 

@@ -194,6 +194,8 @@ typedef struct {
     size_t          err_off;        /* where scanning stopped on error */
     size_t          tools_recalled; /* tools taken from memory */
     size_t          messages_recalled;  /* messages taken from memory */
+    ts_recalled_t  *tools_kept;     /* the memory's copy of the tools
+                                       array, until its next use */
 
     size_t          caps[4];        /* tools, blocks, messages, members */
     ts_index_mem_t *mem;            /* the arrays' lender, or NULL */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tst.h"
+#include "tpol.h"
 
 
 #define TST_SETS  8
@@ -275,10 +276,11 @@ test_recall_collisions(void)
         "{\"tools\":[{\"name\":\"a\"}              ],\"messages\":[]}",
     };
     static const long   ntools[] = { 2, 1, 2, 1 };
+    static const char  *names = "pqrs";
     ts_index_mem_t      mem;
-    tst_sets_t          s;
     size_t              i;
     int                 round, k;
+    char                one[4][64];
 
     memset(&mem, 0, sizeof(mem));
     mem.tools.size = TS_RECALL_SIZE;
@@ -292,25 +294,198 @@ test_recall_collisions(void)
         }
     }
 
-    /* the recorded request's tool sets, of one length, newest first */
-    CHECK(tst_sets_load(&s, 0) == 0);
-
+    /*
+     * Arrays of one tool, of one length, too short for spans: each
+     * compared whole.  Read in turn, kept newest first.
+     */
     for (k = 0; k < 4; k++) {
-        CHECK(tst_set_recalled(&mem, &s, k) == 0);
+        snprintf(one[k], sizeof(one[k]),
+                 "{\"tools\":[{\"name\":\"%c\"}],\"messages\":[]}", names[k]);
+        CHECK(tst_recalled(&mem, one[k], strlen(one[k])) == 0);
     }
 
     /* the most recent; then 2, after the most recent, 3 */
-    CHECK(tst_set_recalled(&mem, &s, 3) == s.all);
-    CHECK(tst_set_recalled(&mem, &s, 2) == s.all);
+    CHECK(tst_recalled(&mem, one[3], strlen(one[3])) == 1);
+    CHECK(tst_recalled(&mem, one[2], strlen(one[2])) == 1);
 
     /* 1 after 3 compared in vain; 0 after 3 and 2: read, kept again */
-    CHECK(tst_set_recalled(&mem, &s, 1) == s.all);
-    CHECK(tst_set_recalled(&mem, &s, 0) == 0);
+    CHECK(tst_recalled(&mem, one[1], strlen(one[1])) == 1);
+    CHECK(tst_recalled(&mem, one[0], strlen(one[0])) == 0);
     CHECK(mem.tools.n == 9);
-    CHECK(tst_set_recalled(&mem, &s, 0) == s.all);
+    CHECK(tst_recalled(&mem, one[0], strlen(one[0])) == 1);
+
+    ts_index_mem_free(&mem);
+}
+
+
+/*
+ * Every array hashes the same, and the recorded request's tool sets,
+ * of one length, differ in one place: the window where the last lookup
+ * saw two of them differ turns the others away without a memcmp, so
+ * each is recalled whatever the order, none compared in vain.
+ */
+static void
+test_recall_window(void)
+{
+    ts_index_mem_t  mem;
+    tst_sets_t      s;
+    int             k, round;
+
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = TS_RECALL_SIZE;
+    mem.tools.same_hash = 1;
+    CHECK(tst_sets_load(&s, 0) == 0);
+
+    for (k = 0; k < TST_SETS; k++) {
+        CHECK(tst_set_recalled(&mem, &s, k) == 0);
+    }
+
+    for (round = 0; round < 2; round++) {
+        for (k = 0; k < TST_SETS; k++) {
+            tst_note("round %d set %d", round, k);
+            CHECK(tst_set_recalled(&mem, &s, round ? TST_SETS - 1 - k : k)
+                  == s.all);
+        }
+    }
+
+    CHECK(mem.tools.n == TST_SETS);
 
     tst_sets_free(&s);
     ts_index_mem_free(&mem);
+}
+
+
+/* the output of the recorded request under t, through memory mem */
+static char *
+tst_output(tpol_t *t, ts_index_mem_t *mem, const tst_doc_t *d,
+    ts_decision_t want, size_t *len)
+{
+    ts_input_t     in;
+    ts_request_t   rq;
+    char          *out;
+
+    in = t->in;
+    in.index_mem = mem;
+    CHECK(ts_request_process(&rq, &in, d->buf, d->len) == want);
+    *len = ts_request_size(&rq);
+    out = tst_alloc(*len + 1);
+    CHECK(ts_request_render(&rq, out) == 0);
+    ts_request_free(&rq);
+
+    return out;
+}
+
+
+/* 1 when the output through mem is the output read whole, want */
+static int
+tst_same_output(tpol_t *t, ts_index_mem_t *mem, const tst_doc_t *d,
+    ts_decision_t decision, const char *want, size_t want_len)
+{
+    char    *out;
+    size_t   len;
+    int      same;
+
+    out = tst_output(t, mem, d, decision, &len);
+    same = len == want_len && memcmp(out, want, len) == 0;
+    free(out);
+
+    return same;
+}
+
+
+/* bytes the memory's entries hold, their facts included */
+static size_t
+tst_used(const ts_recall_t *rc)
+{
+    const ts_recalled_t  *e;
+    size_t                n;
+
+    n = 0;
+
+    for (e = rc->mru; e != NULL; e = e->next) {
+        n += e->size;
+    }
+
+    return n;
+}
+
+
+/*
+ * What the rules say of a recalled array's tools is kept with it, made
+ * once per policy lists: the outputs through the memory are those read
+ * whole, under one policy (deferral), another that keeps MCP tools
+ * loaded (nothing to defer), and the first again, then other lists at
+ * the addresses of the second's; the facts count within the bound,
+ * and a memory that can hold the array but not its facts gives the
+ * same outputs without them.
+ */
+static void
+test_recall_facts(void)
+{
+    ts_index_mem_t  mem;
+    tst_doc_t       d;
+    tpol_t          a, b;
+    char           *want_a, *want_b;
+    size_t          len_a, len_b;
+    int             i;
+
+    CHECK(tst_doc_load(&d, TST_BIG) == 0);
+    tpol_init(&a);
+    tpol_init(&b);
+    tpol_add(&b.always_load, "~^mcp__");
+
+    want_a = tst_output(&a, NULL, &d, TS_DECISION_DEFERRED_HOSTED, &len_a);
+    want_b = tst_output(&b, NULL, &d, TS_DECISION_NOTHING_TO_DEFER, &len_b);
+    CHECK(len_a != len_b);
+
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = TS_RECALL_SIZE;
+
+    for (i = 0; i < 2; i++) {
+        tst_note("round %d", i);
+        CHECK(tst_same_output(&a, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                              want_a, len_a));
+        CHECK(mem.tools.n == 1 && mem.tools.mru->memo != NULL);
+        CHECK(tst_same_output(&b, &mem, &d, TS_DECISION_NOTHING_TO_DEFER,
+                              want_b, len_b));
+        CHECK(mem.tools.n == 1 && mem.tools.mru->memo != NULL);
+    }
+
+    CHECK(mem.tools.used == tst_used(&mem.tools));
+    CHECK(mem.tools.used == tst_entry_size(&d)
+                            + mem.tools.mru->memo->size);
+
+    /*
+     * b's lists freed and others made at their addresses, as a
+     * configuration reloaded in one process: told apart by their serial
+     */
+    tpol_free(&b);
+    tpol_init(&b);
+    tpol_add(&b.always_load, "mcp__chrome-devtools__click");
+    free(want_b);
+    want_b = tst_output(&b, NULL, &d, TS_DECISION_DEFERRED_HOSTED, &len_b);
+    CHECK(len_b != len_a);
+    CHECK(tst_same_output(&b, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                          want_b, len_b));
+    ts_index_mem_free(&mem);
+
+    /* room for the array alone */
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = tst_entry_size(&d);
+
+    for (i = 0; i < 2; i++) {
+        CHECK(tst_same_output(&a, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                              want_a, len_a));
+        CHECK(mem.tools.n == 1 && mem.tools.mru->memo == NULL);
+        CHECK(mem.tools.used == tst_entry_size(&d));
+    }
+
+    ts_index_mem_free(&mem);
+    free(want_a);
+    free(want_b);
+    tpol_free(&a);
+    tpol_free(&b);
+    tst_doc_free(&d);
 }
 
 
@@ -322,5 +497,9 @@ const tst_case_t  tst_recall_tests[] = {
     { "recall: bounded in bytes and in arrays", test_recall_bound },
     { "recall: arrays of one hash told apart by their bytes",
       test_recall_collisions },
+    { "recall: a team's arrays told apart where they differ",
+      test_recall_window },
+    { "recall: what the rules say of an array's tools kept with it",
+      test_recall_facts },
     { NULL, NULL }
 };

@@ -1,0 +1,162 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The engine's cost per request when a worker serves many sessions in
+ * turn, in process: the bodies listed in a file (one path a line) go
+ * through what the glue does (ts_request_process, the output's pieces
+ * with the new bytes copied into one block, ts_request_free) in the
+ * order listed, again and again, in index memory kept across requests
+ * as a worker's (toolsearch_recall_tools at its default).  The first
+ * pass over the list is not timed: it reads every tools array once, as
+ * a worker that has served the sessions before.  Prints one JSON object:
+ * the median µs a request of the timed passes, and the share of tools
+ * recalled in them.
+ *
+ *   bench_sessions LIST PASSES [OPTIONS OF toolsearch rewrite]
+ *
+ * Under callgrind, the difference between two runs of different PASSES
+ * is the instructions of that many passes: exact, whatever else runs on
+ * the machine (bench/sessions_bench.py).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ts_bench.h"
+#include "cli/ts_cli.h"
+
+
+/* bodies a list may name */
+#define TS_SESSIONS_MAX  4096
+
+
+typedef struct {
+    char    *body[TS_SESSIONS_MAX];
+    size_t   len[TS_SESSIONS_MAX];
+    size_t   n;
+} ts_sessions_t;
+
+
+static void
+ts_sessions_load(ts_sessions_t *s, const char *list)
+{
+    FILE  *f;
+    char   line[4096];
+
+    f = fopen(list, "r");
+    if (f == NULL) {
+        fprintf(stderr, "bench_sessions: cannot open %s\n", list);
+        exit(2);
+    }
+
+    s->n = 0;
+
+    while (s->n < TS_SESSIONS_MAX && fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = '\0';
+
+        if (line[0] != '\0') {
+            s->body[s->n] = ts_bench_load(line, &s->len[s->n]);
+            s->n++;
+        }
+    }
+
+    fclose(f);
+
+    if (s->n == 0) {
+        fprintf(stderr, "bench_sessions: no bodies in %s\n", list);
+        exit(2);
+    }
+}
+
+
+/* the glue's calls for one request; adds its tools seen and recalled */
+static void
+ts_sessions_request(const ts_input_t *in, const char *body, size_t len,
+    size_t *seen, size_t *recalled)
+{
+    ts_request_t   rq;
+    char          *block;
+    size_t         out;
+
+    (void) ts_request_process(&rq, in, body, len);
+
+    if (ts_request_changed(&rq)) {
+        block = ts_bench_output_chain(&rq, &out);
+
+        if (block == NULL) {
+            fprintf(stderr, "bench_sessions: no output\n");
+            exit(2);
+        }
+
+        free(block);
+    }
+
+    *seen += rq.ix.ntools;
+    *recalled += rq.ix.tools_recalled;
+    ts_request_free(&rq);
+}
+
+
+int
+main(int argc, char **argv)
+{
+    static ts_cli_conf_t   c;
+    static ts_index_mem_t  mem;
+    static ts_sessions_t   s;
+    ts_input_t             in;
+    const char            *path;
+    double                *t, t0;
+    size_t                 passes, i, k, seen, recalled;
+
+    if (argc < 3 || ts_cli_conf_parse(&c, argc - 3, argv + 3, &path) != 0
+        || (passes = strtoul(argv[2], NULL, 10)) == 0)
+    {
+        fprintf(stderr, "usage: bench_sessions LIST PASSES [OPTIONS]\n");
+        return 2;
+    }
+
+    ts_sessions_load(&s, argv[1]);
+
+    t = malloc(passes * sizeof(double));
+    if (t == NULL) {
+        return 2;
+    }
+
+    in = c.in;
+    in.index_mem = &mem;
+    mem.tools.size = TS_RECALL_SIZE;
+    seen = 0;
+    recalled = 0;
+
+    for (i = 0; i < s.n; i++) {
+        ts_sessions_request(&in, s.body[i], s.len[i], &seen, &recalled);
+    }
+
+    seen = 0;
+    recalled = 0;
+
+    for (k = 0; k < passes; k++) {
+        t0 = ts_bench_now_us();
+
+        for (i = 0; i < s.n; i++) {
+            ts_sessions_request(&in, s.body[i], s.len[i], &seen, &recalled);
+        }
+
+        t[k] = (ts_bench_now_us() - t0) / (double) s.n;
+    }
+
+    printf("{\"bodies\":%zu,\"passes\":%zu,\"us\":%.2f,\"recalled\":%.4f}\n",
+           s.n, passes, ts_bench_median(t, passes),
+           seen ? (double) recalled / (double) seen : 0.0);
+
+    for (i = 0; i < s.n; i++) {
+        free(s.body[i]);
+    }
+
+    free(t);
+    ts_index_mem_free(&mem);
+    ts_cli_conf_free(&c);
+
+    return 0;
+}
