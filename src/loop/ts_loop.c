@@ -318,19 +318,21 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
 
 
 static size_t
-ts_call_max(const ts_loop_t *lp, const cJSON *in)
+ts_call_max(const ts_loop_t *lp, const char *buf, const ts_val_t *in)
 {
-    const cJSON  *n;
-    unsigned      cap;
+    unsigned  cap;
+    ts_val_t  n;
+    double    d;
 
     cap = ts_policy_max_results(lp->in.policy);
-    n = cJSON_GetObjectItemCaseSensitive(in, "max_results");
 
-    if (!cJSON_IsNumber(n) || n->valuedouble < 1) {
+    (void) ts_object_member(buf, in, "max_results", &n);
+
+    if (!ts_loop_num(buf, &n, &d) || d < 1) {
         return TS_SEARCH_DEFAULT < cap ? TS_SEARCH_DEFAULT : cap;
     }
 
-    return n->valuedouble < cap ? (size_t) n->valuedouble : cap;
+    return d < cap ? (size_t) d : cap;
 }
 
 
@@ -346,15 +348,19 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     ts_hints_t          hints;
     ts_name_t          *names;
     const ts_entry_t   *e;
-    cJSON              *in;
-    const char         *q;
+    ts_val_t            in;
+    char               *q;
     size_t              i, n;
     int                 rc;
 
     p = lp->in.policy;
-    in = cJSON_Parse(b->input);
-    q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "query"));
-    q = q ? q : "";
+
+    /* the input is an object: ts_loop_call_input made sure of it */
+    if (ts_value_parse(b->input, strlen(b->input), &in) != TS_OK) {
+        in.kind = TS_NONE;
+    }
+
+    q = ts_loop_query(b->input, &in);
 
     hints.names = p->hint_names;
     hints.phrases = p->hint_phrases;
@@ -367,8 +373,8 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
                             p->scoring == TS_SCORING_HYBRID);
 
     if (rc == 0 && lp->rq.defer != NULL) {
-        rc = ts_search_run(&cat, q, strlen(q), p->scoring,
-                           ts_call_max(lp, in), &res);
+        rc = ts_search_run(&cat, q ? q : "", q ? strlen(q) : 0,
+                           p->scoring, ts_call_max(lp, b->input, &in), &res);
         names = calloc(res.nhits ? res.nhits : 1, sizeof(ts_name_t));
         rc = (rc == 0 && names != NULL) ? 0 : -1;
 
@@ -411,7 +417,7 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
         ts_catalog_free(&cat);
     }
 
-    cJSON_Delete(in);
+    free(q);
 
     return rc;
 }

@@ -9,37 +9,135 @@
 #include "scan/ts_strmap.h"
 
 
+/*
+ * The answers' decoder.  An SSE event and a JSON message are read with
+ * the scanner into the same things: blocks opened, grown and ended, the
+ * usage counts and the stop reason.  cJSON holds only what the loop
+ * changes and writes again (a streamed block, a message_delta).
+ */
+
+
+/* a number; 0 when v is none */
+int
+ts_loop_num(const char *buf, const ts_val_t *v, double *d)
+{
+    if (v->kind != TS_NUMBER) {
+        return 0;
+    }
+
+    /* a number inside an object is followed by a byte that ends it */
+    *d = strtod(buf + v->off, NULL);
+
+    return 1;
+}
+
+
+/*
+ * A string decoded into a C string, which ends at a decoded NUL as
+ * cJSON's does; NULL when v is none.  The caller frees it.
+ */
+static char *
+ts_str_dup(const char *buf, const ts_val_t *v)
+{
+    char    *s;
+    size_t   n;
+
+    if (v->kind != TS_STRING) {
+        return NULL;
+    }
+
+    /* decoding never makes a string longer than its JSON form */
+    s = malloc(v->len);
+    if (s == NULL) {
+        return NULL;
+    }
+
+    n = ts_str_decode(buf, v, s, v->len - 1);
+    s[n == (size_t) -1 ? 0 : n] = '\0';
+
+    return s;
+}
+
+
+/* the query of a held call's input, decoded; NULL when there is none */
+char *
+ts_loop_query(const char *input, const ts_val_t *in)
+{
+    ts_val_t  q;
+
+    (void) ts_object_member(input, in, "query", &q);
+
+    return ts_str_dup(input, &q);
+}
+
+
 /* the usage counts of a usage object */
 static void
-ts_usage_read(ts_loop_t *lp, const cJSON *usage)
+ts_usage_read(ts_loop_t *lp, const char *buf, const ts_val_t *usage)
 {
-    const cJSON  *n;
-    int           i;
+    ts_val_t  n[TS_USAGE_N];
+    double    d;
+    int       i;
+
+    (void) ts_object_members(buf, usage, ts_loop_usage_keys, TS_USAGE_N, n);
 
     for (i = 0; i < TS_USAGE_N; i++) {
-        n = cJSON_GetObjectItemCaseSensitive(usage, ts_loop_usage_keys[i]);
 
         /* a cast of a value out of range is undefined */
-        if (cJSON_IsNumber(n) && n->valuedouble >= 0
-            && n->valuedouble < TS_LOOP_NUMBER_MAX)
-        {
-            lp->usage[i] = (unsigned long long) n->valuedouble;
+        if (ts_loop_num(buf, &n[i], &d) && d >= 0 && d < TS_LOOP_NUMBER_MAX) {
+            lp->usage[i] = (unsigned long long) d;
         }
     }
 }
 
 
+static void
+ts_set_stop_reason(ts_loop_t *lp, const char *s)
+{
+    if (s != NULL && strlen(s) < sizeof(lp->stop_reason)) {
+        strcpy(lp->stop_reason, s);
+    }
+}
+
+
+/* the members of an event the loop reads, found in one pass */
+enum {
+    TS_EV_TYPE = 0,
+    TS_EV_INDEX,
+    TS_EV_MESSAGE,
+    TS_EV_BLOCK,
+    TS_EV_DELTA,
+    TS_EV_USAGE,
+    TS_EV_N
+};
+
+static const char  *ts_event_keys[TS_EV_N] = {
+    "type", "index", "message", "content_block", "delta", "usage"
+};
+
+
+typedef struct {
+    const ts_sse_event_t  *sse;
+    const char            *buf;     /* its data */
+    ts_val_t               m[TS_EV_N];
+} ts_event_t;
+
+
 /* an event's block index; -1 without one in long's range */
 static long
-ts_event_index(const cJSON *j)
+ts_event_index(const ts_event_t *e)
 {
-    const cJSON  *n;
+    double  d;
 
-    n = cJSON_GetObjectItem(j, "index");
+    return ts_loop_num(e->buf, &e->m[TS_EV_INDEX], &d) && d >= 0
+           && d < TS_LOOP_NUMBER_MAX ? (long) d : -1;
+}
 
-    return cJSON_IsNumber(n) && n->valuedouble >= 0
-           && n->valuedouble < TS_LOOP_NUMBER_MAX
-           ? (long) n->valuedouble : -1;
+
+static int
+ts_event_forward(const ts_event_t *e, ts_buf_t *out)
+{
+    return ts_buf_add(out, e->sse->raw, e->sse->raw_len);
 }
 
 
@@ -58,20 +156,22 @@ ts_block_find(ts_loop_t *lp, long index)
 }
 
 
+/* a streamed block keeps its tree: its end is written from it */
 static int
-ts_event_block_start(ts_loop_t *lp, cJSON *j, const ts_sse_event_t *ev,
-    ts_buf_t *out)
+ts_event_block_start(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
 {
-    cJSON        *cb;
-    ts_lblock_t  *b;
-    const char   *type, *id, *name;
+    cJSON           *cb;
+    ts_lblock_t     *b;
+    const ts_val_t  *v;
+    const char      *type, *id, *name;
 
-    b = ts_loop_block_add(lp, ts_event_index(j));
+    b = ts_loop_block_add(lp, ts_event_index(e));
     if (b == NULL) {
-        return ts_buf_add(out, ev->raw, ev->raw_len);
+        return ts_event_forward(e, out);
     }
 
-    cb = cJSON_DetachItemFromObjectCaseSensitive(j, "content_block");
+    v = &e->m[TS_EV_BLOCK];
+    cb = v->kind ? cJSON_ParseWithLength(e->buf + v->off, v->len) : NULL;
     b->block = cb;
     type = cJSON_GetStringValue(cJSON_GetObjectItem(cb, "type"));
     type = type ? type : "";
@@ -93,58 +193,90 @@ ts_event_block_start(ts_loop_t *lp, cJSON *j, const ts_sse_event_t *ev,
 
     b->client = lp->next_index++;
 
-    return ts_loop_forward(b, ev, out);
+    return ts_loop_forward(b, e->sse, out);
+}
+
+
+/* a delta's type and the member it carries, by its index in these */
+enum {
+    TS_DELTA_TYPE = 0,
+    TS_DELTA_TEXT,
+    TS_DELTA_THINKING,
+    TS_DELTA_SIGNATURE,
+    TS_DELTA_JSON,
+    TS_DELTA_CITATION,
+    TS_DELTA_N
+};
+
+static const char  *ts_delta_keys[TS_DELTA_N] = {
+    "type", "text", "thinking", "signature", "partial_json", "citation"
+};
+
+static const char  *ts_delta_types[TS_DELTA_N] = {
+    "", "text_delta", "thinking_delta", "signature_delta",
+    "input_json_delta", "citations_delta"
+};
+
+
+static void
+ts_delta_add(ts_buf_t *b, const char *buf, const ts_val_t *v)
+{
+    char  *s;
+
+    s = ts_str_dup(buf, v);
+
+    if (s != NULL) {
+        ts_buf_str(b, s);
+        free(s);
+    }
 }
 
 
 static void
-ts_delta_add(ts_buf_t *b, const cJSON *d, const char *key)
+ts_citation_add(ts_loop_t *lp, ts_lblock_t *b, const char *buf,
+    const ts_val_t *v)
 {
-    const char  *s;
+    cJSON  *list, *c;
 
-    s = cJSON_GetStringValue(cJSON_GetObjectItem(d, key));
+    list = cJSON_GetObjectItem(b->block, "citations");
+    if (!cJSON_IsArray(list)) {
+        cJSON_DeleteItemFromObject(b->block, "citations");
+        list = cJSON_AddArrayToObject(b->block, "citations");
+    }
 
-    if (s != NULL) {
-        ts_buf_str(b, s);
+    c = v->kind ? cJSON_ParseWithLength(buf + v->off, v->len) : NULL;
+
+    if (list == NULL || !cJSON_AddItemToArray(list, c)) {
+        cJSON_Delete(c);
+        lp->broken = 1;
     }
 }
 
 
 /* the block as it grows, for the turn the next call carries */
 static void
-ts_delta_apply(ts_loop_t *lp, ts_lblock_t *b, const cJSON *d)
+ts_delta_apply(ts_loop_t *lp, ts_lblock_t *b, const char *buf,
+    const ts_val_t *d)
 {
-    const char  *type;
-    cJSON       *list;
+    ts_val_t  m[TS_DELTA_N];
+    int       i;
 
-    type = cJSON_GetStringValue(cJSON_GetObjectItem(d, "type"));
-    type = type ? type : "";
+    (void) ts_object_members(buf, d, ts_delta_keys, TS_DELTA_N, m);
 
-    if (strcmp(type, "text_delta") == 0) {
-        ts_delta_add(&b->text, d, "text");
-
-    } else if (strcmp(type, "thinking_delta") == 0) {
-        ts_delta_add(&b->text, d, "thinking");
-
-    } else if (strcmp(type, "signature_delta") == 0) {
-        ts_delta_add(&b->sig, d, "signature");
-
-    } else if (strcmp(type, "input_json_delta") == 0) {
-        ts_delta_add(&b->text, d, "partial_json");
-
-    } else if (strcmp(type, "citations_delta") == 0 && b->block) {
-        list = cJSON_GetObjectItem(b->block, "citations");
-        if (!cJSON_IsArray(list)) {
-            cJSON_DeleteItemFromObject(b->block, "citations");
-            list = cJSON_AddArrayToObject(b->block, "citations");
+    for (i = 1; i < TS_DELTA_N; i++) {
+        if (ts_str_eq(buf, &m[TS_DELTA_TYPE], ts_delta_types[i])) {
+            break;
         }
+    }
 
-        if (list == NULL
-            || !cJSON_AddItemToArray(list, cJSON_Duplicate(
-                   cJSON_GetObjectItem(d, "citation"), 1)))
-        {
-            lp->broken = 1;
-        }
+    if (i == TS_DELTA_SIGNATURE) {
+        ts_delta_add(&b->sig, buf, &m[i]);
+
+    } else if (i < TS_DELTA_CITATION) {
+        ts_delta_add(&b->text, buf, &m[i]);
+
+    } else if (i == TS_DELTA_CITATION && b->block) {
+        ts_citation_add(lp, b, buf, &m[i]);
 
     } else {
         lp->broken = 1;
@@ -155,113 +287,134 @@ ts_delta_apply(ts_loop_t *lp, ts_lblock_t *b, const cJSON *d)
 
 
 static int
-ts_event_block(ts_loop_t *lp, cJSON *j, const ts_sse_event_t *ev,
-    ts_buf_t *out, int stop)
+ts_event_block(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out, int stop)
 {
     ts_lblock_t  *b;
 
-    b = ts_block_find(lp, ts_event_index(j));
+    b = ts_block_find(lp, ts_event_index(e));
     if (b == NULL) {
         lp->broken = 1;
-        return ts_buf_add(out, ev->raw, ev->raw_len);
+        return ts_event_forward(e, out);
     }
 
     if (!stop) {
-        ts_delta_apply(lp, b, cJSON_GetObjectItem(j, "delta"));
+        ts_delta_apply(lp, b, e->buf, &e->m[TS_EV_DELTA]);
     }
 
     if (b->search) {
         return 0;
     }
 
-    return ts_loop_forward(b, ev, out);
+    return ts_loop_forward(b, e->sse, out);
 }
 
 
-static void
-ts_set_stop_reason(ts_loop_t *lp, const char *s)
+/* a message_delta is kept whole while calls are held back */
+static int
+ts_event_delta(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
 {
-    if (s != NULL && strlen(s) < sizeof(lp->stop_reason)) {
-        strcpy(lp->stop_reason, s);
+    ts_val_t   stop;
+    cJSON     *j;
+    char      *s;
+    int        rc;
+
+    (void) ts_object_member(e->buf, &e->m[TS_EV_DELTA], "stop_reason",
+                            &stop);
+    s = ts_str_dup(e->buf, &stop);
+    ts_set_stop_reason(lp, s);
+    free(s);
+
+    ts_usage_read(lp, e->buf, &e->m[TS_EV_USAGE]);
+
+    if (lp->held) {
+        cJSON_Delete(lp->delta);
+        lp->delta = cJSON_ParseWithLength(e->buf, e->sse->data_len);
+        return 0;
     }
+
+    j = NULL;
+
+    if (lp->calls > 1 && e->m[TS_EV_USAGE].kind == TS_OBJECT) {
+        j = cJSON_ParseWithLength(e->buf, e->sse->data_len);
+    }
+
+    if (j == NULL) {
+        return ts_event_forward(e, out);
+    }
+
+    /* the last call's message_delta speaks for the whole loop */
+    ts_loop_usage_write(lp, cJSON_GetObjectItemCaseSensitive(j, "usage"));
+    rc = ts_loop_emit_json(out, "message_delta", j);
+    cJSON_Delete(j);
+
+    return rc;
 }
 
 
 static int
-ts_event_delta(ts_loop_t *lp, cJSON *j, const ts_sse_event_t *ev,
-    ts_buf_t *out)
+ts_event_message(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
 {
-    cJSON  *usage;
+    ts_val_t  usage;
 
-    ts_set_stop_reason(lp, cJSON_GetStringValue(cJSON_GetObjectItem(
-                               cJSON_GetObjectItem(j, "delta"),
-                               "stop_reason")));
-    usage = cJSON_GetObjectItem(j, "usage");
-    ts_usage_read(lp, usage);
+    (void) ts_object_member(e->buf, &e->m[TS_EV_MESSAGE], "usage", &usage);
+    ts_usage_read(lp, e->buf, &usage);
 
-    if (lp->held) {
-        cJSON_Delete(lp->delta);
-        lp->delta = cJSON_Duplicate(j, 1);
-        return 0;
-    }
-
-    if (lp->calls == 1 || !cJSON_IsObject(usage)) {
-        return ts_buf_add(out, ev->raw, ev->raw_len);
-    }
-
-    /* the last call's message_delta speaks for the whole loop */
-    ts_loop_usage_write(lp, usage);
-
-    return ts_loop_emit_json(out, "message_delta", j);
+    return lp->calls == 1 ? ts_event_forward(e, out) : 0;
 }
 
 
 int
-ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
+ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *sse, ts_buf_t *out)
 {
-    cJSON       *j;
-    const char  *type;
-    int          rc;
+    ts_event_t   e;
+    ts_val_t     doc, *type;
 
-    j = ev->data ? cJSON_ParseWithLength(ev->data, ev->data_len) : NULL;
-    type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
+    e.sse = sse;
+    e.buf = sse->data;
+    type = &e.m[TS_EV_TYPE];
 
     /* what is not UTF-8 is not JSON text: a next call could not carry it */
-    if (ev->data && !ts_utf8_valid(ev->data, ev->data_len)) {
+    if (e.buf && !ts_utf8_valid(e.buf, sse->data_len)) {
         lp->broken = 1;
     }
 
-    if (type == NULL) {
-        rc = ts_buf_add(out, ev->raw, ev->raw_len);
-
-    } else if (strcmp(type, "message_start") == 0) {
-        ts_usage_read(lp, cJSON_GetObjectItem(cJSON_GetObjectItem(j,
-                                              "message"), "usage"));
-        rc = lp->calls == 1 ? ts_buf_add(out, ev->raw, ev->raw_len) : 0;
-
-    } else if (strcmp(type, "content_block_start") == 0) {
-        rc = ts_event_block_start(lp, j, ev, out);
-
-    } else if (strcmp(type, "content_block_delta") == 0
-               || strcmp(type, "content_block_stop") == 0)
+    if (e.buf == NULL
+        || ts_value_parse(e.buf, sse->data_len, &doc) != TS_OK
+        || ts_object_members(e.buf, &doc, ts_event_keys, TS_EV_N, e.m)
+           != TS_OK
+        || type->kind != TS_STRING)
     {
-        rc = ts_event_block(lp, j, ev, out, type[14] == 's');
-
-    } else if (strcmp(type, "message_delta") == 0) {
-        rc = ts_event_delta(lp, j, ev, out);
-
-    } else if (strcmp(type, "message_stop") == 0) {
-        lp->stopped = 1;
-        rc = lp->held ? 0 : ts_buf_add(out, ev->raw, ev->raw_len);
-
-    } else {
-        lp->errored |= strcmp(type, "error") == 0;
-        rc = ts_buf_add(out, ev->raw, ev->raw_len);
+        return ts_buf_add(out, sse->raw, sse->raw_len);
     }
 
-    cJSON_Delete(j);
+    if (ts_str_eq(e.buf, type, "message_start")) {
+        return ts_event_message(lp, &e, out);
+    }
 
-    return rc;
+    if (ts_str_eq(e.buf, type, "content_block_start")) {
+        return ts_event_block_start(lp, &e, out);
+    }
+
+    if (ts_str_eq(e.buf, type, "content_block_delta")) {
+        return ts_event_block(lp, &e, out, 0);
+    }
+
+    if (ts_str_eq(e.buf, type, "content_block_stop")) {
+        return ts_event_block(lp, &e, out, 1);
+    }
+
+    if (ts_str_eq(e.buf, type, "message_delta")) {
+        return ts_event_delta(lp, &e, out);
+    }
+
+    if (ts_str_eq(e.buf, type, "message_stop")) {
+        lp->stopped = 1;
+        return lp->held ? 0 : ts_event_forward(&e, out);
+    }
+
+    lp->errored |= ts_str_eq(e.buf, type, "error");
+
+    return ts_event_forward(&e, out);
 }
 
 
@@ -393,7 +546,6 @@ ts_loop_json_answer(ts_loop_t *lp)
     ts_val_t   doc, content, stop, usage, *items;
     size_t     n, i;
     char       tmp[32];
-    cJSON     *u;
 
     if (ts_loop_json_members(lp, &doc, &content, &stop, &usage) != 0
         || ts_container_items(lp->pending.p, &content, &items, &n) != TS_OK)
@@ -413,9 +565,7 @@ ts_loop_json_answer(ts_loop_t *lp)
     ts_set_stop_reason(lp, ts_member_str(lp->pending.p, &doc, "stop_reason",
                                          tmp, sizeof(tmp)));
 
-    u = cJSON_ParseWithLength(lp->pending.p + usage.off, usage.len);
-    ts_usage_read(lp, u);
-    cJSON_Delete(u);
+    ts_usage_read(lp, lp->pending.p, &usage);
 
     return 0;
 }

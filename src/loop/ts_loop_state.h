@@ -91,6 +91,8 @@ void ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
 ts_lblock_t *ts_loop_block_add(ts_loop_t *lp, long index);
 
 /* ts_loop_decode.c */
+int ts_loop_num(const char *buf, const ts_val_t *v, double *d);
+char *ts_loop_query(const char *input, const ts_val_t *in);
 int ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out);
 void ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p,
     size_t n);

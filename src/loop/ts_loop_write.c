@@ -144,17 +144,16 @@ void
 ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
     ts_buf_t *content)
 {
-    cJSON       *in;
-    const char  *q;
+    ts_val_t   in;
+    char      *q;
 
     ts_buf_str(content, "{\"type\":\"tool_search_tool_result_error\","
                         "\"error_code\":\"too_many_requests\","
                         "\"error_message\":\"");
 
     if (b->implicit) {
-        in = cJSON_Parse(b->input);
-        q = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in,
-                                                                  "query"));
+        (void) ts_value_parse(b->input, strlen(b->input), &in);
+        q = ts_loop_query(b->input, &in);
         ts_buf_str(content, "This tool's schema was not sent to the API: "
                             "it was not in the discovered-tool set. Use ");
         ts_buf_str(content, lp->tool);
@@ -163,7 +162,7 @@ ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
         ts_buf_str(content, "({ query: '");
         ts_buf_escaped(content, q ? q : "", q ? strlen(q) : 0);
         ts_buf_str(content, "' })");
-        cJSON_Delete(in);
+        free(q);
 
     } else {
         ts_buf_str(content, "This search did not run: this request's "

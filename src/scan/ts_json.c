@@ -2018,15 +2018,18 @@ ts_container_items(const char *buf, const ts_val_t *v, ts_val_t **items,
 
 
 ts_status_t
-ts_object_member(const char *buf, const ts_val_t *obj, const char *key,
-    ts_val_t *out)
+ts_object_members(const char *buf, const ts_val_t *obj,
+    const char *const *keys, size_t n, ts_val_t *out)
 {
     ts_scan_t  s;
     ts_val_t   k, v;
+    size_t     i;
     int        rc;
 
     /* an absent member is an empty span: callers may read it unchecked */
-    memset(out, 0, sizeof(ts_val_t));
+    for (i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof(ts_val_t));
+    }
 
     if (obj->kind != TS_OBJECT) {
         return TS_ERR_TYPE;
@@ -2044,8 +2047,11 @@ ts_object_member(const char *buf, const ts_val_t *obj, const char *key,
             break;
         }
 
-        if (out->kind == TS_NONE && ts_str_eq(buf, &k, key)) {
-            *out = v;
+        for (i = 0; i < n; i++) {
+            if (out[i].kind == TS_NONE && ts_str_eq(buf, &k, keys[i])) {
+                out[i] = v;
+                break;
+            }
         }
 
         rc = ts_more(&s, '}');
