@@ -444,23 +444,25 @@ ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p, size_t n)
 }
 
 
+static const char  *ts_message_keys[TS_MSG_N] = {
+    "type", "content", "stop_reason", "usage"
+};
+
+
 /* the JSON answer's members, or -1 when it is not a message */
 int
-ts_loop_json_members(const ts_loop_t *lp, ts_val_t *doc, ts_val_t *content,
-    ts_val_t *stop, ts_val_t *usage)
+ts_loop_json_members(const ts_loop_t *lp, ts_val_t m[TS_MSG_N])
 {
     const char  *buf;
-    ts_val_t     type;
+    ts_val_t     doc;
 
     buf = lp->pending.p;
 
-    if (ts_value_parse(buf, lp->pending.len, doc) != TS_OK
-        || ts_object_member(buf, doc, "type", &type) != TS_OK
-        || !ts_str_eq(buf, &type, "message")
-        || ts_object_member(buf, doc, "content", content) != TS_OK
-        || content->kind != TS_ARRAY
-        || ts_object_member(buf, doc, "stop_reason", stop) != TS_OK
-        || ts_object_member(buf, doc, "usage", usage) != TS_OK)
+    if (ts_value_parse(buf, lp->pending.len, &doc) != TS_OK
+        || ts_object_members(buf, &doc, ts_message_keys, TS_MSG_N, m)
+           != TS_OK
+        || !ts_str_eq(buf, &m[TS_MSG_TYPE], "message")
+        || m[TS_MSG_CONTENT].kind != TS_ARRAY)
     {
         return -1;
     }
@@ -469,21 +471,15 @@ ts_loop_json_members(const ts_loop_t *lp, ts_val_t *doc, ts_val_t *content,
 }
 
 
-/* a string member of a JSON block as a C string, or "" */
+/* a string as a C string, or "" when it is none or longer than cap - 1 */
 static const char *
-ts_member_str(const char *buf, const ts_val_t *obj, const char *key,
-    char *tmp, size_t cap)
+ts_str_copy(const char *buf, const ts_val_t *v, char *tmp, size_t cap)
 {
-    ts_val_t     v;
     const char  *s;
     size_t       len;
 
-    if (ts_object_member(buf, obj, key, &v) != TS_OK) {
-        return "";
-    }
-
     /* a string without escapes is viewed in place, whatever its length */
-    s = ts_str_view(buf, &v, tmp, cap - 1, &len);
+    s = ts_str_view(buf, v, tmp, cap - 1, &len);
     if (s == NULL || len > cap - 1) {
         return "";
     }
@@ -498,13 +494,27 @@ ts_member_str(const char *buf, const ts_val_t *obj, const char *key,
 }
 
 
+/* the members of a JSON answer's block the loop reads */
+enum {
+    TS_JB_TYPE = 0,
+    TS_JB_ID,
+    TS_JB_NAME,
+    TS_JB_INPUT,
+    TS_JB_N
+};
+
+static const char  *ts_json_block_keys[TS_JB_N] = {
+    "type", "id", "name", "input"
+};
+
+
 static int
 ts_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
 {
     const char   *buf;
-    char          id[TS_NAME_MAX], name[TS_NAME_MAX], type[32];
+    char          id[TS_NAME_MAX], name[TS_NAME_MAX];
     ts_lblock_t  *b;
-    ts_val_t      input;
+    ts_val_t      m[TS_JB_N];
 
     buf = lp->pending.p;
     b = ts_loop_block_add(lp, i);
@@ -515,21 +525,18 @@ ts_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
     b->raw = buf + item->off;
     b->raw_len = item->len;
 
-    if (strcmp(ts_member_str(buf, item, "type", type, sizeof(type)),
-               "tool_use") == 0)
-    {
-        ts_loop_classify(lp, b, ts_member_str(buf, item, "id", id,
-                                              sizeof(id)),
-                         ts_member_str(buf, item, "name", name,
-                                       sizeof(name)));
+    (void) ts_object_members(buf, item, ts_json_block_keys, TS_JB_N, m);
+
+    if (ts_str_eq(buf, &m[TS_JB_TYPE], "tool_use")) {
+        ts_loop_classify(lp, b,
+                         ts_str_copy(buf, &m[TS_JB_ID], id, sizeof(id)),
+                         ts_str_copy(buf, &m[TS_JB_NAME], name,
+                                     sizeof(name)));
     }
 
     if (b->search) {
-        if (ts_object_member(buf, item, "input", &input) != TS_OK) {
-            input.len = 0;
-        }
-
-        ts_loop_call_input(lp, b, buf + input.off, input.len);
+        ts_loop_call_input(lp, b, buf + m[TS_JB_INPUT].off,
+                           m[TS_JB_INPUT].len);
         return 0;
     }
 
@@ -543,12 +550,13 @@ ts_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
 int
 ts_loop_json_answer(ts_loop_t *lp)
 {
-    ts_val_t   doc, content, stop, usage, *items;
+    ts_val_t   m[TS_MSG_N], *items;
     size_t     n, i;
-    char       tmp[32];
+    char      *s;
 
-    if (ts_loop_json_members(lp, &doc, &content, &stop, &usage) != 0
-        || ts_container_items(lp->pending.p, &content, &items, &n) != TS_OK)
+    if (ts_loop_json_members(lp, m) != 0
+        || ts_container_items(lp->pending.p, &m[TS_MSG_CONTENT], &items, &n)
+           != TS_OK)
     {
         return -1;
     }
@@ -562,10 +570,11 @@ ts_loop_json_answer(ts_loop_t *lp)
 
     free(items);
 
-    ts_set_stop_reason(lp, ts_member_str(lp->pending.p, &doc, "stop_reason",
-                                         tmp, sizeof(tmp)));
+    s = ts_str_dup(lp->pending.p, &m[TS_MSG_STOP]);
+    ts_set_stop_reason(lp, s);
+    free(s);
 
-    ts_usage_read(lp, lp->pending.p, &usage);
+    ts_usage_read(lp, lp->pending.p, &m[TS_MSG_USAGE]);
 
     return 0;
 }

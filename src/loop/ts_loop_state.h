@@ -30,6 +30,15 @@ enum {
 
 extern const char  *ts_loop_usage_keys[TS_USAGE_N];
 
+/* the members of a JSON answer the loop reads */
+enum {
+    TS_MSG_TYPE = 0,
+    TS_MSG_CONTENT,
+    TS_MSG_STOP,
+    TS_MSG_USAGE,
+    TS_MSG_N
+};
+
 
 /* one content block of an answer */
 typedef struct {
@@ -96,8 +105,7 @@ char *ts_loop_query(const char *input, const ts_val_t *in);
 int ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out);
 void ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p,
     size_t n);
-int ts_loop_json_members(const ts_loop_t *lp, ts_val_t *doc,
-    ts_val_t *content, ts_val_t *stop, ts_val_t *usage);
+int ts_loop_json_members(const ts_loop_t *lp, ts_val_t m[TS_MSG_N]);
 int ts_loop_json_answer(ts_loop_t *lp);
 
 /* ts_loop_write.c */

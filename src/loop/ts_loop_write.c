@@ -358,7 +358,7 @@ ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced)
 static int
 ts_json_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
 {
-    ts_val_t    doc, content, stop, usage;
+    ts_val_t    m[TS_MSG_N], *content, *stop, *usage;
     ts_edits_t  e;
     ts_buf_t    tmp;
     cJSON      *u;
@@ -366,9 +366,13 @@ ts_json_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
     size_t      len;
     int         rc;
 
-    if (ts_loop_json_members(lp, &doc, &content, &stop, &usage) != 0) {
+    if (ts_loop_json_members(lp, m) != 0) {
         return ts_buf_add(out, lp->pending.p, lp->pending.len);
     }
+
+    content = &m[TS_MSG_CONTENT];
+    stop = &m[TS_MSG_STOP];
+    usage = &m[TS_MSG_USAGE];
 
     ts_edits_init(&e);
     ts_buf_init(&tmp, 0);
@@ -376,17 +380,17 @@ ts_json_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
     ts_buf_str(&tmp, "[");
     ts_buf_add(&tmp, lp->content.p, lp->content.len);
     ts_buf_str(&tmp, "]");
-    ts_edit_replace(&e, content.off, content.len, tmp.p, tmp.len);
+    ts_edit_replace(&e, content->off, content->len, tmp.p, tmp.len);
 
     if (stop_reason != NULL) {
         ts_buf_reset(&tmp);
         ts_buf_str(&tmp, "\"");
         ts_buf_str(&tmp, stop_reason);
         ts_buf_str(&tmp, "\"");
-        ts_edit_replace(&e, stop.off, stop.len, tmp.p, tmp.len);
+        ts_edit_replace(&e, stop->off, stop->len, tmp.p, tmp.len);
     }
 
-    u = cJSON_ParseWithLength(lp->pending.p + usage.off, usage.len);
+    u = cJSON_ParseWithLength(lp->pending.p + usage->off, usage->len);
     s = NULL;
 
     if (cJSON_IsObject(u)) {
@@ -395,7 +399,7 @@ ts_json_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
     }
 
     if (s != NULL) {
-        ts_edit_replace(&e, usage.off, usage.len, s, strlen(s));
+        ts_edit_replace(&e, usage->off, usage->len, s, strlen(s));
     }
 
     len = ts_edits_size(&e, lp->pending.len);
