@@ -115,7 +115,6 @@ unsigned ts_policy_max_results(const ts_policy_t *p);
 
 /* parses "auto", "hosted" or "gateway"; -1 when unknown */
 int ts_search_mode_parse(const char *s, size_t len);
-const char *ts_search_mode_name(int mode);
 
 /* parses a profile name; -1 when unknown */
 int ts_upstream_parse(const char *s, size_t len);

@@ -43,14 +43,6 @@ ts_search_parse_scoring(const char *s, size_t len)
 }
 
 
-const char *
-ts_search_scoring_name(int scoring)
-{
-    return scoring == TS_SCORING_HYBRID ? "hybrid"
-           : scoring == TS_SCORING_BM25 ? "bm25" : "seed";
-}
-
-
 static int
 ts_space(char c)
 {

@@ -57,7 +57,6 @@ typedef struct {
 
 
 int ts_search_parse_scoring(const char *s, size_t len);
-const char *ts_search_scoring_name(int scoring);
 
 /*
  * Runs a query over the catalogue and returns at most max hits (select:
