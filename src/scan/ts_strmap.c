@@ -10,10 +10,10 @@
 #define TS_EVEN   0x5555555555555555ULL
 #define TS_ODD    0xaaaaaaaaaaaaaaaaULL
 
-/* blocks whose masks are made in one go, before they are read */
+/* chunks whose masks are made in one go, before they are read */
 #define TS_BATCH  64
 
-/* an escape reads at most this far past its block: \u and four digits */
+/* an escape reads at most this far past its chunk: \u and four digits */
 #define TS_REACH  4
 
 
@@ -33,7 +33,7 @@ static const unsigned char  ts_hex_digit[256] = {
  * to the run carries to the byte after it; a run that starts on an even
  * bit has odd length when it ends on an odd one, and the other way
  * round.  A run of odd length that starts on an odd bit and reaches the
- * block's end escapes the next block's first byte.
+ * chunk's end escapes the next chunk's first byte.
  */
 static uint64_t
 ts_escaped(uint64_t bslash, ts_strmap_carry_t *c)
@@ -72,8 +72,8 @@ ts_prefix_xor(uint64_t x)
 
 
 /*
- * The \u escapes of a block at p (bits of their 'u') that four hex
- * digits do not follow; the TS_REACH bytes after the block can be read.
+ * The \u escapes of a chunk at p (bits of their 'u') that four hex
+ * digits do not follow; the TS_REACH bytes after the chunk can be read.
  * JSON text rarely has them: most escapes are checked by the masks.
  */
 static uint64_t
@@ -142,15 +142,15 @@ ts_utf8_valid(const char *p, size_t n)
 
 
 /*
- * Checks the UTF-8 of a block at p: its bytes over 0x7f (high), less the
- * first *carried ones, which a sequence of the block before holds.  A
- * sequence is read whole, up to TS_REACH bytes past the block; how many
- * of the next block's bytes it holds is carried.  Returns the offset of
+ * Checks the UTF-8 of a chunk at p: its bytes over 0x7f (high), less the
+ * first *carried ones, which a sequence of the chunk before holds.  A
+ * sequence is read whole, up to TS_REACH bytes past the chunk; how many
+ * of the next chunk's bytes it holds is carried.  Returns the offset of
  * the first bad sequence's lead byte, which lies inside the string that
  * holds it, or 64 when there is none.
  */
 static unsigned
-ts_utf8_block(const unsigned char *p, uint64_t high, uint64_t *carried)
+ts_utf8_chunk(const unsigned char *p, uint64_t high, uint64_t *carried)
 {
     unsigned  i, n;
 
@@ -181,13 +181,13 @@ ts_utf8_block(const unsigned char *p, uint64_t high, uint64_t *carried)
 typedef struct {
     ts_kinds_t  kinds[TS_BATCH];
     uint64_t    look[TS_BATCH];     /* when the kernel looks */
-    uint64_t    utf8;               /* when it looks: blocks to check */
+    uint64_t    utf8;               /* when it looks: chunks to check */
     int         checked;            /* the kernel checked UTF-8 */
 } ts_batch_t;
 
 
 /*
- * The bytes of the block at `at` that a sequence begun in the three bytes
+ * The bytes of the chunk at `at` that a sequence begun in the three bytes
  * before holds; a bad one is noted where it begins.
  */
 static uint64_t
@@ -218,7 +218,7 @@ ts_utf8_entered(ts_strmap_t *m, size_t at)
 }
 
 
-/* the bytes over 0x7f of a block at p */
+/* the bytes over 0x7f of a chunk at p */
 static uint64_t
 ts_high_bytes(const unsigned char *p)
 {
@@ -236,10 +236,10 @@ ts_high_bytes(const unsigned char *p)
 
 
 /*
- * The UTF-8 of n blocks at p, the first `off` in the text, rarer in JSON
+ * The UTF-8 of n chunks at p, the first `off` in the text, rarer in JSON
  * text than anything else the map checks: read byte-wise where the
- * kernel does not check it (the carry: how many of a block's bytes a
- * sequence of the block before holds), else where it saw an error.
+ * kernel does not check it (the carry: how many of a chunk's bytes a
+ * sequence of the chunk before holds), else where it saw an error.
  */
 static void
 ts_map_utf8(ts_strmap_t *m, const ts_batch_t *bt, const unsigned char *p,
@@ -249,7 +249,7 @@ ts_map_utf8(ts_strmap_t *m, const ts_batch_t *bt, const unsigned char *p,
     size_t    k;
     unsigned  bad;
 
-    /* after a skip the first block is read from the place skipped to */
+    /* after a skip the first chunk is read from the place skipped to */
     todo = bt->checked ? bt->utf8 | (from != ~0ULL) : ~0ULL >> (64 - n);
 
     while (todo) {
@@ -275,7 +275,7 @@ ts_map_utf8(ts_strmap_t *m, const ts_batch_t *bt, const unsigned char *p,
             }
         }
 
-        bad = ts_utf8_block(p + k * 64, high, &m->carry.utf8);
+        bad = ts_utf8_chunk(p + k * 64, high, &m->carry.utf8);
 
         if (bad < 64 && off + k * 64 + bad < m->bad) {
             m->bad = off + k * 64 + bad;
@@ -285,14 +285,14 @@ ts_map_utf8(ts_strmap_t *m, const ts_batch_t *bt, const unsigned char *p,
 
 
 /*
- * Reads the masks of n blocks at p, the next to map: escapes, strings,
- * errors.  A block the look kernel cleared only carries its quotes'
+ * Reads the masks of n chunks at p, the next to map: escapes, strings,
+ * errors.  A chunk the look kernel cleared only carries its quotes'
  * parity; the others get all their kinds and the whole check.  The
  * carries live in locals: through pointers the compiler would have to
  * reload them after every store to bits, which may alias them.
  */
 static void
-ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
+ts_map_chunks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
     size_t n, uint64_t *bits, ts_batch_t *bt, uint64_t from)
 {
     ts_strmap_carry_t   c;
@@ -319,7 +319,7 @@ ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
             u = escaped & (look[k] << 1 | c.look);
             c.look = look[k] >> 63;
 
-            /* the quotes' parity is taken when a block needs it */
+            /* the quotes' parity is taken when a chunk needs it */
             if ((u | kd->ctl) == 0) {
                 c.quotes ^= quotes;
                 continue;
@@ -357,8 +357,8 @@ ts_map_blocks(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
 
 
 /*
- * The masks of the next n blocks, at p, then their map.  The first
- * block after a skip loses the bits before the place skipped to: what
+ * The masks of the next n chunks, at p, then their map.  The first
+ * chunk after a skip loses the bits before the place skipped to: what
  * lies there is not read, and the place is outside strings.
  */
 static void
@@ -385,7 +385,7 @@ ts_map_batch(ts_strmap_t *m, const ts_kernel_t *kn, const unsigned char *p,
     bt->kinds[0].high &= from;      /* unused where the kernel checked */
     m->from = ~0ULL;
 
-    ts_map_blocks(m, kn, p, n, bits, bt, from);
+    ts_map_chunks(m, kn, p, n, bits, bt, from);
 }
 
 
@@ -404,7 +404,7 @@ ts_strmap_start(ts_strmap_t *m, const char *buf, size_t len,
 
     m->bits = bits;
     m->len = len;
-    m->blocks = (len + 63) / 64;
+    m->chunks = (len + 63) / 64;
     m->bad = len;
     m->buf = (const unsigned char *) buf;
     m->from = ~0ULL;
@@ -413,7 +413,7 @@ ts_strmap_start(ts_strmap_t *m, const char *buf, size_t len,
 
 
 /*
- * Blocks with TS_REACH bytes after them are read in place, in batches;
+ * Chunks with TS_REACH bytes after them are read in place, in batches;
  * the last one or two are copied behind blanks, which change nothing.
  */
 void
@@ -432,11 +432,11 @@ ts_strmap_more(ts_strmap_t *m, size_t w)
         ts_map_batch(m, &kn, m->buf + m->mapped * 64, n, &bt);
     }
 
-    if (m->mapped <= w && m->mapped < m->blocks) {
+    if (m->mapped <= w && m->mapped < m->chunks) {
         off = m->mapped * 64;
         memset(tail, ' ', sizeof(tail));
         memcpy(tail, m->buf + off, m->len - off);
-        ts_map_batch(m, &kn, tail, m->blocks - m->mapped, &bt);
+        ts_map_batch(m, &kn, tail, m->chunks - m->mapped, &bt);
     }
 }
 
@@ -463,7 +463,7 @@ ts_strmap_build(ts_strmap_t *m, const char *buf, size_t len,
 {
     ts_strmap_start(m, buf, len, bits, kernel);
 
-    if (m->blocks > 0) {
-        ts_strmap_more(m, m->blocks - 1);
+    if (m->chunks > 0) {
+        ts_strmap_more(m, m->chunks - 1);
     }
 }

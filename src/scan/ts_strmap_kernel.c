@@ -120,11 +120,11 @@ ts_avx2_escapes(__m256i x)
 }
 
 
-/* what both AVX2 kernels make of a block: quotes, backslashes, ctl
+/* what both AVX2 kernels make of a chunk: quotes, backslashes, ctl
  * (high is the look's to check) */
 __attribute__((target("avx2")))
 static inline void
-ts_avx2_block(__m256i lo, __m256i hi, uint64_t *bits, ts_kinds_t *kind)
+ts_avx2_chunk(__m256i lo, __m256i hi, uint64_t *bits, ts_kinds_t *kind)
 {
     __m256i  q, b, c;
 
@@ -155,7 +155,7 @@ ts_masks_avx2(const unsigned char *p, size_t n, uint64_t *bits,
         lo = _mm256_loadu_si256((const __m256i *) (const void *) p);
         hi = _mm256_loadu_si256((const __m256i *) (const void *) (p + 32));
 
-        ts_avx2_block(lo, hi, bits, &kinds[k]);
+        ts_avx2_chunk(lo, hi, bits, &kinds[k]);
         kinds[k].escape = ~ts_avx2_mask(ts_avx2_escapes(lo),
                                         ts_avx2_escapes(hi));
         kinds[k].u = ts_avx2_mask(_mm256_cmpeq_epi8(lo, u),
@@ -276,12 +276,12 @@ ts_avx2_utf8(const ts_u8_tables_t *t, __m256i x, __m256i before)
 
 
 /*
- * 1 when the UTF-8 of the block lo, hi after the 32 bytes at prev may be
- * bad; *open: the block's last three bytes hold a byte over 0x7f.
+ * 1 when the UTF-8 of the chunk lo, hi after the 32 bytes at prev may be
+ * bad; *open: the chunk's last three bytes hold a byte over 0x7f.
  */
 __attribute__((target("avx2"), always_inline))
 static inline uint64_t
-ts_avx2_utf8_block(const ts_u8_tables_t *t, __m256i lo, __m256i hi,
+ts_avx2_utf8_chunk(const ts_u8_tables_t *t, __m256i lo, __m256i hi,
     const unsigned char *prev, uint64_t *open)
 {
     __m256i  before, e;
@@ -297,13 +297,13 @@ ts_avx2_utf8_block(const ts_u8_tables_t *t, __m256i lo, __m256i hi,
 
 
 /*
- * The UTF-8 of the blocks at p marked in todo, in order; a block whose
+ * The UTF-8 of the chunks at p marked in todo, in order; a chunk whose
  * last three bytes hold a byte over 0x7f marks the next one: a sequence
  * it begins goes on there.
  */
 __attribute__((target("avx2")))
 static uint64_t
-ts_avx2_utf8_blocks(const unsigned char *p, size_t n,
+ts_avx2_utf8_chunks(const unsigned char *p, size_t n,
     const unsigned char *prev, uint64_t todo)
 {
     ts_u8_tables_t  t;
@@ -321,7 +321,7 @@ ts_avx2_utf8_blocks(const unsigned char *p, size_t n,
         lo = _mm256_loadu_si256((const __m256i *) (const void *) (p + k * 64));
         hi = _mm256_loadu_si256((const __m256i *) (const void *)
                                 (p + k * 64 + 32));
-        bad |= ts_avx2_utf8_block(&t, lo, hi, k ? p + k * 64 - 32 : prev,
+        bad |= ts_avx2_utf8_chunk(&t, lo, hi, k ? p + k * 64 - 32 : prev,
                                   &open)
                << k;
 
@@ -343,7 +343,7 @@ ts_look_avx2(const unsigned char *p, size_t n, const unsigned char *prev,
     uint64_t  todo;
     size_t    k;
 
-    /* a sequence the bytes before began goes on in the first block */
+    /* a sequence the bytes before began goes on in the first chunk */
     todo = prev != NULL
            && _mm256_movemask_epi8(_mm256_loadu_si256(
                   (const __m256i *) (const void *) prev)) >> 29 != 0;
@@ -354,9 +354,9 @@ ts_look_avx2(const unsigned char *p, size_t n, const unsigned char *prev,
         hi = _mm256_loadu_si256((const __m256i *) (const void *)
                                 (p + k * 64 + 32));
 
-        ts_avx2_block(lo, hi, bits, &kinds[k]);
+        ts_avx2_chunk(lo, hi, bits, &kinds[k]);
 
-        /* most blocks hold no backslash: nothing to classify there */
+        /* most chunks hold no backslash: nothing to classify there */
         look[k] = bits[1] == 0
                   ? 0
                   : ts_avx2_mask(ts_avx2_look(lo, p + k * 64),
@@ -368,7 +368,7 @@ ts_look_avx2(const unsigned char *p, size_t n, const unsigned char *prev,
                 << k;
     }
 
-    *utf8 = todo ? ts_avx2_utf8_blocks(p, n, prev, todo) : 0;
+    *utf8 = todo ? ts_avx2_utf8_chunks(p, n, prev, todo) : 0;
 }
 
 

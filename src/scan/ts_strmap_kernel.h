@@ -2,9 +2,9 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * The kernels of the string map (ts_strmap.c): the SIMD code, chosen
- * once per map, that makes the masks of a batch of 64-byte blocks (the
+ * once per map, that makes the masks of a batch of 64-byte chunks (the
  * quotes, the backslashes, what else a string's bytes may be) and, with
- * AVX2, looks whether a block needs them all and checks its UTF-8.
+ * AVX2, looks whether a chunk needs them all and checks its UTF-8.
  */
 
 #ifndef TS_STRMAP_KERNEL_H
@@ -13,7 +13,7 @@
 #include "scan/ts_strmap.h"
 
 
-/* what a block's bytes may be, besides quotes and backslashes */
+/* what a chunk's bytes may be, besides quotes and backslashes */
 typedef struct {
     uint64_t  ctl;          /* control bytes, which strings may not hold */
     uint64_t  escape;       /* what may follow a backslash: "/bfnrt */
@@ -23,7 +23,7 @@ typedef struct {
 
 
 /*
- * Makes the masks of n 64-byte blocks: bits[2k] the quotes of block k,
+ * Makes the masks of n 64-byte chunks: bits[2k] the quotes of chunk k,
  * bits[2k + 1] its backslashes, kinds[k] the rest.
  */
 typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
@@ -33,11 +33,11 @@ typedef void (*ts_masks_pt)(const unsigned char *p, size_t n,
 /*
  * The look kernel makes, of the kinds, only the control bytes and the
  * bytes over 0x7f, and a mask of the backslashes followed by anything
- * but "/bfnrt or a backslash.  A block where no such byte is escaped and
+ * but "/bfnrt or a backslash.  A chunk where no such byte is escaped and
  * no control byte lies holds nothing strings may not hold: compact JSON
- * is checked by these two masks, and a block with a \u or a bad escape
+ * is checked by these two masks, and a chunk with a \u or a bad escape
  * gets all kinds.  It checks UTF-8 too, after the 32 bytes at prev
- * (NULL: the text's start): bit k of *utf8 marks block k as one where
+ * (NULL: the text's start): bit k of *utf8 marks chunk k as one where
  * the byte-wise check must find the bad sequence.
  */
 typedef void (*ts_look_pt)(const unsigned char *p, size_t n,

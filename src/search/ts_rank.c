@@ -213,19 +213,19 @@ ts_rank_prose(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
 
 /*
  * The places of the chunks from p of a text where a word of t may
- * begin, into block; returns the number of chunks
+ * begin, into places; returns the number of chunks
  */
 static size_t
 ts_places(const ts_rank_t *rk, const ts_prints_t *t, const char *p,
-    const char *end, const char *limit, uint64_t *carry, uint64_t *block)
+    const char *end, const char *limit, uint64_t *carry, uint64_t *places)
 {
     /* without a kernel, the word starts are fewer than every place */
     if (rk->kernel == NULL) {
-        block[0] = ts_word_starts(p, end, limit, carry);
+        places[0] = ts_word_starts(p, end, limit, carry);
         return 1;
     }
 
-    return ts_prints_places(rk->kernel, t, p, end, limit, block);
+    return ts_prints_places(rk->kernel, t, p, end, limit, places);
 }
 
 
@@ -285,7 +285,7 @@ static void
 ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
 {
     const char  *text, *p, *end, *limit;
-    uint64_t     block[TS_BLOCK], carry;
+    uint64_t     places[TS_RUN], carry;
     size_t       i, n;
 
     text = rk->c->text;
@@ -293,11 +293,11 @@ ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
     limit = text + rk->c->text_len + TS_CHUNK;
 
     for (p = text + v->e->hint.off, carry = 0; p < end; p += n * TS_CHUNK) {
-        n = ts_places(rk, &rk->word_prints, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->word_prints, p, end, limit, &carry, places);
 
         for (i = 0; i < n; i++) {
             ts_prose_chunk(rk, v, (size_t) (p - text) + i * TS_CHUNK,
-                           block[i]);
+                           places[i]);
         }
     }
 }
@@ -391,7 +391,7 @@ static void
 ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
 {
     const char  *body, *start, *end, *limit, *p;
-    uint64_t     block[TS_BLOCK], carry;
+    uint64_t     places[TS_RUN], carry;
     size_t       i, n;
 
     body = rk->c->schemas;
@@ -401,10 +401,10 @@ ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
     carry = !ts_word_start(body, v->e->schema.off);
 
     for (p = start; p < end; p += n * TS_CHUNK) {
-        n = ts_places(rk, &rk->prints, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->prints, p, end, limit, &carry, places);
 
         for (i = 0; i < n; i++) {
-            ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, block[i]);
+            ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, places[i]);
         }
     }
 }

@@ -176,7 +176,7 @@ void
 ts_rank_names(ts_rank_t *rk)
 {
     const char  *text, *p, *end, *limit;
-    uint64_t     block[TS_BLOCK];
+    uint64_t     places[TS_RUN];
     size_t       i, n, k;
 
     text = rk->c->text;
@@ -185,10 +185,10 @@ ts_rank_names(ts_rank_t *rk)
 
     for (p = text, k = 0; p < end; p += n * TS_CHUNK) {
         n = ts_prints_places(rk->kernel, &rk->name_prints, p, end, limit,
-                            block);
+                            places);
 
         for (i = 0; i < n; i++) {
-            ts_name_chunk(rk, (size_t) (p - text) + i * TS_CHUNK, block[i],
+            ts_name_chunk(rk, (size_t) (p - text) + i * TS_CHUNK, places[i],
                           &k);
         }
     }
