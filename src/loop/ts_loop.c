@@ -223,8 +223,8 @@ ts_quoted(const char *s)
 
 /*
  * A tool_use block: a call of the search tool is held back; so is a call
- * of a tool that is deferred and not loaded (seed 000: the schema was
- * never sent), which becomes an implicit select: of that tool.
+ * of a tool that is deferred and not loaded (its schema was never sent:
+ * docs/spec/deferral.md), which becomes an implicit select: of that tool.
  */
 void
 ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,

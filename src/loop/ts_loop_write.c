@@ -137,8 +137,8 @@ ts_loop_found(ts_buf_t *content, const ts_buf_t *refs)
 
 /*
  * A search past the budget does not run.  A call of a tool never loaded
- * gets seed 000's hint; the next request's history carries the message
- * to the model as the call's result.
+ * gets the hint of docs/spec/deferral.md; the next request's history
+ * carries the message to the model as the call's result.
  */
 void
 ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,

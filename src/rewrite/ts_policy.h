@@ -1,8 +1,9 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * The deferral policy (seed 000): which requests get tool search from the
- * gateway, which of their tools are deferred, and the edits that do it.
+ * The deferral policy (docs/spec/deferral.md): which requests get tool
+ * search from the gateway, which of their tools are deferred, and the
+ * edits that do it.
  */
 
 #ifndef TS_POLICY_H

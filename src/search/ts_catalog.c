@@ -203,7 +203,7 @@ ts_put_part(ts_builder_t *b, ts_entry_t *e, const char *low, size_t len)
 /*
  * "mcp__slack__send_message" -> "slack send message";
  * "NotebookEdit" -> "notebook edit": underscores and lower-to-upper
- * transitions separate parts (seed 000, parseToolName).  A part starts
+ * transitions separate parts (docs/spec/search.md).  A part starts
  * after a separator or at a capital after a small letter, and ends at
  * the next start or separator; its bytes come from low, the name
  * lowercased.

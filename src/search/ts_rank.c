@@ -432,7 +432,7 @@ ts_note(ts_rank_t *rk, uint32_t idx, const ts_term_t *t, const char *what,
 }
 
 
-/* seed 000, scoreToolForQuery, one term; returns its points */
+/* the seed scorer's points of one term (docs/spec/search.md) */
 static int
 ts_seed_points(ts_rank_t *rk, uint32_t idx, const ts_term_t *t,
     const ts_mark_t *m)

@@ -168,9 +168,9 @@ ts_name_chunk(ts_rank_t *rk, size_t base, uint64_t bits, size_t *k)
 
 
 /*
- * seed 000: the names containing a seed term, and their parts.  The
- * names lie one after the other at the start of the text, in pool order:
- * one walk finds every seed term in every name.
+ * The names containing a seed term, and their parts (docs/spec/search.md).
+ * The names lie one after the other at the start of the text, in pool
+ * order: one walk finds every seed term in every name.
  */
 void
 ts_rank_names(ts_rank_t *rk)

@@ -1,9 +1,10 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Tool search: seed 000's scorer rule by rule and its worked example,
- * select:, the mcp__ prefix path, required terms, limits, and the
- * hybrid ranking on natural-language queries over the real catalogue.
+ * Tool search: docs/spec/search.md's scorer rule by rule and its worked
+ * example, select:, the mcp__ prefix path, required terms, limits, and
+ * the hybrid ranking on natural-language queries over the real
+ * catalogue.
  */
 
 #include <stdio.h>
