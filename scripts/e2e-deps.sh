@@ -10,6 +10,7 @@ set -e
 
 dir=${1:?usage: $0 DIR}
 src=$(dirname "$0")/../t/e2e
+. "$(dirname "$0")/npm-lock.sh"
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     if [ "$(id -u)" != 0 ]; then
@@ -22,18 +23,10 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 
-mkdir -p "$dir"
-if [ -d "$dir/node_modules" ] && cmp -s "$src/package-lock.json" "$dir/package-lock.json" \
-        && cmp -s "$src/package.json" "$dir/package.json"; then
-    exit 0
-fi
-
-cp "$src/package.json" "$src/package-lock.json" "$src/.npmrc" "$dir/"
+npm_lock_prepare "$src" "$dir" || exit 0
 echo "npm ci in $dir (Claude Code, the Anthropic SDK, MCP servers)" >&2
-# a failed install leaves no lock copy behind, so the next run retries
 if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error); then
-    rm -f "$dir/package-lock.json"
-    exit 1
+    npm_lock_failed "$dir"
 fi
 
 # Claude Code's postinstall puts the native binary in place; an npm that
@@ -43,7 +36,6 @@ if ! "$claude" --version >/dev/null 2>&1; then
     (cd "$dir/node_modules/@anthropic-ai/claude-code" && node install.cjs)
 fi
 if ! "$claude" --version >/dev/null 2>&1; then
-    rm -f "$dir/package-lock.json"
     echo "Claude Code did not install: $claude --version fails" >&2
-    exit 1
+    npm_lock_failed "$dir"
 fi

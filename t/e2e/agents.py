@@ -16,6 +16,8 @@ import signal
 import subprocess
 import tempfile
 
+from clients import run
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 PROMPT = "Create a memory entity for Alice, a person who likes tea."
@@ -43,28 +45,6 @@ QUIET = {
     "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "NO_UPDATE_NOTIFIER": "1",
     "CI": "1", "TERM": "dumb",
 }
-
-
-class Result:
-    """One client run: exit code, output, the memory server's store."""
-
-    def __init__(self, rc, stdout, stderr, memory_file):
-        self.rc = rc
-        self.stdout = stdout
-        self.stderr = stderr
-        try:
-            with open(memory_file) as f:
-                self.memory = [json.loads(line) for line in f if line.strip()]
-        except (OSError, ValueError):
-            self.memory = []
-
-    def stored_alice(self):
-        return any(e.get("type") == "entity" and e.get("name") == "Alice"
-                   for e in self.memory)
-
-    def describe(self):
-        return "rc=%s\nstdout=%s\nstderr=%s" % (
-            self.rc, self.stdout[-3000:], self.stderr[-3000:])
 
 
 class Work:
@@ -252,24 +232,8 @@ def run_client(name, url, modules, base, timeout=240):
            "XDG_STATE_HOME": os.path.join(work.home, ".local", "state")}
     env.update(QUIET)
     env.update(extra)
-    proc = subprocess.Popen(argv, env=env, cwd=work.files,
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=10)
-        err += b"\n(timed out after %ds)" % timeout
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    result = run(argv, env, work.files, work.memory, timeout)
     end_strays(work.dir)
-    result = Result(proc.returncode, out.decode(errors="replace"),
-                    err.decode(errors="replace"), work.memory)
     result.work = work.dir
     return result
 

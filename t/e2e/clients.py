@@ -118,7 +118,7 @@ class Run:
         try:
             with open(memory_file) as f:
                 self.memory = [json.loads(line) for line in f if line.strip()]
-        except OSError:
+        except (OSError, ValueError):
             self.memory = []
         try:
             self.output = json.loads(stdout.strip().splitlines()[-1])
