@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 #include "rewrite/ts_match.h"
 
 

@@ -1,0 +1,765 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The Messages index: one pass over a request body, every byte validated
+ * as JSON by the scanner's steps, records the members the policy reads
+ * (the top level's, each tool's, message's and content block's) as byte
+ * spans.
+ */
+
+#include "messages/ts_index_scan.h"
+
+
+enum {
+    TS_K_NAME = 0, TS_K_TYPE, TS_K_DEFER, TS_K_CACHE, TS_K_ROLE,
+    TS_K_CONTENT, TS_K_ID, TS_K_TOOL_USE_ID, TS_K_TOOL_NAME, TS_K_DESC,
+    TS_K_SCHEMA, TS_K_CALLER
+};
+
+
+static const ts_key_t  ts_top_keys[] = {
+    TS_KEY("model", TS_TOP_MODEL),
+    TS_KEY("messages", TS_TOP_MESSAGES),
+    TS_KEY("tools", TS_TOP_TOOLS),
+    TS_KEY("system", TS_TOP_SYSTEM),
+    TS_KEY("stream", TS_TOP_STREAM),
+    TS_KEY("tool_choice", TS_TOP_TOOL_CHOICE),
+    TS_KEY("anthropic_beta", TS_TOP_ANTHROPIC_BETA),
+    TS_KEY("anthropic_version", TS_TOP_ANTHROPIC_VERSION),
+    { NULL, 0, 0 }
+};
+
+
+static const ts_key_t  ts_tool_keys[] = {
+    TS_KEY("name", TS_K_NAME),
+    TS_KEY("type", TS_K_TYPE),
+    TS_KEY("defer_loading", TS_K_DEFER),
+    TS_KEY("cache_control", TS_K_CACHE),
+    TS_KEY("description", TS_K_DESC),
+    TS_KEY("input_schema", TS_K_SCHEMA),
+    { NULL, 0, 0 }
+};
+
+
+static const ts_key_t  ts_message_keys[] = {
+    TS_KEY("role", TS_K_ROLE),
+    TS_KEY("content", TS_K_CONTENT),
+    { NULL, 0, 0 }
+};
+
+
+static const ts_key_t  ts_block_keys[] = {
+    TS_KEY("type", TS_K_TYPE),
+    TS_KEY("name", TS_K_NAME),
+    TS_KEY("tool_name", TS_K_TOOL_NAME),
+    TS_KEY("id", TS_K_ID),
+    TS_KEY("tool_use_id", TS_K_TOOL_USE_ID),
+    TS_KEY("content", TS_K_CONTENT),
+    TS_KEY("caller", TS_K_CALLER),
+    { NULL, 0, 0 }
+};
+
+
+/* records a read key once; a second occurrence is a duplicate */
+static int
+ts_seen(ts_scan_t *s, unsigned *mask, int id)
+{
+    if (*mask & (1u << id)) {
+        return ts_fail(s, TS_ERR_DUPLICATE);
+    }
+
+    *mask |= 1u << id;
+    return 0;
+}
+
+
+static int
+ts_expect_kind(ts_scan_t *s, const ts_val_t *v, int kind)
+{
+    return (v->kind == TS_NONE || v->kind == kind)
+           ? 0 : ts_fail(s, TS_ERR_TYPE);
+}
+
+
+static void
+ts_set_member(ts_member_t *m, const ts_val_t *key, const ts_val_t *v)
+{
+    m->key = *key;
+    m->val = *v;
+    m->off = key->off;
+    m->len = v->off + v->len - key->off;
+}
+
+
+int
+ts_index_tool(ts_scan_t *s)
+{
+    ts_index_t  *ix;
+    ts_tool_t   *t;
+    ts_val_t     key, v;
+    unsigned     seen;
+    size_t       off;
+    int          rc, id;
+
+    ix = s->ix;
+    t = ts_grow(s, (void **) &ix->tools, ix->ntools, &ix->caps[0],
+                sizeof(ts_tool_t));
+    if (t == NULL) {
+        return -1;
+    }
+
+    off = s->p - s->start;
+    seen = 0;
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        id = ts_key_id(ix->buf, &key, ts_tool_keys);
+
+        if (id < 0) {
+            if (ts_skip(s, NULL) != 0) {
+                return -1;
+            }
+
+        } else {
+            if (ts_seen(s, &seen, id) != 0 || ts_member_value(s, &v) != 0) {
+                return -1;
+            }
+
+            switch (id) {
+            case TS_K_NAME:
+                t->name = v;
+                break;
+            case TS_K_TYPE:
+                t->type = v;
+                break;
+            case TS_K_DESC:
+                t->description = v;
+                break;
+            case TS_K_SCHEMA:
+                t->input_schema = v;
+                break;
+            case TS_K_DEFER:
+                ts_set_member(&t->defer_loading, &key, &v);
+                break;
+            default:
+                ts_set_member(&t->cache_control, &key, &v);
+            }
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    if (ts_expect_kind(s, &t->name, TS_STRING) != 0
+        || ts_expect_kind(s, &t->type, TS_STRING) != 0)
+    {
+        return -1;
+    }
+
+    t->elem.off = off;
+    t->elem.len = s->p - s->start - off;
+    t->elem.kind = TS_OBJECT;
+    ix->ntools++;
+
+    return 0;
+}
+
+
+static int ts_blocks(ts_scan_t *s, uint32_t msg, int32_t parent);
+
+
+/* tool_result content blocks are indexed too, one level deep */
+static int
+ts_children(ts_scan_t *s, size_t self)
+{
+    ts_index_t  *ix;
+    ts_block_t  *b;
+
+    ix = s->ix;
+    ix->blocks[self].child_first = (uint32_t) ix->nblocks;
+
+    if (ts_blocks(s, ix->blocks[self].message, (int32_t) self) != 0) {
+        return -1;
+    }
+
+    b = &ix->blocks[self];
+    b->child_count = (uint32_t) (ix->nblocks - b->child_first);
+
+    return 0;
+}
+
+
+static int
+ts_is_result(const ts_index_t *ix, const ts_block_t *b)
+{
+    return b->parent < 0 && ts_str_eq(ix->buf, &b->type, "tool_result");
+}
+
+
+static int
+ts_block_member(ts_scan_t *s, size_t self, const ts_val_t *key, int id,
+    int *inline_children)
+{
+    ts_index_t  *ix;
+    ts_block_t  *b;
+    ts_val_t     v;
+
+    ix = s->ix;
+    b = &ix->blocks[self];
+
+    /* "type" usually comes first: then children are read in place */
+    if (id == TS_K_CONTENT && ts_is_result(ix, b)
+        && s->p < s->end && *s->p == '[')
+    {
+        v.off = s->p - s->start;
+        if (ts_children(s, self) != 0) {
+            return -1;
+        }
+
+        v.len = s->p - s->start - v.off;
+        v.kind = TS_ARRAY;
+        v.esc = 0;
+        ix->blocks[self].content = v;
+        *inline_children = 1;
+
+        return 0;
+    }
+
+    if (ts_member_value(s, &v) != 0) {
+        return -1;
+    }
+
+    switch (id) {
+    case TS_K_TYPE:
+        b->type = v;
+        break;
+    case TS_K_NAME:
+    case TS_K_TOOL_NAME:
+        b->name = v;
+        break;
+    case TS_K_ID:
+    case TS_K_TOOL_USE_ID:
+        b->id = v;
+        break;
+    case TS_K_CALLER:
+        ts_set_member(&b->caller, key, &v);
+        break;
+    default:
+        b->content = v;
+    }
+
+    return 0;
+}
+
+
+static int
+ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
+{
+    ts_index_t  *ix;
+    ts_block_t  *b;
+    ts_val_t     key;
+    unsigned     seen;
+    size_t       off, self;
+    int          rc, id, done;
+
+    ix = s->ix;
+    b = ts_grow(s, (void **) &ix->blocks, ix->nblocks, &ix->caps[1],
+                sizeof(ts_block_t));
+    if (b == NULL) {
+        return -1;
+    }
+
+    self = ix->nblocks++;
+    b->message = msg;
+    b->parent = parent;
+    off = s->p - s->start;
+    seen = 0;
+    done = 0;
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        id = ts_key_id(ix->buf, &key, ts_block_keys);
+
+        if (id < 0) {
+            rc = ts_skip(s, NULL);
+
+        } else if (ts_seen(s, &seen, id) != 0) {
+            return -1;
+
+        } else {
+            rc = ts_block_member(s, self, &key, id, &done);
+        }
+
+        if (rc != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    b = &ix->blocks[self];
+    b->elem.off = off;
+    b->elem.len = s->p - s->start - off;
+    b->elem.kind = TS_OBJECT;
+
+    if (b->type.kind != TS_STRING) {
+        return ts_fail(s, TS_ERR_TYPE);
+    }
+
+    /* "content" came before "type": read the children now */
+    if (!done && b->content.kind == TS_ARRAY && ts_is_result(ix, b)) {
+        const unsigned char  *save;
+
+        save = s->p;
+        s->p = s->start + b->content.off;
+        s->depth++;
+
+        if (ts_children(s, self) != 0) {
+            return -1;
+        }
+
+        s->p = save;
+        s->depth--;
+    }
+
+    return 0;
+}
+
+
+/* s->p at '[' of a content array */
+static int
+ts_blocks(ts_scan_t *s, uint32_t msg, int32_t parent)
+{
+    int  rc;
+
+    rc = ts_open(s, '[');
+
+    while (rc == 0) {
+        if (ts_block(s, msg, parent) != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, ']');
+    }
+
+    return rc < 0 ? -1 : 0;
+}
+
+
+int
+ts_index_message(ts_scan_t *s)
+{
+    ts_index_t    *ix;
+    ts_message_t  *m;
+    ts_val_t       key, v;
+    unsigned       seen;
+    size_t         self, off;
+    int            rc, id;
+
+    ix = s->ix;
+    m = ts_grow(s, (void **) &ix->messages, ix->nmessages, &ix->caps[2],
+                sizeof(ts_message_t));
+    if (m == NULL) {
+        return -1;
+    }
+
+    self = ix->nmessages++;
+    off = s->p - s->start;
+    seen = 0;
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        id = ts_key_id(ix->buf, &key, ts_message_keys);
+
+        if (id < 0) {
+            rc = ts_skip(s, NULL);
+
+        } else if (ts_seen(s, &seen, id) != 0) {
+            return -1;
+
+        } else if (id == TS_K_ROLE) {
+            rc = ts_member_value(s, &v);
+            ix->messages[self].role = v;
+
+        } else if (s->p < s->end && *s->p == '[') {
+            v.off = s->p - s->start;
+            ix->messages[self].block_first = (uint32_t) ix->nblocks;
+            rc = ts_blocks(s, (uint32_t) self, -1);
+            v.len = s->p - s->start - v.off;
+            v.kind = TS_ARRAY;
+            v.esc = 0;
+            ix->messages[self].content = v;
+
+        } else {
+            rc = ts_member_value(s, &v);
+            ix->messages[self].content = v;
+        }
+
+        if (rc != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    m = &ix->messages[self];
+    m->elem.off = off;
+    m->elem.len = s->p - s->start - off;
+    m->elem.kind = TS_OBJECT;
+    m->block_end = (uint32_t) ix->nblocks;
+    if (m->content.kind != TS_ARRAY) {
+        m->block_first = m->block_end;
+    }
+
+    if (ts_expect_kind(s, &m->role, TS_STRING) != 0
+        || (m->content.kind != TS_NONE && m->content.kind != TS_STRING
+            && m->content.kind != TS_ARRAY))
+    {
+        return ts_fail(s, TS_ERR_TYPE);
+    }
+
+    return 0;
+}
+
+
+/* an array member whose elements are parsed by each() */
+int
+ts_index_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
+{
+    size_t  off;
+
+    off = s->p - s->start;
+
+    if (ts_index_elements(s, ts_open(s, '['), each) != 0) {
+        return -1;
+    }
+
+    ts_index_set_array(s, v, off);
+
+    return 0;
+}
+
+
+static int
+ts_top_member(ts_scan_t *s, ts_member_t *m)
+{
+    ts_index_t  *ix;
+    int          id;
+
+    ix = s->ix;
+
+    if (ts_key(s, &m->key) != 0) {
+        return -1;
+    }
+
+    id = ts_key_id(ix->buf, &m->key, ts_top_keys);
+
+    if (id >= 0) {
+        if (ix->top[id] >= 0) {
+            return ts_fail(s, TS_ERR_DUPLICATE);
+        }
+        ix->top[id] = (int32_t) ix->nmembers;
+    }
+
+    if (id == TS_TOP_TOOLS) {
+        if (ts_index_tools(s, &m->val) != 0) {
+            return -1;
+        }
+
+    } else if (id == TS_TOP_MESSAGES) {
+        if (ts_index_messages(s, &m->val) != 0) {
+            return -1;
+        }
+
+    } else if (ts_member_value(s, &m->val) != 0) {
+        return -1;
+    }
+
+    m->off = m->key.off;
+    m->len = m->val.off + m->val.len - m->key.off;
+
+    if (id == TS_TOP_MODEL && m->val.kind != TS_STRING) {
+        return ts_fail(s, TS_ERR_TYPE);
+    }
+
+    return 0;
+}
+
+
+static int
+ts_top(ts_scan_t *s)
+{
+    ts_index_t   *ix;
+    ts_member_t  *m;
+    int           rc;
+
+    ix = s->ix;
+
+    ts_ws(s);
+
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ix->nmembers == TS_MAX_TOP_MEMBERS) {
+            return ts_fail(s, TS_ERR_LIMIT);
+        }
+
+        m = ts_grow(s, (void **) &ix->members, ix->nmembers, &ix->caps[3],
+                    sizeof(ts_member_t));
+        if (m == NULL) {
+            return -1;
+        }
+
+        if (ts_top_member(s, m) != 0) {
+            return -1;
+        }
+
+        ix->nmembers++;
+        rc = ts_more(s, '}');
+    }
+
+    if (rc < 0) {
+        return -1;
+    }
+
+    ts_ws(s);
+
+    return s->p == s->end ? 0 : ts_fail(s, TS_ERR_SYNTAX);
+}
+
+
+ts_status_t
+ts_index_build(ts_index_t *ix, const char *buf, size_t len)
+{
+    return ts_index_build_in(ix, buf, len, NULL);
+}
+
+
+/* the index's arrays in the order of caps[] */
+static void **
+ts_index_array(ts_index_t *ix, int i)
+{
+    switch (i) {
+    case 0:
+        return (void **) &ix->tools;
+    case 1:
+        return (void **) &ix->blocks;
+    case 2:
+        return (void **) &ix->messages;
+    default:
+        return (void **) &ix->members;
+    }
+}
+
+
+static void
+ts_index_borrow(ts_index_t *ix, ts_index_mem_t *mem)
+{
+    int  i;
+
+    if (mem == NULL || mem->lent) {
+        return;
+    }
+
+    if (mem->forget) {
+        ts_recall_free(&mem->tools);
+        ts_index_seen_free(&mem->messages_seen);
+    }
+
+    /* the bound may have shrunk since the last request */
+    ts_recall_trim(&mem->tools);
+
+    for (i = 0; i < 4; i++) {
+        *ts_index_array(ix, i) = mem->arrays[i];
+        ix->caps[i] = mem->caps[i];
+    }
+
+    mem->lent = 1;
+    ix->mem = mem;
+}
+
+
+static void
+ts_index_start(ts_index_t *ix, const char *buf, size_t len,
+    ts_index_mem_t *mem)
+{
+    int  i;
+
+    memset(ix, 0, sizeof(ts_index_t));
+    ts_index_borrow(ix, mem);
+    ix->buf = buf;
+    ix->len = len;
+
+    for (i = 0; i < TS_TOP_N; i++) {
+        ix->top[i] = -1;
+    }
+}
+
+
+static ts_status_t
+ts_index_scan(ts_index_t *ix, ts_strmap_t *map)
+{
+    ts_scan_t  s;
+
+    s.start = (const unsigned char *) ix->buf;
+    s.p = s.start;
+    s.end = s.start + ix->len;
+    s.depth = 0;
+    s.err = TS_OK;
+    s.ix = ix;
+    s.map = map;
+
+    /* a top level that is not an object is a type error, not syntax */
+    ts_ws(&s);
+    if (s.p < s.end && *s.p != '{') {
+        if (ts_skip(&s, NULL) == 0) {
+            ts_ws(&s);
+            s.err = (s.p == s.end) ? TS_ERR_TYPE : TS_ERR_SYNTAX;
+        }
+
+    } else {
+        (void) ts_top(&s);
+    }
+
+    ix->status = s.err;
+    ix->err_off = s.p - s.start;
+
+    return s.err;
+}
+
+
+/*
+ * The string map's memory: the lender's, grown when too small, or the
+ * scan's own.  NULL when there is none to have: the scan reads bytes.
+ */
+static uint64_t *
+ts_map_bits(ts_index_mem_t *mem, size_t words)
+{
+    if (words == 0) {
+        return NULL;
+    }
+
+    if (mem == NULL) {
+        return malloc(words * sizeof(uint64_t));
+    }
+
+    if (mem->map_words < words) {
+        free(mem->map);
+        mem->map = malloc(words * sizeof(uint64_t));
+        mem->map_words = mem->map ? words : 0;
+    }
+
+    return mem->map;
+}
+
+
+ts_status_t
+ts_index_build_in(ts_index_t *ix, const char *buf, size_t len,
+    ts_index_mem_t *mem)
+{
+    ts_strmap_t   map;
+    ts_status_t   st;
+    uint64_t     *bits;
+
+    ts_index_start(ix, buf, len, mem);
+
+    bits = ts_map_bits(ix->mem, ts_strmap_words(len));
+    if (bits == NULL) {
+        return ts_index_scan(ix, NULL);
+    }
+
+    ts_strmap_start(&map, buf, len, bits, TS_STRMAP_BEST);
+    st = ts_index_scan(ix, &map);
+
+    if (ix->mem == NULL) {
+        free(bits);
+    }
+
+    return st;
+}
+
+
+ts_status_t
+ts_index_build_plain(ts_index_t *ix, const char *buf, size_t len)
+{
+    ts_index_start(ix, buf, len, NULL);
+
+    return ts_index_scan(ix, NULL);
+}
+
+
+void
+ts_index_free(ts_index_t *ix)
+{
+    void  **a;
+    int     i;
+
+    for (i = 0; i < 4; i++) {
+        a = ts_index_array(ix, i);
+
+        if (ix->mem) {
+            ix->mem->arrays[i] = *a;
+            ix->mem->caps[i] = ix->caps[i];
+
+        } else {
+            free(*a);
+        }
+
+        *a = NULL;
+        ix->caps[i] = 0;
+    }
+
+    if (ix->mem) {
+        ix->mem->lent = 0;
+        ix->mem = NULL;
+    }
+}
+
+
+void
+ts_index_mem_free(ts_index_mem_t *mem)
+{
+    int  i;
+
+    for (i = 0; i < 4; i++) {
+        free(mem->arrays[i]);
+    }
+
+    free(mem->map);
+    ts_recall_free(&mem->tools);
+    ts_index_seen_free(&mem->messages_seen);
+    memset(mem, 0, sizeof(ts_index_mem_t));
+}
+
+
+const ts_member_t *
+ts_index_top(const ts_index_t *ix, ts_top_key_t key)
+{
+    return ix->top[key] >= 0 ? &ix->members[ix->top[key]] : NULL;
+}
