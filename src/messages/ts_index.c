@@ -7,6 +7,8 @@
  * spans.
  */
 
+#include <stddef.h>
+
 #include "messages/ts_index_scan.h"
 
 
@@ -26,37 +28,43 @@ static const ts_key_t  ts_top_keys[] = {
     TS_KEY("tool_choice", TS_TOP_TOOL_CHOICE),
     TS_KEY("anthropic_beta", TS_TOP_ANTHROPIC_BETA),
     TS_KEY("anthropic_version", TS_TOP_ANTHROPIC_VERSION),
-    { NULL, 0, 0 }
+    { NULL, 0, 0, 0, 0 }
 };
 
 
+/* a key of an item's object: the value, or the member, goes to field f */
+#define TS_FIELD(name, id, type, f)                                         \
+    { name, sizeof(name) - 1, id, offsetof(type, f), 0 }
+#define TS_MEMBER(name, id, type, f)                                        \
+    { name, sizeof(name) - 1, id, offsetof(type, f), 1 }
+
 static const ts_key_t  ts_tool_keys[] = {
-    TS_KEY("name", TS_K_NAME),
-    TS_KEY("type", TS_K_TYPE),
-    TS_KEY("defer_loading", TS_K_DEFER),
-    TS_KEY("cache_control", TS_K_CACHE),
-    TS_KEY("description", TS_K_DESC),
-    TS_KEY("input_schema", TS_K_SCHEMA),
-    { NULL, 0, 0 }
+    TS_FIELD("name", TS_K_NAME, ts_tool_t, name),
+    TS_FIELD("type", TS_K_TYPE, ts_tool_t, type),
+    TS_MEMBER("defer_loading", TS_K_DEFER, ts_tool_t, defer_loading),
+    TS_MEMBER("cache_control", TS_K_CACHE, ts_tool_t, cache_control),
+    TS_FIELD("description", TS_K_DESC, ts_tool_t, description),
+    TS_FIELD("input_schema", TS_K_SCHEMA, ts_tool_t, input_schema),
+    { NULL, 0, 0, 0, 0 }
 };
 
 
 static const ts_key_t  ts_message_keys[] = {
-    TS_KEY("role", TS_K_ROLE),
-    TS_KEY("content", TS_K_CONTENT),
-    { NULL, 0, 0 }
+    TS_FIELD("role", TS_K_ROLE, ts_message_t, role),
+    TS_FIELD("content", TS_K_CONTENT, ts_message_t, content),
+    { NULL, 0, 0, 0, 0 }
 };
 
 
 static const ts_key_t  ts_block_keys[] = {
-    TS_KEY("type", TS_K_TYPE),
-    TS_KEY("name", TS_K_NAME),
-    TS_KEY("tool_name", TS_K_TOOL_NAME),
-    TS_KEY("id", TS_K_ID),
-    TS_KEY("tool_use_id", TS_K_TOOL_USE_ID),
-    TS_KEY("content", TS_K_CONTENT),
-    TS_KEY("caller", TS_K_CALLER),
-    { NULL, 0, 0 }
+    TS_FIELD("type", TS_K_TYPE, ts_block_t, type),
+    TS_FIELD("name", TS_K_NAME, ts_block_t, name),
+    TS_FIELD("tool_name", TS_K_TOOL_NAME, ts_block_t, name),
+    TS_FIELD("id", TS_K_ID, ts_block_t, id),
+    TS_FIELD("tool_use_id", TS_K_TOOL_USE_ID, ts_block_t, id),
+    TS_FIELD("content", TS_K_CONTENT, ts_block_t, content),
+    TS_MEMBER("caller", TS_K_CALLER, ts_block_t, caller),
+    { NULL, 0, 0, 0, 0 }
 };
 
 
@@ -91,15 +99,75 @@ ts_set_member(ts_member_t *m, const ts_val_t *key, const ts_val_t *v)
 }
 
 
+/*
+ * The members of an item's object: one loop for every kind of item.  A
+ * key of the table goes where the table says in the item, self of arr;
+ * read, when set, may read a member's value itself (1), else the table
+ * has it (0); other keys are skipped, a key twice is a duplicate.
+ * Inlined into each kind's reader, with its table and read.
+ */
+static TS_HOT int
+ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
+    size_t self, int (*read)(ts_scan_t *s, size_t self, const ts_key_t *k,
+    int *done), int *done)
+{
+    const ts_key_t  *k;
+    ts_val_t         key, v;
+    unsigned         seen;
+    char            *item;
+    int              rc;
+
+    seen = 0;
+    rc = ts_open(s, '{');
+
+    while (rc == 0) {
+        if (ts_key(s, &key) != 0) {
+            return -1;
+        }
+
+        k = ts_key_find(s->ix->buf, &key, keys);
+
+        if (k == NULL) {
+            rc = ts_skip(s, NULL);
+
+        } else if (ts_seen(s, &seen, k->id) != 0) {
+            return -1;
+
+        } else if (read == NULL || (rc = read(s, self, k, done)) == 0) {
+            rc = ts_member_value(s, &v);
+
+            /* the item's array may have moved while a value was read */
+            item = (char *) *arr + self * size;
+
+            if (k->member) {
+                ts_set_member((ts_member_t *) (void *) (item + k->at), &key,
+                              &v);
+
+            } else {
+                *(ts_val_t *) (void *) (item + k->at) = v;
+            }
+
+        } else {
+            rc = rc < 0 ? -1 : 0;
+        }
+
+        if (rc != 0) {
+            return -1;
+        }
+
+        rc = ts_more(s, '}');
+    }
+
+    return rc < 0 ? -1 : 0;
+}
+
+
 int
 ts_index_tool(ts_scan_t *s)
 {
     ts_index_t  *ix;
     ts_tool_t   *t;
-    ts_val_t     key, v;
-    unsigned     seen;
     size_t       off;
-    int          rc, id;
 
     ix = s->ix;
     t = ts_grow(s, (void **) &ix->tools, ix->ntools, &ix->caps[0],
@@ -109,54 +177,15 @@ ts_index_tool(ts_scan_t *s)
     }
 
     off = s->p - s->start;
-    seen = 0;
 
-    rc = ts_open(s, '{');
-
-    while (rc == 0) {
-        if (ts_key(s, &key) != 0) {
-            return -1;
-        }
-
-        id = ts_key_id(ix->buf, &key, ts_tool_keys);
-
-        if (id < 0) {
-            if (ts_skip(s, NULL) != 0) {
-                return -1;
-            }
-
-        } else {
-            if (ts_seen(s, &seen, id) != 0 || ts_member_value(s, &v) != 0) {
-                return -1;
-            }
-
-            switch (id) {
-            case TS_K_NAME:
-                t->name = v;
-                break;
-            case TS_K_TYPE:
-                t->type = v;
-                break;
-            case TS_K_DESC:
-                t->description = v;
-                break;
-            case TS_K_SCHEMA:
-                t->input_schema = v;
-                break;
-            case TS_K_DEFER:
-                ts_set_member(&t->defer_loading, &key, &v);
-                break;
-            default:
-                ts_set_member(&t->cache_control, &key, &v);
-            }
-        }
-
-        rc = ts_more(s, '}');
-    }
-
-    if (rc < 0) {
+    if (ts_members(s, ts_tool_keys, (void **) &ix->tools, sizeof(ts_tool_t),
+                   ix->ntools, NULL, NULL)
+        != 0)
+    {
         return -1;
     }
+
+    t = &ix->tools[ix->ntools];
 
     if (ts_expect_kind(s, &t->name, TS_STRING) != 0
         || ts_expect_kind(s, &t->type, TS_STRING) != 0)
@@ -204,59 +233,33 @@ ts_is_result(const ts_index_t *ix, const ts_block_t *b)
 }
 
 
+/* a tool_result's content array, read in place: "type" usually came */
 static int
-ts_block_member(ts_scan_t *s, size_t self, const ts_val_t *key, int id,
-    int *inline_children)
+ts_block_content(ts_scan_t *s, size_t self, const ts_key_t *k, int *done)
 {
     ts_index_t  *ix;
-    ts_block_t  *b;
     ts_val_t     v;
 
     ix = s->ix;
-    b = &ix->blocks[self];
 
-    /* "type" usually comes first: then children are read in place */
-    if (id == TS_K_CONTENT && ts_is_result(ix, b)
-        && s->p < s->end && *s->p == '[')
+    if (k->id != TS_K_CONTENT || !ts_is_result(ix, &ix->blocks[self])
+        || s->p >= s->end || *s->p != '[')
     {
-        v.off = s->p - s->start;
-        if (ts_children(s, self) != 0) {
-            return -1;
-        }
-
-        v.len = s->p - s->start - v.off;
-        v.kind = TS_ARRAY;
-        v.esc = 0;
-        ix->blocks[self].content = v;
-        *inline_children = 1;
-
         return 0;
     }
 
-    if (ts_member_value(s, &v) != 0) {
+    v.off = s->p - s->start;
+    if (ts_children(s, self) != 0) {
         return -1;
     }
 
-    switch (id) {
-    case TS_K_TYPE:
-        b->type = v;
-        break;
-    case TS_K_NAME:
-    case TS_K_TOOL_NAME:
-        b->name = v;
-        break;
-    case TS_K_ID:
-    case TS_K_TOOL_USE_ID:
-        b->id = v;
-        break;
-    case TS_K_CALLER:
-        ts_set_member(&b->caller, key, &v);
-        break;
-    default:
-        b->content = v;
-    }
+    v.len = s->p - s->start - v.off;
+    v.kind = TS_ARRAY;
+    v.esc = 0;
+    ix->blocks[self].content = v;
+    *done = 1;
 
-    return 0;
+    return 1;
 }
 
 
@@ -265,10 +268,8 @@ ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
 {
     ts_index_t  *ix;
     ts_block_t  *b;
-    ts_val_t     key;
-    unsigned     seen;
     size_t       off, self;
-    int          rc, id, done;
+    int          done;
 
     ix = s->ix;
     b = ts_grow(s, (void **) &ix->blocks, ix->nblocks, &ix->caps[1],
@@ -281,36 +282,12 @@ ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
     b->message = msg;
     b->parent = parent;
     off = s->p - s->start;
-    seen = 0;
     done = 0;
 
-    rc = ts_open(s, '{');
-
-    while (rc == 0) {
-        if (ts_key(s, &key) != 0) {
-            return -1;
-        }
-
-        id = ts_key_id(ix->buf, &key, ts_block_keys);
-
-        if (id < 0) {
-            rc = ts_skip(s, NULL);
-
-        } else if (ts_seen(s, &seen, id) != 0) {
-            return -1;
-
-        } else {
-            rc = ts_block_member(s, self, &key, id, &done);
-        }
-
-        if (rc != 0) {
-            return -1;
-        }
-
-        rc = ts_more(s, '}');
-    }
-
-    if (rc < 0) {
+    if (ts_members(s, ts_block_keys, (void **) &ix->blocks, sizeof(ts_block_t),
+                   self, ts_block_content, &done)
+        != 0)
+    {
         return -1;
     }
 
@@ -363,15 +340,42 @@ ts_blocks(ts_scan_t *s, uint32_t msg, int32_t parent)
 }
 
 
+/* a message's content array, its blocks read */
+static int
+ts_message_content(ts_scan_t *s, size_t self, const ts_key_t *k, int *done)
+{
+    ts_index_t  *ix;
+    ts_val_t     v;
+
+    (void) done;
+    ix = s->ix;
+
+    if (k->id != TS_K_CONTENT || s->p >= s->end || *s->p != '[') {
+        return 0;
+    }
+
+    v.off = s->p - s->start;
+    ix->messages[self].block_first = (uint32_t) ix->nblocks;
+
+    if (ts_blocks(s, (uint32_t) self, -1) != 0) {
+        return -1;
+    }
+
+    v.len = s->p - s->start - v.off;
+    v.kind = TS_ARRAY;
+    v.esc = 0;
+    ix->messages[self].content = v;
+
+    return 1;
+}
+
+
 int
 ts_index_message(ts_scan_t *s)
 {
     ts_index_t    *ix;
     ts_message_t  *m;
-    ts_val_t       key, v;
-    unsigned       seen;
     size_t         self, off;
-    int            rc, id;
 
     ix = s->ix;
     m = ts_grow(s, (void **) &ix->messages, ix->nmessages, &ix->caps[2],
@@ -382,49 +386,11 @@ ts_index_message(ts_scan_t *s)
 
     self = ix->nmessages++;
     off = s->p - s->start;
-    seen = 0;
 
-    rc = ts_open(s, '{');
-
-    while (rc == 0) {
-        if (ts_key(s, &key) != 0) {
-            return -1;
-        }
-
-        id = ts_key_id(ix->buf, &key, ts_message_keys);
-
-        if (id < 0) {
-            rc = ts_skip(s, NULL);
-
-        } else if (ts_seen(s, &seen, id) != 0) {
-            return -1;
-
-        } else if (id == TS_K_ROLE) {
-            rc = ts_member_value(s, &v);
-            ix->messages[self].role = v;
-
-        } else if (s->p < s->end && *s->p == '[') {
-            v.off = s->p - s->start;
-            ix->messages[self].block_first = (uint32_t) ix->nblocks;
-            rc = ts_blocks(s, (uint32_t) self, -1);
-            v.len = s->p - s->start - v.off;
-            v.kind = TS_ARRAY;
-            v.esc = 0;
-            ix->messages[self].content = v;
-
-        } else {
-            rc = ts_member_value(s, &v);
-            ix->messages[self].content = v;
-        }
-
-        if (rc != 0) {
-            return -1;
-        }
-
-        rc = ts_more(s, '}');
-    }
-
-    if (rc < 0) {
+    if (ts_members(s, ts_message_keys, (void **) &ix->messages,
+                   sizeof(ts_message_t), self, ts_message_content, NULL)
+        != 0)
+    {
         return -1;
     }
 
@@ -469,8 +435,9 @@ ts_index_array_of(ts_scan_t *s, ts_val_t *v, int (*each)(ts_scan_t *))
 static int
 ts_top_member(ts_scan_t *s, ts_member_t *m)
 {
-    ts_index_t  *ix;
-    int          id;
+    ts_index_t      *ix;
+    const ts_key_t  *k;
+    int              id;
 
     ix = s->ix;
 
@@ -478,7 +445,8 @@ ts_top_member(ts_scan_t *s, ts_member_t *m)
         return -1;
     }
 
-    id = ts_key_id(ix->buf, &m->key, ts_top_keys);
+    k = ts_key_find(ix->buf, &m->key, ts_top_keys);
+    id = k ? k->id : -1;
 
     if (id >= 0) {
         if (ix->top[id] >= 0) {

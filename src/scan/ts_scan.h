@@ -48,15 +48,20 @@ typedef struct {
 } ts_scan_t;
 
 
-/* keys read inside objects, matched after escape decoding */
+/*
+ * Keys read inside objects, matched after escape decoding; where a table
+ * reads an object into an item, at is where the value goes in the item,
+ * a ts_val_t, or a ts_member_t (key and value) when member is set.
+ */
 typedef struct {
     const char  *name;
     size_t       len;
     int          id;
+    size_t       at;
+    int          member;
 } ts_key_t;
 
-
-#define TS_KEY(name, id)  { name, sizeof(name) - 1, id }
+#define TS_KEY(name, id)  { name, sizeof(name) - 1, id, 0, 0 }
 
 
 /* 1 for bytes that end the fast path inside a string */
@@ -477,11 +482,12 @@ next:
 
 
 /*
- * Keys are compared by length and first byte before their bytes; an
- * escaped key is decoded first, its raw length tells nothing.
+ * The entry of keys for key, or NULL.  Keys are compared by length and
+ * first byte before their bytes; an escaped key is decoded first, its raw
+ * length tells nothing.
  */
-static TS_STEP int
-ts_key_id(const char *buf, const ts_val_t *key, const ts_key_t *keys)
+static TS_STEP const ts_key_t *
+ts_key_find(const char *buf, const ts_val_t *key, const ts_key_t *keys)
 {
     const char  *p;
     size_t       len;
@@ -494,11 +500,11 @@ ts_key_id(const char *buf, const ts_val_t *key, const ts_key_t *keys)
                      : len == keys->len && *p == *keys->name
                        && memcmp(p, keys->name, len) == 0)
         {
-            return keys->id;
+            return keys;
         }
     }
 
-    return -1;
+    return NULL;
 }
 
 
