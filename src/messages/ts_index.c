@@ -102,13 +102,13 @@ ts_set_member(ts_member_t *m, const ts_val_t *key, const ts_val_t *v)
 /*
  * The members of an item's object: one loop for every kind of item.  A
  * key of the table goes where the table says in the item, self of arr;
- * read, when set, may read a member's value itself (1), else the table
- * has it (0); other keys are skipped, a key twice is a duplicate.
- * Inlined into each kind's reader, with its table and read.
+ * the member whose key is nested, when read is set, read may read itself
+ * (1), else the table has it (0); other keys are skipped, a key twice is
+ * a duplicate.  Inlined into each kind's reader, with its table and read.
  */
 static TS_HOT int
 ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
-    size_t self, int (*read)(ts_scan_t *s, size_t self, const ts_key_t *k,
+    size_t self, int nested, int (*read)(ts_scan_t *s, size_t self,
     int *done), int *done)
 {
     const ts_key_t  *k;
@@ -133,7 +133,9 @@ ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
         } else if (ts_seen(s, &seen, k->id) != 0) {
             return -1;
 
-        } else if (read == NULL || (rc = read(s, self, k, done)) == 0) {
+        } else if (read == NULL || k->id != nested
+                   || (rc = read(s, self, done)) == 0)
+        {
             rc = ts_member_value(s, &v);
 
             /* the item's array may have moved while a value was read */
@@ -162,43 +164,60 @@ ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
 }
 
 
+/*
+ * A new item of one of the index's arrays, about to be read from the
+ * object at s->p: its place, self, is counted at once, as the items read
+ * inside it come after it.
+ */
+static TS_HOT void *
+ts_item_begin(ts_scan_t *s, void **arr, size_t *n, size_t *cap, size_t size,
+    size_t *self)
+{
+    void  *item;
+
+    item = ts_grow(s, arr, *n, cap, size);
+
+    if (item != NULL) {
+        *self = (*n)++;
+    }
+
+    return item;
+}
+
+
+/* an item's span: its object, from off to where s is */
+static TS_HOT void
+ts_item_end(ts_scan_t *s, ts_val_t *elem, size_t off)
+{
+    elem->off = off;
+    elem->len = s->p - s->start - off;
+    elem->kind = TS_OBJECT;
+}
+
+
 int
 ts_index_tool(ts_scan_t *s)
 {
     ts_index_t  *ix;
     ts_tool_t   *t;
-    size_t       off;
+    size_t       off, self;
 
     ix = s->ix;
-    t = ts_grow(s, (void **) &ix->tools, ix->ntools, &ix->caps[0],
-                sizeof(ts_tool_t));
-    if (t == NULL) {
-        return -1;
-    }
-
     off = s->p - s->start;
 
-    if (ts_members(s, ts_tool_keys, (void **) &ix->tools, sizeof(ts_tool_t),
-                   ix->ntools, NULL, NULL)
-        != 0)
+    if (ts_item_begin(s, (void **) &ix->tools, &ix->ntools, &ix->caps[0],
+                      sizeof(ts_tool_t), &self) == NULL
+        || ts_members(s, ts_tool_keys, (void **) &ix->tools,
+                      sizeof(ts_tool_t), self, -1, NULL, NULL) != 0)
     {
         return -1;
     }
 
-    t = &ix->tools[ix->ntools];
+    t = &ix->tools[self];
+    ts_item_end(s, &t->elem, off);
 
-    if (ts_expect_kind(s, &t->name, TS_STRING) != 0
-        || ts_expect_kind(s, &t->type, TS_STRING) != 0)
-    {
-        return -1;
-    }
-
-    t->elem.off = off;
-    t->elem.len = s->p - s->start - off;
-    t->elem.kind = TS_OBJECT;
-    ix->ntools++;
-
-    return 0;
+    return ts_expect_kind(s, &t->name, TS_STRING) != 0
+           || ts_expect_kind(s, &t->type, TS_STRING) != 0 ? -1 : 0;
 }
 
 
@@ -235,27 +254,26 @@ ts_is_result(const ts_index_t *ix, const ts_block_t *b)
 
 /* a tool_result's content array, read in place: "type" usually came */
 static int
-ts_block_content(ts_scan_t *s, size_t self, const ts_key_t *k, int *done)
+ts_block_content(ts_scan_t *s, size_t self, int *done)
 {
     ts_index_t  *ix;
     ts_val_t     v;
+    size_t       off;
 
     ix = s->ix;
 
-    if (k->id != TS_K_CONTENT || !ts_is_result(ix, &ix->blocks[self])
-        || s->p >= s->end || *s->p != '[')
+    if (!ts_is_result(ix, &ix->blocks[self]) || s->p >= s->end
+        || *s->p != '[')
     {
         return 0;
     }
 
-    v.off = s->p - s->start;
+    off = s->p - s->start;
     if (ts_children(s, self) != 0) {
         return -1;
     }
 
-    v.len = s->p - s->start - v.off;
-    v.kind = TS_ARRAY;
-    v.esc = 0;
+    ts_index_set_array(s, &v, off);
     ix->blocks[self].content = v;
     *done = 1;
 
@@ -272,29 +290,28 @@ ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
     int          done;
 
     ix = s->ix;
-    b = ts_grow(s, (void **) &ix->blocks, ix->nblocks, &ix->caps[1],
-                sizeof(ts_block_t));
+    off = s->p - s->start;
+    done = 0;
+
+    b = ts_item_begin(s, (void **) &ix->blocks, &ix->nblocks, &ix->caps[1],
+                      sizeof(ts_block_t), &self);
     if (b == NULL) {
         return -1;
     }
 
-    self = ix->nblocks++;
+    /* what its members' readers need first */
     b->message = msg;
     b->parent = parent;
-    off = s->p - s->start;
-    done = 0;
 
     if (ts_members(s, ts_block_keys, (void **) &ix->blocks, sizeof(ts_block_t),
-                   self, ts_block_content, &done)
+                   self, TS_K_CONTENT, ts_block_content, &done)
         != 0)
     {
         return -1;
     }
 
     b = &ix->blocks[self];
-    b->elem.off = off;
-    b->elem.len = s->p - s->start - off;
-    b->elem.kind = TS_OBJECT;
+    ts_item_end(s, &b->elem, off);
 
     if (b->type.kind != TS_STRING) {
         return ts_fail(s, TS_ERR_TYPE);
@@ -342,28 +359,27 @@ ts_blocks(ts_scan_t *s, uint32_t msg, int32_t parent)
 
 /* a message's content array, its blocks read */
 static int
-ts_message_content(ts_scan_t *s, size_t self, const ts_key_t *k, int *done)
+ts_message_content(ts_scan_t *s, size_t self, int *done)
 {
     ts_index_t  *ix;
     ts_val_t     v;
+    size_t       off;
 
     (void) done;
     ix = s->ix;
 
-    if (k->id != TS_K_CONTENT || s->p >= s->end || *s->p != '[') {
+    if (s->p >= s->end || *s->p != '[') {
         return 0;
     }
 
-    v.off = s->p - s->start;
+    off = s->p - s->start;
     ix->messages[self].block_first = (uint32_t) ix->nblocks;
 
     if (ts_blocks(s, (uint32_t) self, -1) != 0) {
         return -1;
     }
 
-    v.len = s->p - s->start - v.off;
-    v.kind = TS_ARRAY;
-    v.esc = 0;
+    ts_index_set_array(s, &v, off);
     ix->messages[self].content = v;
 
     return 1;
@@ -378,26 +394,20 @@ ts_index_message(ts_scan_t *s)
     size_t         self, off;
 
     ix = s->ix;
-    m = ts_grow(s, (void **) &ix->messages, ix->nmessages, &ix->caps[2],
-                sizeof(ts_message_t));
-    if (m == NULL) {
-        return -1;
-    }
-
-    self = ix->nmessages++;
     off = s->p - s->start;
 
-    if (ts_members(s, ts_message_keys, (void **) &ix->messages,
-                   sizeof(ts_message_t), self, ts_message_content, NULL)
-        != 0)
+    if (ts_item_begin(s, (void **) &ix->messages, &ix->nmessages,
+                      &ix->caps[2], sizeof(ts_message_t), &self) == NULL
+        || ts_members(s, ts_message_keys, (void **) &ix->messages,
+                      sizeof(ts_message_t), self, TS_K_CONTENT,
+                      ts_message_content, NULL)
+           != 0)
     {
         return -1;
     }
 
     m = &ix->messages[self];
-    m->elem.off = off;
-    m->elem.len = s->p - s->start - off;
-    m->elem.kind = TS_OBJECT;
+    ts_item_end(s, &m->elem, off);
     m->block_end = (uint32_t) ix->nblocks;
     if (m->content.kind != TS_ARRAY) {
         m->block_first = m->block_end;
