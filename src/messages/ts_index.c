@@ -100,11 +100,12 @@ ts_set_member(ts_member_t *m, const ts_val_t *key, const ts_val_t *v)
 
 
 /*
- * The members of an item's object: one loop for every kind of item.  A
- * key of the table goes where the table says in the item, self of arr;
- * the member whose key is nested, when read is set, read may read itself
- * (1), else the table has it (0); other keys are skipped, a key twice is
- * a duplicate.  Inlined into each kind's reader, with its table and read.
+ * The members of an item's object: one loop for every kind of item.  The
+ * value of a key of the table goes where the table says in the item, self
+ * of arr; the value of the key whose id is nested goes to read first,
+ * which reads it itself (1) or leaves it to the table (0).  Other keys
+ * are skipped; a key twice is a duplicate.  Inlined into each kind's
+ * reader, with its table and read.
  */
 static TS_HOT int
 ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
@@ -138,7 +139,7 @@ ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
         {
             rc = ts_member_value(s, &v);
 
-            /* the item's array may have moved while a value was read */
+            /* a nested value read before may have moved the array */
             item = (char *) *arr + self * size;
 
             if (k->member) {
