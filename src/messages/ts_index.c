@@ -119,6 +119,7 @@ ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
     int              rc;
 
     seen = 0;
+    item = (char *) *arr + self * size;
     rc = ts_open(s, '{');
 
     while (rc == 0) {
@@ -139,9 +140,6 @@ ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
         {
             rc = ts_member_value(s, &v);
 
-            /* a nested value read before may have moved the array */
-            item = (char *) *arr + self * size;
-
             if (k->member) {
                 ts_set_member((ts_member_t *) (void *) (item + k->at), &key,
                               &v);
@@ -151,6 +149,8 @@ ts_members(ts_scan_t *s, const ts_key_t *keys, void **arr, size_t size,
             }
 
         } else {
+            /* what read read may have grown the array: it may have moved */
+            item = (char *) *arr + self * size;
             rc = rc < 0 ? -1 : 0;
         }
 
