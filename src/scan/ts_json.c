@@ -90,8 +90,9 @@ ts_container_items(const char *buf, const ts_val_t *v, ts_val_t **items,
 }
 
 
-ts_status_t
-ts_object_members(const char *buf, const ts_val_t *obj,
+/* inlined into both callers: with one key, the loops fold away */
+static TS_HOT ts_status_t
+ts_members_of(const char *buf, const ts_val_t *obj,
     const char *const *keys, size_t n, ts_val_t *out)
 {
     ts_scan_t  s;
@@ -131,6 +132,22 @@ ts_object_members(const char *buf, const ts_val_t *obj,
     }
 
     return s.err;
+}
+
+
+ts_status_t
+ts_object_member(const char *buf, const ts_val_t *obj, const char *key,
+    ts_val_t *out)
+{
+    return ts_members_of(buf, obj, &key, 1, out);
+}
+
+
+ts_status_t
+ts_object_members(const char *buf, const ts_val_t *obj,
+    const char *const *keys, size_t n, ts_val_t *out)
+{
+    return ts_members_of(buf, obj, keys, n, out);
 }
 
 

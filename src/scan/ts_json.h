@@ -68,19 +68,15 @@ ts_status_t ts_container_items(const char *buf, const ts_val_t *v,
     ts_val_t **items, size_t *n);
 
 /*
- * The first members named keys[0..n) of a valid object value, found in
- * one pass: out[i] is the one named keys[i]; an absent member is kind
- * NONE with an empty span at offset 0
+ * The first member named key of a valid object value; an absent member is
+ * kind NONE with an empty span at offset 0
  */
+ts_status_t ts_object_member(const char *buf, const ts_val_t *obj,
+    const char *key, ts_val_t *out);
+
+/* the same for n keys in one pass: out[i] is the one named keys[i] */
 ts_status_t ts_object_members(const char *buf, const ts_val_t *obj,
     const char *const *keys, size_t n, ts_val_t *out);
-
-static inline ts_status_t
-ts_object_member(const char *buf, const ts_val_t *obj, const char *key,
-    ts_val_t *out)
-{
-    return ts_object_members(buf, obj, &key, 1, out);
-}
 
 
 const char *ts_status_name(ts_status_t st);
