@@ -61,8 +61,8 @@ ts_loop_reset(ts_loop_t *lp)
     size_t        i;
     ts_lblock_t  *b;
 
-    for (i = 0; i < lp->nblocks; i++) {
-        b = &lp->blocks[i];
+    for (i = 0; i < lp->ans.nblocks; i++) {
+        b = &lp->ans.blocks[i];
         cJSON_Delete(b->block);
         ts_buf_free(&b->text);
         ts_buf_free(&b->sig);
@@ -70,17 +70,8 @@ ts_loop_reset(ts_loop_t *lp)
         free(b->input);
     }
 
-    memset(lp->blocks, 0, sizeof(lp->blocks));
-    lp->nblocks = 0;
-    lp->held = 0;
-    lp->client_tool = 0;
-    lp->broken = 0;
-    lp->errored = 0;
-    lp->stopped = 0;
-    lp->stop_reason[0] = '\0';
-    memset(lp->usage, 0, sizeof(lp->usage));
-    cJSON_Delete(lp->delta);
-    lp->delta = NULL;
+    cJSON_Delete(lp->ans.delta);
+    memset(&lp->ans, 0, sizeof(ts_loop_answer_t));
     ts_buf_reset(&lp->pending);
     lp->seen = 0;
 }
@@ -175,10 +166,10 @@ ts_loop_totals_add(ts_loop_t *lp)
     int  i;
 
     for (i = 0; i < TS_USAGE_N; i++) {
-        lp->total[i] += lp->usage[i];
+        lp->total[i] += lp->ans.usage[i];
     }
 
-    memset(lp->usage, 0, sizeof(lp->usage));
+    memset(lp->ans.usage, 0, sizeof(lp->ans.usage));
 }
 
 
@@ -243,16 +234,16 @@ ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
         ts_buf_escaped(&q, name, strlen(name));
         ts_buf_add(&q, "\"}", 3);
         b->input = q.failed ? NULL : q.p;
-        lp->broken |= q.failed;
+        lp->ans.broken |= q.failed;
 
     } else {
-        lp->client_tool = 1;
+        lp->ans.client_tool = 1;
         return;
     }
 
     b->id = ts_quoted(id);
-    lp->broken |= (b->id == NULL);
-    lp->held++;
+    lp->ans.broken |= (b->id == NULL);
+    lp->ans.held++;
 }
 
 
@@ -261,12 +252,12 @@ ts_loop_block_add(ts_loop_t *lp, long index)
 {
     ts_lblock_t  *b;
 
-    if (lp->nblocks == TS_LOOP_BLOCKS_MAX) {
-        lp->broken = 1;
+    if (lp->ans.nblocks == TS_LOOP_BLOCKS_MAX) {
+        lp->ans.broken = 1;
         return NULL;
     }
 
-    b = &lp->blocks[lp->nblocks++];
+    b = &lp->ans.blocks[lp->ans.nblocks++];
     memset(b, 0, sizeof(ts_lblock_t));
     b->index = index;
     b->client = -1;
@@ -307,7 +298,7 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
 
     /* an event longer than the limit is not an event of this API */
     if (lp->pending.len > TS_LOOP_EVENT_MAX) {
-        lp->broken = 1;
+        lp->ans.broken = 1;
         ts_buf_add(out, lp->pending.p, lp->pending.len);
         ts_buf_reset(&lp->pending);
         lp->seen = 0;
@@ -440,8 +431,8 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     max = lp->in.policy->max_searches ? lp->in.policy->max_searches
                                       : TS_MAX_SEARCHES_DEFAULT;
 
-    for (i = 0; i < lp->nblocks; i++) {
-        b = &lp->blocks[i];
+    for (i = 0; i < lp->ans.nblocks; i++) {
+        b = &lp->ans.blocks[i];
 
         if (!b->search) {
             continue;
@@ -452,7 +443,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
         ts_buf_reset(&content);
 
         if (b->input == NULL) {
-            lp->broken = 1;
+            lp->ans.broken = 1;
             break;
         }
 
@@ -464,14 +455,14 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
             referenced |= lp->rq.load_refs && refs.len > 0;
 
         } else {
-            lp->broken = 1;
+            lp->ans.broken = 1;
             break;
         }
 
         ts_loop_client_search(lp, b, &content, out);
     }
 
-    go = !lp->broken && !lp->client_tool && lp->searches < max
+    go = !lp->ans.broken && !lp->ans.client_tool && lp->searches < max
          && ts_loop_add_turns(lp, &results, referenced) == 0;
 
     ts_buf_free(&refs);
@@ -501,20 +492,20 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
      * swallow the first of them.
      */
     if (lp->sse
-        && (lp->errored
-            || (lp->held == 0 && (lp->stopped || lp->calls == 1))))
+        && (lp->ans.errored
+            || (lp->ans.held == 0 && (lp->ans.stopped || lp->calls == 1))))
     {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
     }
 
-    if (lp->errored) {
+    if (lp->ans.errored) {
         ts_loop_totals_add(lp);
         return TS_LOOP_DONE;
     }
 
-    if (lp->held == 0 || strcmp(lp->stop_reason, "tool_use") != 0) {
-        if (lp->sse && lp->held == 0) {
-            if (!lp->stopped && lp->calls > 1) {
+    if (lp->ans.held == 0 || strcmp(lp->ans.stop_reason, "tool_use") != 0) {
+        if (lp->sse && lp->ans.held == 0) {
+            if (!lp->ans.stopped && lp->calls > 1) {
                 ts_loop_fail(lp, 1, &early, out);
             }
 
@@ -531,9 +522,9 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
         return TS_LOOP_AGAIN;
     }
 
-    lp->paused = !lp->client_tool;
+    lp->paused = !lp->ans.client_tool;
 
-    return ts_loop_final(lp, lp->client_tool ? "tool_use" : "pause_turn",
+    return ts_loop_final(lp, lp->ans.client_tool ? "tool_use" : "pause_turn",
                          out);
 }
 

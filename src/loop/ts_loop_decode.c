@@ -85,7 +85,7 @@ ts_usage_read(ts_loop_t *lp, const char *buf, const ts_val_t *usage)
 
         /* a cast of a value out of range is undefined */
         if (ts_loop_num(buf, &n[i], &d) && d >= 0 && d < TS_LOOP_NUMBER_MAX) {
-            lp->usage[i] = (unsigned long long) d;
+            lp->ans.usage[i] = (unsigned long long) d;
         }
     }
 }
@@ -94,8 +94,8 @@ ts_usage_read(ts_loop_t *lp, const char *buf, const ts_val_t *usage)
 static void
 ts_set_stop_reason(ts_loop_t *lp, const char *s)
 {
-    if (s != NULL && strlen(s) < sizeof(lp->stop_reason)) {
-        strcpy(lp->stop_reason, s);
+    if (s != NULL && strlen(s) < sizeof(lp->ans.stop_reason)) {
+        strcpy(lp->ans.stop_reason, s);
     }
 }
 
@@ -146,9 +146,9 @@ ts_block_find(ts_loop_t *lp, long index)
 {
     size_t  i;
 
-    for (i = 0; i < lp->nblocks; i++) {
-        if (lp->blocks[i].index == index) {
-            return &lp->blocks[i];
+    for (i = 0; i < lp->ans.nblocks; i++) {
+        if (lp->ans.blocks[i].index == index) {
+            return &lp->ans.blocks[i];
         }
     }
 
@@ -248,7 +248,7 @@ ts_citation_add(ts_loop_t *lp, ts_lblock_t *b, const char *buf,
 
     if (list == NULL || !cJSON_AddItemToArray(list, c)) {
         cJSON_Delete(c);
-        lp->broken = 1;
+        lp->ans.broken = 1;
     }
 }
 
@@ -279,10 +279,10 @@ ts_delta_apply(ts_loop_t *lp, ts_lblock_t *b, const char *buf,
         ts_citation_add(lp, b, buf, &m[i]);
 
     } else {
-        lp->broken = 1;
+        lp->ans.broken = 1;
     }
 
-    lp->broken |= b->text.failed || b->sig.failed;
+    lp->ans.broken |= b->text.failed || b->sig.failed;
 }
 
 
@@ -293,7 +293,7 @@ ts_event_block(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out, int stop)
 
     b = ts_block_find(lp, ts_event_index(e));
     if (b == NULL) {
-        lp->broken = 1;
+        lp->ans.broken = 1;
         return ts_event_forward(e, out);
     }
 
@@ -326,9 +326,9 @@ ts_event_delta(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
 
     ts_usage_read(lp, e->buf, &e->m[TS_EV_USAGE]);
 
-    if (lp->held) {
-        cJSON_Delete(lp->delta);
-        lp->delta = cJSON_ParseWithLength(e->buf, e->sse->data_len);
+    if (lp->ans.held) {
+        cJSON_Delete(lp->ans.delta);
+        lp->ans.delta = cJSON_ParseWithLength(e->buf, e->sse->data_len);
         return 0;
     }
 
@@ -375,7 +375,7 @@ ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *sse, ts_buf_t *out)
 
     /* what is not UTF-8 is not JSON text: a next call could not carry it */
     if (e.buf && !ts_utf8_valid(e.buf, sse->data_len)) {
-        lp->broken = 1;
+        lp->ans.broken = 1;
     }
 
     if (e.buf == NULL
@@ -408,11 +408,11 @@ ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *sse, ts_buf_t *out)
     }
 
     if (ts_str_eq(e.buf, type, "message_stop")) {
-        lp->stopped = 1;
-        return lp->held ? 0 : ts_event_forward(&e, out);
+        lp->ans.stopped = 1;
+        return lp->ans.held ? 0 : ts_event_forward(&e, out);
     }
 
-    lp->errored |= ts_str_eq(e.buf, type, "error");
+    lp->ans.errored |= ts_str_eq(e.buf, type, "error");
 
     return ts_event_forward(&e, out);
 }
@@ -435,7 +435,7 @@ ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p, size_t n)
 
     b->input = malloc(n + 1);
     if (b->input == NULL) {
-        lp->broken = 1;
+        lp->ans.broken = 1;
         return;
     }
 
@@ -563,7 +563,7 @@ ts_loop_json_answer(ts_loop_t *lp)
 
     for (i = 0; i < n; i++) {
         if (ts_json_block(lp, &items[i], (long) i) != 0) {
-            lp->broken = 1;
+            lp->ans.broken = 1;
             break;
         }
     }

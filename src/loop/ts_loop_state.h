@@ -57,6 +57,21 @@ typedef struct {
 } ts_lblock_t;
 
 
+/* what the loop knows of the current answer: all zero at its start */
+typedef struct {
+    ts_lblock_t         blocks[TS_LOOP_BLOCKS_MAX];
+    size_t              nblocks;
+    unsigned            held;
+    int                 client_tool;
+    int                 broken;     /* not followed: no continuation */
+    int                 errored;    /* an error event came */
+    int                 stopped;    /* message_stop came */
+    char                stop_reason[32];
+    unsigned long long  usage[TS_USAGE_N];
+    cJSON              *delta;      /* a held message_delta */
+} ts_loop_answer_t;
+
+
 struct ts_loop_s {
     ts_input_t          in;
     const char         *body;
@@ -80,16 +95,7 @@ struct ts_loop_s {
     /* the current answer */
     ts_buf_t            pending;
     size_t              seen;       /* of pending, scanned: no event */
-    ts_lblock_t         blocks[TS_LOOP_BLOCKS_MAX];
-    size_t              nblocks;
-    unsigned            held;
-    int                 client_tool;
-    int                 broken;     /* not followed: no continuation */
-    int                 errored;    /* an error event came */
-    int                 stopped;    /* message_stop came */
-    char                stop_reason[32];
-    unsigned long long  usage[TS_USAGE_N];
-    cJSON              *delta;      /* a held message_delta */
+    ts_loop_answer_t    ans;
 };
 
 

@@ -37,7 +37,7 @@ ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage)
     int                  i;
 
     for (i = 0; i < TS_USAGE_N; i++) {
-        n = lp->total[i] + lp->usage[i];
+        n = lp->total[i] + lp->ans.usage[i];
 
         if (n || cJSON_GetObjectItemCaseSensitive(usage,
                                                   ts_loop_usage_keys[i]))
@@ -239,7 +239,7 @@ ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
                        ",\"content_block\":", &blk);
     ts_sse_block_event(out, "content_block_stop", k + 1, "", NULL);
 
-    lp->broken |= blk.failed;
+    lp->ans.broken |= blk.failed;
     ts_buf_free(&blk);
 }
 
@@ -331,8 +331,8 @@ ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced)
     ts_buf_str(t, t->len ? ",{\"role\":\"assistant\",\"content\":["
                          : "{\"role\":\"assistant\",\"content\":[");
 
-    for (i = 0; i < lp->nblocks; i++) {
-        b = &lp->blocks[i];
+    for (i = 0; i < lp->ans.nblocks; i++) {
+        b = &lp->ans.blocks[i];
 
         if (b->search) {
             ts_buf_str(t, t->p[t->len - 1] != '[' ? "," : "");
@@ -432,11 +432,12 @@ ts_loop_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
         return TS_LOOP_DONE;
     }
 
-    d = lp->delta ? lp->delta : cJSON_Parse("{\"type\":\"message_delta\","
-                                            "\"delta\":{\"stop_reason\":null,"
-                                            "\"stop_sequence\":null},"
-                                            "\"usage\":{}}");
-    lp->delta = d;
+    d = lp->ans.delta ? lp->ans.delta
+                      : cJSON_Parse("{\"type\":\"message_delta\","
+                                    "\"delta\":{\"stop_reason\":null,"
+                                    "\"stop_sequence\":null},"
+                                    "\"usage\":{}}");
+    lp->ans.delta = d;
     delta = cJSON_GetObjectItemCaseSensitive(d, "delta");
     usage = cJSON_GetObjectItemCaseSensitive(d, "usage");
 
@@ -531,7 +532,7 @@ ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     /* an unfinished event would swallow the error event's first line */
     ts_buf_reset(&lp->pending);
     lp->seen = 0;
-    lp->errored = 1;
+    lp->ans.errored = 1;
 
     doc = ts_error_document(e);
     s = doc ? cJSON_PrintUnformatted(doc) : NULL;
