@@ -16,6 +16,7 @@
 
 #include "ngx_http_toolsearch_module.h"
 #include "ngx_http_toolsearch_status.h"
+#include "ngx_http_toolsearch_betas.h"
 
 
 /* the most of a failed call's answer kept for the client's error */
@@ -479,21 +480,25 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 }
 
 
+#define NGX_HTTP_TOOLSEARCH_FROM_IX(name, expr)
+#define NGX_HTTP_TOOLSEARCH_FROM_RQ(name, expr)
+#define NGX_HTTP_TOOLSEARCH_FROM_FN(name, expr)
+#define NGX_HTTP_TOOLSEARCH_FROM_GLUE(name, expr)
+#define NGX_HTTP_TOOLSEARCH_FROM_LOOP(name, expr)                         \
+    ctx->count[TS_COUNTER_##name] = expr(ctx->loop);
+#define NGX_HTTP_TOOLSEARCH_LOOP_COUNT(name, var, metric, when, log, from, \
+                                       expr, help)                         \
+    NGX_HTTP_TOOLSEARCH_FROM_##from(name, expr)
+
+
+/* the counters the loop fills (LOOP in ts_counters.h), and their sums */
 static void
 ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
-    ctx->searches = ts_loop_searches(ctx->loop);
-    ctx->loaded = ts_loop_loaded(ctx->loop);
+    TS_COUNTERS(NGX_HTTP_TOOLSEARCH_LOOP_COUNT)
 
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_GATEWAY_SEARCHES,
-                                 ctx->searches);
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_SEARCH_MISSES,
-                                 ts_loop_misses(ctx->loop));
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_LOOP_ITERATIONS,
-                                 ts_loop_calls(ctx->loop));
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_PAUSE_TURNS,
-                                 ts_loop_paused(ctx->loop));
+    ngx_http_toolsearch_stat_loop(r, ctx->count);
 }
 
 

@@ -14,6 +14,7 @@
 
 #include "loop/ts_answer.h"
 #include "loop/ts_loop.h"
+#include "rewrite/ts_counters.h"
 #include "rewrite/ts_request.h"
 
 
@@ -61,20 +62,7 @@ typedef struct {
     unsigned        percent;
     int             upstream;
     int             defer_rule;     /* ts_shape_t */
-    size_t          bytes_in;
-    size_t          bytes_out;
-    size_t          tools_total;
-    size_t          tools_recalled;
-    size_t          messages_recalled;
-    size_t          tools_deferred;
-    size_t          defer_chars;
-    size_t          threshold_chars;
-    size_t          refs_converted;
-    size_t          refs_stale;
-    size_t          siblings_moved;
-    size_t          boundaries_added;
-    size_t          discovered;
-    size_t          hosted_searches;
+    size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
     ts_answer_t    *answer;         /* the cut of the client's answer */
@@ -86,8 +74,6 @@ typedef struct {
     ts_buf_t        error;          /* a failed call's answer */
     ngx_http_request_t  *sr;        /* the current call */
     ngx_uint_t      error_status;   /* the failed call's status */
-    size_t          searches;
-    size_t          loaded;
     unsigned        done:1;         /* the current call ended */
     unsigned        answering:1;    /* the current call's answer began */
     unsigned        complete:1;     /* ... and reached its end */
@@ -100,10 +86,6 @@ typedef struct {
 
 extern ngx_module_t  ngx_http_toolsearch_module;
 
-
-/* the request's anthropic-beta lines become one line with value */
-ngx_int_t ngx_http_toolsearch_set_betas(ngx_http_request_t *r,
-    const char *value, size_t len);
 
 /* a DEFERRED_GATEWAY request: the loop becomes its content handler */
 ngx_int_t ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,

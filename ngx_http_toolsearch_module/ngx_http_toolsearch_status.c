@@ -13,7 +13,6 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "messages/ts_history.h"
 #include "ngx_http_toolsearch_conf.h"
 #include "rewrite/ts_policy.h"
 #include "ngx_http_toolsearch_status.h"
@@ -29,6 +28,10 @@
  */
 #define NGX_HTTP_TOOLSEARCH_LINE_LEN  (128 + NGX_ATOMIC_T_LEN)
 
+/* the counters of the info log line: " key=value", keys under 32 bytes */
+#define NGX_HTTP_TOOLSEARCH_LOG_LEN                                       \
+    (TS_COUNTER_N * (34 + NGX_SIZE_T_LEN))
+
 
 typedef struct {
     ngx_shm_zone_t     *zone;
@@ -41,13 +44,35 @@ typedef struct {
 } ngx_http_toolsearch_shctx_t;
 
 
-/* a counter that is not per decision, as JSON and Prometheus name it */
+/* when the zone adds a counter (the "when" of ts_counters.h) */
+typedef enum {
+    NGX_HTTP_TOOLSEARCH_ADD_NONE = 0,
+    NGX_HTTP_TOOLSEARCH_ADD_ANALYSED,
+    NGX_HTTP_TOOLSEARCH_ADD_DEFERRED,
+    NGX_HTTP_TOOLSEARCH_ADD_LOOP
+} ngx_http_toolsearch_add_e;
+
+
+/*
+ * A counter that is not per decision, as JSON and Prometheus name it
+ * (no name: the zone keeps no sum of it), and its field of the info log
+ * line (no key: not logged).
+ */
 typedef struct {
     ngx_str_t           name;
     ngx_uint_t          counter;
-    ngx_uint_t          tokens;     /* bytes shown as estimated tokens */
+    ngx_uint_t          when;       /* ngx_http_toolsearch_add_e */
+    ngx_str_t           log;
     const char         *help;
 } ngx_http_toolsearch_metric_t;
+
+
+/* the estimated tokens of a metric's bytes */
+typedef struct {
+    ngx_str_t           name;
+    ngx_uint_t          counter;
+    const char         *help;
+} ngx_http_toolsearch_tokens_t;
 
 
 typedef struct {
@@ -71,6 +96,10 @@ typedef struct {
 } ngx_http_toolsearch_format_t;
 
 
+static void ngx_http_toolsearch_stat_add(ngx_atomic_t *c, size_t *count,
+    ngx_uint_t when, ts_decision_t decision);
+static void ngx_http_toolsearch_log_request(ngx_http_request_t *r,
+    ts_decision_t decision, ngx_uint_t changed, size_t *count);
 static ngx_int_t ngx_http_toolsearch_zone_name(ngx_str_t *name);
 static ngx_int_t ngx_http_toolsearch_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
@@ -80,6 +109,9 @@ static size_t ngx_http_toolsearch_status_size(ngx_str_t *zone);
 static u_char *ngx_http_toolsearch_status_family(u_char *p,
     ngx_http_toolsearch_format_t *f, ngx_http_toolsearch_family_t *fm,
     ngx_atomic_t *c);
+static u_char *ngx_http_toolsearch_status_metric(u_char *p,
+    ngx_http_toolsearch_format_t *f, ngx_str_t *name, const char *help,
+    ngx_atomic_uint_t n);
 static u_char *ngx_http_toolsearch_status_render(u_char *p,
     ngx_http_toolsearch_format_t *f, ngx_str_t *zone, ngx_atomic_t *c);
 
@@ -100,73 +132,23 @@ static u_char *ngx_http_toolsearch_prom_value(u_char *p, ngx_str_t *name,
 extern ngx_module_t  ngx_http_toolsearch_module;
 
 
+#define NGX_HTTP_TOOLSEARCH_METRIC(name, var, metric, when, log, from,    \
+                                   expr, help)                            \
+    { ngx_string(metric), TS_COUNTER_##name, NGX_HTTP_TOOLSEARCH_ADD_##when, \
+      ngx_string(log), help },
+
 static ngx_http_toolsearch_metric_t  ngx_http_toolsearch_metrics[] = {
 
-    { ngx_string("tools_seen"),
-      NGX_HTTP_TOOLSEARCH_STAT_TOOLS_SEEN, 0,
-      "Tool definitions in the requests the module analysed." },
+    TS_COUNTERS(NGX_HTTP_TOOLSEARCH_METRIC)
+};
 
-    { ngx_string("tools_recalled"),
-      NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED, 0,
-      "Of those, tools a worker recalled from the last tools array it read." },
 
-    { ngx_string("messages_recalled"),
-      NGX_HTTP_TOOLSEARCH_STAT_MESSAGES_RECALLED, 0,
-      "Messages a worker recalled from the last conversation it served." },
+#define NGX_HTTP_TOOLSEARCH_TOKENS(name, counter, help)                   \
+    { ngx_string(#name), TS_COUNTER_##counter, help },
 
-    { ngx_string("tools_deferred"),
-      NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED, 0,
-      "Tool definitions deferred (deferred_hosted, deferred_gateway)." },
-
-    { ngx_string("tool_bytes_removed"),
-      NGX_HTTP_TOOLSEARCH_STAT_BYTES_REMOVED, 0,
-      "Bytes of deferred tool definitions kept out of the model's context." },
-
-    { ngx_string("tokens_saved"),
-      NGX_HTTP_TOOLSEARCH_STAT_BYTES_REMOVED, 1,
-      "Estimated tokens saved: tool_bytes_removed / 2.5." },
-
-    { ngx_string("hosted_searches"),
-      NGX_HTTP_TOOLSEARCH_STAT_HOSTED_SEARCHES, 0,
-      "Hosted tool searches the upstream ran, seen in the last turn." },
-
-    { ngx_string("gateway_searches"),
-      NGX_HTTP_TOOLSEARCH_STAT_GATEWAY_SEARCHES, 0,
-      "Tool searches the gateway executed itself." },
-
-    { ngx_string("search_misses"),
-      NGX_HTTP_TOOLSEARCH_STAT_SEARCH_MISSES, 0,
-      "Gateway-executed searches that found no tool." },
-
-    { ngx_string("loop_iterations"),
-      NGX_HTTP_TOOLSEARCH_STAT_LOOP_ITERATIONS, 0,
-      "Upstream calls made by gateway-executed search loops." },
-
-    { ngx_string("pause_turns"),
-      NGX_HTTP_TOOLSEARCH_STAT_PAUSE_TURNS, 0,
-      "Responses that ended with stop_reason pause_turn." },
-
-    { ngx_string("refs_stale"),
-      NGX_HTTP_TOOLSEARCH_STAT_REFS_STALE, 0,
-      "Tool references to tools the upstream could not expand." },
-
-    { ngx_string("refs_converted"),
-      NGX_HTTP_TOOLSEARCH_STAT_REFS_CONVERTED, 0,
-      "Tool references converted to text." },
-
-    { ngx_string("siblings_moved"),
-      NGX_HTTP_TOOLSEARCH_STAT_SIBLINGS_MOVED, 0,
-      "Text blocks moved away from a tool reference." },
-
-    { ngx_string("boundaries_added"),
-      NGX_HTTP_TOOLSEARCH_STAT_BOUNDARIES_ADDED, 0,
-      "Turn boundaries (Tool loaded.) appended." },
-
-    { ngx_string("internal_errors"),
-      NGX_HTTP_TOOLSEARCH_STAT_INTERNAL_ERRORS, 0,
-      "Errors inside the module; requests were forwarded as they came." },
-
-    { ngx_null_string, 0, 0, NULL }
+static ngx_http_toolsearch_tokens_t  ngx_http_toolsearch_tokens[] = {
+    TS_COUNTERS_TOKENS(NGX_HTTP_TOOLSEARCH_TOKENS)
+    { ngx_null_string, 0, NULL }
 };
 
 
@@ -226,26 +208,51 @@ ngx_http_toolsearch_counters(ngx_http_request_t *r, ngx_str_t **name)
 }
 
 
-void
-ngx_http_toolsearch_stat_add(ngx_http_request_t *r, ngx_uint_t counter,
-    ngx_atomic_int_t n)
-{
-    ngx_atomic_t  *c;
-
-    c = ngx_http_toolsearch_counters(r, NULL);
-
-    if (c != NULL && n != 0 && counter < NGX_HTTP_TOOLSEARCH_STAT_N) {
-        (void) ngx_atomic_fetch_add(&c[counter], n);
-    }
-}
-
-
 /* tools count as deferred only when the body really defers them */
-ngx_uint_t
+static ngx_uint_t
 ngx_http_toolsearch_deferred(ts_decision_t decision)
 {
     return decision == TS_DECISION_DEFERRED_HOSTED
            || decision == TS_DECISION_DEFERRED_GATEWAY;
+}
+
+
+/* whether the zone adds a counter at this point (when) of the request */
+static ngx_uint_t
+ngx_http_toolsearch_adds(ngx_uint_t counter, ngx_uint_t when,
+    ts_decision_t decision)
+{
+    ngx_uint_t  w;
+
+    w = ngx_http_toolsearch_metrics[counter].when;
+
+    return w == when
+           || (w == NGX_HTTP_TOOLSEARCH_ADD_DEFERRED
+               && when == NGX_HTTP_TOOLSEARCH_ADD_ANALYSED
+               && ngx_http_toolsearch_deferred(decision));
+}
+
+
+ngx_uint_t
+ngx_http_toolsearch_counted(ts_decision_t decision, ts_counter_t counter)
+{
+    return ngx_http_toolsearch_adds(counter, NGX_HTTP_TOOLSEARCH_ADD_ANALYSED,
+                                    decision);
+}
+
+
+/* adds the counters due at this point (when) to the zone's */
+static void
+ngx_http_toolsearch_stat_add(ngx_atomic_t *c, size_t *count,
+    ngx_uint_t when, ts_decision_t decision)
+{
+    ngx_uint_t  i;
+
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        if (count[i] != 0 && ngx_http_toolsearch_adds(i, when, decision)) {
+            (void) ngx_atomic_fetch_add(&c[i], count[i]);
+        }
+    }
 }
 
 
@@ -255,97 +262,71 @@ ngx_http_toolsearch_deferred(ts_decision_t decision)
  */
 void
 ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
-    ngx_http_toolsearch_report_t *rep)
+    ts_decision_t decision, ngx_uint_t changed, size_t *count)
 {
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_DECISION
-                                    + rep->decision, 1);
+    ngx_atomic_t  *c;
 
-    if (!rep->changed) {
-        ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_UNCHANGED
-                                        + rep->decision, 1);
+    count[TS_COUNTER_internal_errors] = (decision == TS_DECISION_ERROR);
+
+    c = ngx_http_toolsearch_counters(r, NULL);
+
+    if (c != NULL) {
+        (void) ngx_atomic_fetch_add(&c[NGX_HTTP_TOOLSEARCH_STAT_DECISION
+                                       + decision], 1);
+
+        if (!changed) {
+            (void) ngx_atomic_fetch_add(&c[NGX_HTTP_TOOLSEARCH_STAT_UNCHANGED
+                                           + decision], 1);
+        }
+
+        ngx_http_toolsearch_stat_add(c, count,
+                                     NGX_HTTP_TOOLSEARCH_ADD_ANALYSED,
+                                     decision);
     }
 
-    if (rep->decision == TS_DECISION_ERROR) {
-        ngx_http_toolsearch_stat_add(r,
-                                   NGX_HTTP_TOOLSEARCH_STAT_INTERNAL_ERRORS, 1);
+    if (r->connection->log->log_level >= NGX_LOG_INFO) {
+        ngx_http_toolsearch_log_request(r, decision, changed, count);
     }
-
-    if (ngx_http_toolsearch_deferred(rep->decision)) {
-        ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_DEFERRED,
-                                     rep->tools_deferred);
-        ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_BYTES_REMOVED,
-                                     rep->defer_chars);
-    }
-
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_SEEN,
-                                 rep->tools_total);
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_TOOLS_RECALLED,
-                                 rep->tools_recalled);
-    ngx_http_toolsearch_stat_add(r,
-                                 NGX_HTTP_TOOLSEARCH_STAT_MESSAGES_RECALLED,
-                                 rep->messages_recalled);
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_HOSTED_SEARCHES,
-                                 rep->hosted_searches);
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_REFS_STALE,
-                                 rep->refs_stale);
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_REFS_CONVERTED,
-                                 rep->refs_converted);
-    ngx_http_toolsearch_stat_add(r, NGX_HTTP_TOOLSEARCH_STAT_SIBLINGS_MOVED,
-                                 rep->siblings_moved);
-    ngx_http_toolsearch_stat_add(r,
-                                 NGX_HTTP_TOOLSEARCH_STAT_BOUNDARIES_ADDED,
-                                 rep->boundaries_added);
-
-    ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
-                  "toolsearch: decision=%s changed=%ui in=%uz out=%uz "
-                  "tools=%uz deferred=%uz chars=%uz hosted_searches=%uz "
-                  "converted=%uz stale=%uz moved=%uz boundaries=%uz "
-                  "discovered=%uz",
-                  ts_decision_name(rep->decision), rep->changed,
-                  rep->bytes_in, rep->bytes_out, rep->tools_total,
-                  rep->tools_deferred, rep->defer_chars,
-                  rep->hosted_searches, rep->refs_converted,
-                  rep->refs_stale, rep->siblings_moved,
-                  rep->boundaries_added, rep->discovered);
 }
 
 
-/*
- * Every request repeats the whole conversation, so a search is counted
- * once only in the request that carries it in its last assistant turn.
- */
-size_t
-ngx_http_toolsearch_hosted_searches(const ts_index_t *ix)
+void
+ngx_http_toolsearch_stat_loop(ngx_http_request_t *r, size_t *count)
 {
-    size_t               i, n;
-    const ts_block_t    *b;
-    const ts_message_t  *m;
+    ngx_atomic_t  *c;
 
-    for (i = ix->nmessages; i > 0; i--) {
-        m = &ix->messages[i - 1];
+    c = ngx_http_toolsearch_counters(r, NULL);
 
-        if (ts_str_eq(ix->buf, &m->role, "assistant")) {
-            break;
+    if (c != NULL) {
+        ngx_http_toolsearch_stat_add(c, count, NGX_HTTP_TOOLSEARCH_ADD_LOOP,
+                                     TS_DECISION_DEFERRED_GATEWAY);
+    }
+}
+
+
+/* "toolsearch: decision=... changed=..." and the counters with a key */
+static void
+ngx_http_toolsearch_log_request(ngx_http_request_t *r,
+    ts_decision_t decision, ngx_uint_t changed, size_t *count)
+{
+    u_char                        *p;
+    ngx_uint_t                     i;
+    ngx_http_toolsearch_metric_t  *m;
+    u_char                         line[NGX_HTTP_TOOLSEARCH_LOG_LEN];
+
+    p = line;
+
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        m = &ngx_http_toolsearch_metrics[i];
+
+        if (m->log.len) {
+            p = ngx_sprintf(p, " %V=%uz", &m->log, count[i]);
         }
     }
 
-    if (i == 0) {
-        return 0;
-    }
-
-    n = 0;
-
-    for (i = m->block_first; i < m->block_end; i++) {
-        b = &ix->blocks[i];
-
-        if (ts_str_eq(ix->buf, &b->type, "server_tool_use")
-            && ts_history_is_hosted(ix, b))
-        {
-            n++;
-        }
-    }
-
-    return n;
+    ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                  "toolsearch: decision=%s changed=%ui%*s",
+                  ts_decision_name(decision), changed, p - line, line);
 }
 
 
@@ -662,9 +643,9 @@ static size_t
 ngx_http_toolsearch_status_size(ngx_str_t *zone)
 {
     size_t                         size;
-    ngx_uint_t                     d;
+    ngx_uint_t                     d, i;
+    ngx_http_toolsearch_tokens_t  *t;
     ngx_http_toolsearch_family_t  *fm;
-    ngx_http_toolsearch_metric_t  *m;
 
     /* the zone and the JSON braces */
     size = zone->len + NGX_HTTP_TOOLSEARCH_LINE_LEN;
@@ -679,8 +660,13 @@ ngx_http_toolsearch_status_size(ngx_str_t *zone)
     }
 
     /* HELP, TYPE and the value */
-    for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
-        size += 3 * NGX_HTTP_TOOLSEARCH_LINE_LEN + ngx_strlen(m->help);
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        size += 3 * NGX_HTTP_TOOLSEARCH_LINE_LEN
+                + ngx_strlen(ngx_http_toolsearch_metrics[i].help);
+    }
+
+    for (t = ngx_http_toolsearch_tokens; t->name.len; t++) {
+        size += 3 * NGX_HTTP_TOOLSEARCH_LINE_LEN + ngx_strlen(t->help);
     }
 
     return size;
@@ -708,10 +694,21 @@ ngx_http_toolsearch_status_family(u_char *p, ngx_http_toolsearch_format_t *f,
 
 
 static u_char *
+ngx_http_toolsearch_status_metric(u_char *p, ngx_http_toolsearch_format_t *f,
+    ngx_str_t *name, const char *help, ngx_atomic_uint_t n)
+{
+    p = f->family(p, name, help, NULL);
+
+    return f->value(p, name, NULL, NULL, n, 1);
+}
+
+
+static u_char *
 ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
     ngx_str_t *zone, ngx_atomic_t *c)
 {
-    ngx_atomic_uint_t              n;
+    ngx_uint_t                     i;
+    ngx_http_toolsearch_tokens_t  *t;
     ngx_http_toolsearch_family_t  *fm;
     ngx_http_toolsearch_metric_t  *m;
 
@@ -721,15 +718,23 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
         p = ngx_http_toolsearch_status_family(p, f, fm, c);
     }
 
-    for (m = ngx_http_toolsearch_metrics; m->name.len; m++) {
-        n = c[m->counter];
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        m = &ngx_http_toolsearch_metrics[i];
 
-        if (m->tokens) {
-            n = ts_policy_tokens(n);
+        if (m->name.len == 0) {
+            continue;
         }
 
-        p = f->family(p, &m->name, m->help, NULL);
-        p = f->value(p, &m->name, NULL, NULL, n, 1);
+        p = ngx_http_toolsearch_status_metric(p, f, &m->name, m->help,
+                                              c[m->counter]);
+
+        /* the tokens of a metric's bytes follow it */
+        for (t = ngx_http_toolsearch_tokens; t->name.len; t++) {
+            if (t->counter == m->counter) {
+                p = ngx_http_toolsearch_status_metric(p, f, &t->name,
+                        t->help, ts_policy_tokens(c[m->counter]));
+            }
+        }
     }
 
     return ngx_cpymem(p, f->end.data, f->end.len);

@@ -381,3 +381,38 @@ ts_history_free(ts_history_t *h)
     ts_names_free(&h->hosted);
     ts_names_free(&h->client);
 }
+
+
+size_t
+ts_history_hosted_searches(const ts_index_t *ix)
+{
+    size_t               i, n;
+    const ts_block_t    *b;
+    const ts_message_t  *m;
+
+    for (i = ix->nmessages; i > 0; i--) {
+        m = &ix->messages[i - 1];
+
+        if (ts_str_eq(ix->buf, &m->role, "assistant")) {
+            break;
+        }
+    }
+
+    if (i == 0) {
+        return 0;
+    }
+
+    n = 0;
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        b = &ix->blocks[i];
+
+        if (ts_str_eq(ix->buf, &b->type, "server_tool_use")
+            && ts_history_is_hosted(ix, b))
+        {
+            n++;
+        }
+    }
+
+    return n;
+}

@@ -55,6 +55,13 @@ ts_val_t ts_history_ref_name(const ts_index_t *ix, const ts_val_t *ref);
 /* 1 for tool_search_tool_result and hosted-search server_tool_use */
 int ts_history_is_hosted(const ts_index_t *ix, const ts_block_t *b);
 
+/*
+ * Hosted searches of the last assistant message (the previous response):
+ * every request repeats the whole conversation, so a search counts once,
+ * in the request that carries it in its last assistant turn.
+ */
+size_t ts_history_hosted_searches(const ts_index_t *ix);
+
 /* 1 for a hosted search tool definition (tool_search_tool_*) */
 int ts_history_is_hosted_tool(const char *buf, const ts_tool_t *t);
 

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Writes the counters' lists of docs/directives.md from the table of
+src/rewrite/ts_counters.h: the status zone's metrics (between the
+"counters" markers) and the fields of the info log line (between the
+"log fields" markers).
+
+    scripts/counters-doc.py           rewrites the marked sections
+    scripts/counters-doc.py --check   exits 1, with a diff, when they differ
+
+t/test_counters_doc.py runs --check."""
+
+import difflib
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADER = os.path.join(ROOT, "src", "rewrite", "ts_counters.h")
+DOC = os.path.join(ROOT, "docs", "directives.md")
+
+COLUMNS = ["name", "var", "metric", "when", "log", "from", "expr", "help"]
+
+WHEN = {
+    "ANALYSED": "every decided request",
+    "DEFERRED": "`deferred_hosted` and `deferred_gateway` requests",
+    "LOOP": "when a gateway search loop ends",
+}
+
+
+def macro_body(text, name):
+    """The replacement text of #define name(X), continuation lines joined."""
+    m = re.search(r"#define %s\(X\)((?:.*\\\n)*.*)" % name, text)
+    if m is None:
+        sys.exit("%s: no #define %s(X)" % (HEADER, name))
+    return m.group(1).replace("\\\n", " ")
+
+
+def call_args(s, i):
+    """The arguments of the call whose "(" is s[i], split at its commas
+    (not those of strings or inner calls), and the index after its ")"."""
+    args, cur, depth, in_str = [], "", 0, False
+    for j in range(i, len(s)):
+        c = s[j]
+        if in_str:
+            in_str = not (c == '"' and s[j - 1] != "\\")
+        elif c == '"':
+            in_str = True
+        elif c in "(),":
+            depth += {"(": 1, ")": -1, ",": 0}[c]
+            if depth == 0 or (depth == 1 and c in "(,"):
+                if c != "(":
+                    args.append(cur.strip())
+                    cur = ""
+                if depth == 0:
+                    return args, j + 1
+                continue
+        cur += c
+    sys.exit("%s: unbalanced X(...)" % HEADER)
+
+
+def rows(body):
+    """Each X(...) of a macro body, as its list of arguments."""
+    out, i = [], body.find("X(")
+    while i >= 0:
+        args, end = call_args(body, i + 1)
+        out.append(args)
+        i = body.find("X(", end)
+    return out
+
+
+def c_string(s):
+    """The value of adjacent C string literals."""
+    return "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', s))
+
+
+def table():
+    """(counters, tokens): dicts per row of TS_COUNTERS, TS_COUNTERS_TOKENS."""
+    text = open(HEADER).read()
+    counters = []
+    for args in rows(macro_body(text, "TS_COUNTERS")):
+        row = dict(zip(COLUMNS, args))
+        for k in ("metric", "log", "help"):
+            row[k] = c_string(row[k])
+        counters.append(row)
+    tokens = [{"name": a[0], "counter": a[1], "help": c_string(a[2])}
+              for a in rows(macro_body(text, "TS_COUNTERS_TOKENS"))]
+    return counters, tokens
+
+
+def variables():
+    """$toolsearch_* variables the counters' table gives."""
+    counters, tokens = table()
+    return ([c["name"] for c in counters if c["var"] == "VAR"]
+            + [t["name"] for t in tokens])
+
+
+def metrics():
+    """The status zone's names of the counters' table, in order."""
+    counters, tokens = table()
+    out = []
+    for c in counters:
+        if c["metric"]:
+            out.append(c["metric"])
+            out += [t["name"] for t in tokens if t["counter"] == c["name"]]
+    return out
+
+
+def counters_section():
+    counters, tokens = table()
+    lines = ["| JSON key | Prometheus metric | counts | request's variable "
+             "| added for |", "|---|---|---|---|---|"]
+    for c in counters:
+        if not c["metric"]:
+            continue
+        var = "`$toolsearch_%s`" % c["name"] if c["var"] == "VAR" else "—"
+        lines.append("| `%s` | `toolsearch_%s_total` | %s | %s | %s |" % (
+            c["metric"], c["metric"], c["help"], var, WHEN[c["when"]]))
+        for t in tokens:
+            if t["counter"] == c["name"]:
+                lines.append("| `%s` | `toolsearch_%s_total` | %s | "
+                             "`$toolsearch_%s` | %s |" % (
+                                 t["name"], t["name"], t["help"], t["name"],
+                                 WHEN[c["when"]]))
+    return lines
+
+
+def log_section():
+    counters, _ = table()
+    lines = ["| field | value |", "|---|---|",
+             "| `decision` | `$toolsearch_decision` |",
+             "| `changed` | `1` when the body or the `anthropic-beta` header "
+             "was rewritten, else `0` |"]
+    for c in counters:
+        if c["log"]:
+            lines.append("| `%s` | `$toolsearch_%s` |" % (c["log"], c["name"])
+                         if c["var"] == "VAR" else
+                         "| `%s` | %s |" % (c["log"], c["help"]))
+    return lines
+
+
+SECTIONS = [("counters", counters_section), ("log fields", log_section)]
+
+
+def generate(doc):
+    for name, make in SECTIONS:
+        begin = ("<!-- %s: generated by scripts/counters-doc.py from "
+                 "src/rewrite/ts_counters.h -->" % name)
+        end = "<!-- %s: end -->" % name
+        pattern = re.compile(re.escape(begin) + r"\n.*?" + re.escape(end),
+                             re.S)
+        if not pattern.search(doc):
+            sys.exit("%s: no section between %s and %s" % (DOC, begin, end))
+        doc = pattern.sub(lambda m: "\n".join([begin] + make() + [end]), doc)
+    return doc
+
+
+def main():
+    doc = open(DOC).read()
+    new = generate(doc)
+    if "--check" in sys.argv[1:]:
+        if new != doc:
+            sys.stdout.writelines(difflib.unified_diff(
+                doc.splitlines(True), new.splitlines(True),
+                "docs/directives.md", "generated"))
+            return 1
+        return 0
+    if new != doc:
+        with open(DOC, "w") as f:
+            f.write(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
