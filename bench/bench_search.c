@@ -53,7 +53,7 @@ ts_round(const ts_index_t *ix, const char *q, int scoring, ts_lent_t *lent,
     *hits = r.nhits;
     ts_result_free(&r);
 
-    if (lent != NULL && c.block != NULL) {
+    if (lent != NULL && c.heap != NULL) {
         free(lent->p);
         lent->p = malloc(c.need);
         lent->size = lent->p ? c.need : 0;

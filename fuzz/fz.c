@@ -12,7 +12,7 @@
 
 #include "fz.h"
 #include "rewrite/ts_beta.h"
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 
 
 /* the pattern lists a policy picks from; 0 stays empty */

@@ -8,6 +8,7 @@
 #include "loop/ts_answer.h"
 #include "rewrite/ts_edit.h"
 #include "scan/ts_json.h"
+#include "scan/ts_str.h"
 #include "loop/ts_sse.h"
 
 

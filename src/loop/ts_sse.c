@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "scan/ts_json.h"
+#include "scan/ts_str.h"
 #include "loop/ts_sse.h"
 
 

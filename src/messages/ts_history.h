@@ -8,7 +8,7 @@
 #ifndef TS_HISTORY_H
 #define TS_HISTORY_H
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 #include "messages/ts_names.h"
 
 

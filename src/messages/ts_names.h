@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 
 
 /* longest escaped name ts_names_has_val() decodes for a lookup */

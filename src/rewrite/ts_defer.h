@@ -1,8 +1,8 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Gateway-side deferral (seed 000): classification, the per-tool
- * priority chain, the threshold and the hosted-search edits.
+ * Gateway-side deferral (docs/spec/deferral.md): classification, the
+ * per-tool priority chain, the threshold and the hosted-search edits.
  */
 
 #ifndef TS_DEFER_H

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 
 
 typedef struct {

@@ -518,7 +518,7 @@ ts_sibling_target(const ts_index_t *ix, size_t from,
 
 
 /*
- * Seed 000, "The Turn Boundary Problem": text next to an expanded
+ * Turn boundaries (docs/spec/hygiene.md): text next to an expanded
  * reference moves to the next plain tool result, and a reference
  * message without text gets "Tool loaded." as its boundary.
  */

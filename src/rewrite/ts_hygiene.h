@@ -1,9 +1,9 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Conversation hygiene (seed 000, "Tool Search Disabled
- * Mid-Conversation"): a request that may not carry tool-search artifacts
- * loses them, with every reference turned into text the model can read.
+ * Conversation hygiene (docs/spec/hygiene.md): a request that may not
+ * carry tool-search artifacts loses them, with every reference turned
+ * into text the model can read.
  */
 
 #ifndef TS_HYGIENE_H

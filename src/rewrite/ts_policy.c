@@ -122,13 +122,6 @@ ts_search_mode_parse(const char *s, size_t len)
 
 
 const char *
-ts_search_mode_name(int mode)
-{
-    return (unsigned) mode < 3 ? ts_search_mode_names[mode] : "auto";
-}
-
-
-const char *
 ts_defer_mode_name(int mode)
 {
     return (unsigned) mode < 3 ? ts_mode_names[mode] : "off";

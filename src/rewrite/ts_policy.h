@@ -1,8 +1,9 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * The deferral policy (seed 000): which requests get tool search from the
- * gateway, which of their tools are deferred, and the edits that do it.
+ * The deferral policy (docs/spec/deferral.md): which requests get tool
+ * search from the gateway, which of their tools are deferred, and the
+ * edits that do it.
  */
 
 #ifndef TS_POLICY_H
@@ -10,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 #include "rewrite/ts_match.h"
 
 
@@ -115,7 +116,6 @@ unsigned ts_policy_max_results(const ts_policy_t *p);
 
 /* parses "auto", "hosted" or "gateway"; -1 when unknown */
 int ts_search_mode_parse(const char *s, size_t len);
-const char *ts_search_mode_name(int mode);
 
 /* parses a profile name; -1 when unknown */
 int ts_upstream_parse(const char *s, size_t len);

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 #include "rewrite/ts_edit.h"
 #include "messages/ts_names.h"
 #include "rewrite/ts_policy.h"

@@ -4,8 +4,9 @@
  * The string map of a JSON text: one pass, 64 bytes at a time, finds
  * every quote that is not escaped and every backslash, and checks what
  * JSON forbids inside strings (control bytes, unknown escapes, \u
- * without four hex digits, bytes that are not UTF-8).  The scanner then crosses a string by
- * looking up its closing quote instead of reading its bytes.
+ * without four hex digits, bytes that are not UTF-8).  The scanner then
+ * crosses a string by looking up its closing quote instead of reading
+ * its bytes.
  *
  * Which bytes are inside strings is read from the parity of the quotes
  * before them.  In a valid document that is exactly the grammar's view;
@@ -28,31 +29,31 @@ typedef enum {
 } ts_strmap_kernel_t;
 
 
-/* what is carried from one 64-byte block to the next */
+/* what is carried from one 64-byte chunk to the next */
 typedef struct {
-    uint64_t  escaped;      /* 1: the block's first byte is escaped */
-    uint64_t  in_string;    /* all ones: the block starts in a string */
-    uint64_t  look;         /* 1: the block's first byte needs a look */
+    uint64_t  escaped;      /* 1: the chunk's first byte is escaped */
+    uint64_t  in_string;    /* all ones: the chunk starts in a string */
+    uint64_t  look;         /* 1: the chunk's first byte needs a look */
     uint64_t  quotes;       /* the xor of the quotes not yet counted */
     uint64_t  utf8;         /* bytes a UTF-8 sequence checked before */
 } ts_strmap_carry_t;
 
 
 /*
- * The map is made as the lookups need it, a batch of blocks ahead, so
+ * The map is made as the lookups need it, a batch of chunks ahead, so
  * that bytes a scan recalls instead of reading are skipped unmapped.
  */
 typedef struct {
     uint64_t              *bits;    /* per 64 bytes: quotes, backslashes */
     size_t                 len;
-    size_t                 blocks;
+    size_t                 chunks;
     size_t                 bad;     /* the first byte strings may not
                                        hold, mapped since the last skip,
                                        or len */
-    size_t                 mapped;  /* blocks mapped or skipped */
+    size_t                 mapped;  /* chunks mapped or skipped */
     const unsigned char   *buf;
     ts_strmap_carry_t      carry;
-    uint64_t               from;    /* the bits of the next block that
+    uint64_t               from;    /* the bits of the next chunk that
                                        count: all but after a skip */
     ts_strmap_kernel_t     kernel;
 } ts_strmap_t;
@@ -65,12 +66,12 @@ size_t ts_strmap_words(size_t len);
 void ts_strmap_start(ts_strmap_t *m, const char *buf, size_t len,
     uint64_t *bits, ts_strmap_kernel_t kernel);
 
-/* maps the blocks up to block w, w included (w < m->blocks) */
+/* maps the chunks up to chunk w, w included (w < m->chunks) */
 void ts_strmap_more(ts_strmap_t *m, size_t w);
 
 /*
  * No lookup will start before off, which lies outside strings (a value
- * the scan recalled ends there): the blocks before it are not mapped.
+ * the scan recalled ends there): the chunks before it are not mapped.
  */
 void ts_strmap_skip(ts_strmap_t *m, size_t off);
 
@@ -138,7 +139,7 @@ ts_strmap_quote(ts_strmap_t *m, size_t off)
     w = off / 64;
 
     if (w >= m->mapped) {
-        if (w >= m->blocks) {
+        if (w >= m->chunks) {
             return m->len;
         }
 
@@ -149,7 +150,7 @@ ts_strmap_quote(ts_strmap_t *m, size_t off)
 
     while (q == 0) {
         if (++w == m->mapped) {
-            if (w == m->blocks) {
+            if (w == m->chunks) {
                 return m->len;
             }
 

@@ -203,7 +203,7 @@ ts_put_part(ts_builder_t *b, ts_entry_t *e, const char *low, size_t len)
 /*
  * "mcp__slack__send_message" -> "slack send message";
  * "NotebookEdit" -> "notebook edit": underscores and lower-to-upper
- * transitions separate parts (seed 000, parseToolName).  A part starts
+ * transitions separate parts (docs/spec/search.md).  A part starts
  * after a separator or at a capital after a small letter, and ends at
  * the next start or separator; its bytes come from low, the name
  * lowercased.
@@ -408,7 +408,7 @@ ts_hint_of(const ts_index_t *ix, const ts_tool_t *t, const ts_hints_t *h)
 }
 
 
-/* what one block holds, each part aligned for its type */
+/* what the catalogue's memory holds, each part aligned for its type */
 typedef struct {
     size_t  text, names, parts, tools, pool, total;
 } ts_layout_t;
@@ -450,7 +450,7 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     ts_builder_t   b;
     ts_layout_t    l;
     const char   **phrase;
-    char          *block;
+    char          *base;
     size_t         i, n, names_cap, parts_cap, full_cap;
 
     memset(c, 0, sizeof(ts_catalog_t));
@@ -497,19 +497,19 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
 
     ts_layout(&l, b.text_cap, names_cap, parts_cap, n);
     c->need = l.total;
-    block = mem != NULL && size >= l.total ? mem : malloc(l.total);
+    base = mem != NULL && size >= l.total ? mem : malloc(l.total);
 
-    if (block == NULL) {
+    if (base == NULL) {
         free(phrase);
         return -1;
     }
 
-    c->block = block == mem ? NULL : block;
-    c->tools = (ts_entry_t *) (void *) (block + l.tools);
-    c->parts = (ts_span_t *) (void *) (block + l.parts);
-    c->pool = (uint32_t *) (void *) (block + l.pool);
-    c->text = block + l.text;
-    c->names = block + l.names;
+    c->heap = base == mem ? NULL : base;
+    c->tools = (ts_entry_t *) (void *) (base + l.tools);
+    c->parts = (ts_span_t *) (void *) (base + l.parts);
+    c->pool = (uint32_t *) (void *) (base + l.pool);
+    c->text = base + l.text;
+    c->names = base + l.names;
     c->schemas = schemas ? ix->buf : NULL;
     c->schemas_len = schemas ? ix->len : 0;
     c->text_len = full_cap;
@@ -534,6 +534,6 @@ ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
 void
 ts_catalog_free(ts_catalog_t *c)
 {
-    free(c->block);
+    free(c->heap);
     memset(c, 0, sizeof(ts_catalog_t));
 }

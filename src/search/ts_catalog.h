@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 #include "rewrite/ts_match.h"
 
 
@@ -56,7 +56,7 @@ typedef struct {
 
 
 typedef struct {
-    char           *block;      /* the memory below, when not lent */
+    char           *heap;       /* the memory below, when not lent */
     size_t          need;       /* its size, to lend next time */
     char           *text;       /* the pool's searchable text, followed
                                    by TS_CHUNK readable bytes */
@@ -94,8 +94,9 @@ int ts_catalog_build(ts_catalog_t *c, const ts_index_t *ix,
  * The same in memory the caller lends (mem, size bytes, 8-byte aligned),
  * such as a buffer a worker reuses for every request, so that a request
  * touches no fresh pages.  When it is too small (or NULL) the catalogue
- * takes one block from the heap; either way c->need tells the size to
- * lend next time.  The catalogue and the index must outlive searches.
+ * takes its memory from the heap in one piece; either way c->need tells
+ * the size to lend next time.  The catalogue and the index must outlive
+ * searches.
  */
 int ts_catalog_build_in(ts_catalog_t *c, const ts_index_t *ix,
     const unsigned char *pool, const ts_hints_t *hints, int schemas,

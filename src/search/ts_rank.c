@@ -2,187 +2,19 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/ts_lexicon.h"
-#include "search/ts_rank.h"
-#include "search/ts_starts.h"
+#include "search/ts_rank_state.h"
 
 
-#define TS_BM25_K1   1.2
 #define TS_BM25_B    0.75
 
 
-/* BM25F field weights: hybrid, and the plain baseline */
-enum { TS_F_NAME = 0, TS_F_HINT, TS_F_DESC, TS_F_SCHEMA, TS_F_N };
-
+/* BM25F field weights, by TS_F_*: hybrid, and the plain baseline */
 static const double  ts_hybrid_weights[] = { 3.0, 2.0, 1.0, 0.5 };
 static const double  ts_plain_weights[] = { 1.0, 1.0, 1.0, 0.0 };
-
-
-/* what the walk found of one term in the tool under way */
-typedef struct {
-    double       tf;        /* BM25F: weighted, length-normalised */
-    double       tf_schema; /* the same in the schema, whose words have
-                               a document frequency of their own */
-    uint8_t      part;      /* 2: a part is the word, 1: contains it */
-    uint8_t      full;      /* the name contains the word */
-    uint8_t      hint;      /* \b match in the hint */
-    uint8_t      desc;      /* \b match in the description */
-} ts_mark_t;
-
-
-/* the seed terms in a tool's name */
-typedef struct {
-    uint64_t     full;      /* the name has them */
-    uint64_t     whole;     /* a part is one */
-    uint64_t     inside;    /* a part has one */
-} ts_named_t;
-
-
-/* a term's frequencies and seed points in a tool, kept until its IDF
-   is known */
-typedef struct {
-    uint32_t     tool;
-    uint32_t     term;
-    double       tf;
-    double       tf_schema;
-    int          pts;
-} ts_freq_t;
-
-
-/* the tool under way */
-typedef struct {
-    const ts_entry_t  *e;
-    uint32_t           idx;
-    uint64_t           touched;     /* terms with a mark */
-    uint64_t           named;       /* the words of its name terms start */
-    uint64_t           server;      /* the words of its MCP server */
-    uint32_t           server_len;  /* the bytes of its MCP server's part */
-    uint32_t           words;       /* words of its name */
-    uint32_t           others;      /* the first 64 without the server's */
-    double             norm[TS_F_N];
-    ts_mark_t          marks[TS_TERMS_MAX];
-} ts_visit_t;
-
-
-/* terms by their first two bytes: bit i of first[b] for term i, etc. */
-typedef struct {
-    uint64_t     first[256];
-    uint64_t     second[256];
-} ts_heads_t;
-
-
-typedef struct {
-    const ts_catalog_t  *c;
-    const ts_query_t    *q;
-    ts_ranking_t        *r;
-    const double        *w;
-    ts_heads_t           words;     /* terms found where words start */
-    ts_prints_t          word_prints;
-    ts_heads_t           heads;     /* seed terms, found in names */
-    ts_prints_t          name_prints;
-    uint64_t             odd;       /* seed terms no word start begins */
-    uint64_t             schema;    /* terms looked for in schemas */
-    ts_prints_t          prints;    /* their fingerprints */
-    ts_prints_pt         kernel;    /* where prints may be, or NULL */
-    ts_named_t          *named;     /* by pool position */
-    ts_freq_t           *freqs;
-    size_t               nfreqs;
-    size_t               cap;
-    uint32_t             df[TS_TERMS_MAX];
-    uint32_t             df_schema[TS_TERMS_MAX];
-    long                 explain;   /* a tool whose points are noted */
-    char                *out;
-    char                *end;
-    unsigned             failed:1;
-} ts_rank_t;
-
-
-/* the set bits of x */
-static unsigned
-ts_count(uint64_t x)
-{
-    unsigned  n;
-
-    for (n = 0; x; n++) {
-        x &= x - 1;
-    }
-
-    return n;
-}
-
-
-/* a term's bit for a byte and, with fold, for a letter's capital too */
-static void
-ts_head_set(uint64_t *table, unsigned char c, uint64_t bit, int fold)
-{
-    table[c] |= bit;
-
-    if (fold && c >= 'a' && c <= 'z') {
-        table[c - 'a' + 'A'] |= bit;
-    }
-}
-
-
-static void
-ts_heads_add(ts_heads_t *h, const ts_term_t *t, uint64_t bit, int fold)
-{
-    size_t  k;
-
-    ts_head_set(h->first, (unsigned char) t->p[0], bit, fold);
-
-    for (k = 0; t->scan < 2 && k < 256; k++) {
-        h->second[k] |= bit;
-    }
-
-    if (t->scan >= 2) {
-        ts_head_set(h->second, (unsigned char) t->p[1], bit, fold);
-    }
-}
-
-
-/*
- * Terms are found where a word starts, by their first two bytes in
- * either case (the text is lowercase, schemas are not); seed terms are
- * found anywhere in names (lowercase too), and a seed term that starts
- * with no letter or digit ("(a", "-x") anywhere in hints and
- * descriptions, on its own.
- */
-static void
-ts_rank_tables(ts_rank_t *rk)
-{
-    const ts_term_t  *t;
-    uint64_t          bit;
-    size_t            i;
-
-    for (i = 0; i < rk->q->nterms; i++) {
-        t = &rk->q->terms[i];
-        bit = TS_BIT(i);
-
-        if (t->seed) {
-            ts_heads_add(&rk->heads, t, bit, 0);
-            ts_prints_add(&rk->name_prints, t->p, t->len, i);
-        }
-
-        if (!ts_ascii_alnum((unsigned char) t->p[0])) {
-            rk->odd |= bit;
-            continue;
-        }
-
-        ts_heads_add(&rk->words, t, bit, 1);
-        ts_prints_add(&rk->word_prints, t->p, t->scan, i);
-
-        if (t->own && !rk->q->whole && rk->c->schemas) {
-            ts_prints_add(&rk->prints, t->p, t->scan,
-                          ts_count(rk->schema));
-            rk->schema |= bit;
-        }
-    }
-}
 
 
 static double
@@ -227,119 +59,6 @@ ts_mark(ts_visit_t *v, size_t term)
     }
 
     return &v->marks[term];
-}
-
-
-/* the part of the name a seed term is: a whole part, or inside one */
-static void
-ts_name_part(const ts_catalog_t *c, const ts_entry_t *e, const ts_term_t *t,
-    uint64_t bit, ts_named_t *nm)
-{
-    const char  *s, *p;
-    size_t       n, at;
-
-    s = ts_catalog_str(c, e->words);
-    n = e->words.len;
-
-    for (p = s; (p = ts_find(p, n - (size_t) (p - s), t->p, t->len)); p++) {
-        at = (size_t) (p - s);
-
-        if ((at == 0 || s[at - 1] == ' ')
-            && (at + t->len == n || s[at + t->len] == ' '))
-        {
-            nm->whole |= bit;
-            return;
-        }
-
-        nm->inside |= bit;
-    }
-}
-
-
-/* the seed terms cand that begin at text[at], in the name of pool[k] */
-static void
-ts_name_hits(ts_rank_t *rk, size_t k, size_t at, uint64_t cand)
-{
-    const ts_catalog_t  *c;
-    const ts_entry_t    *e;
-    const ts_term_t     *t;
-    ts_named_t          *nm;
-    size_t               i;
-
-    c = rk->c;
-    e = &c->tools[c->pool[k]];
-    nm = &rk->named[k];
-
-    for (cand &= ~nm->full; cand; cand &= cand - 1) {
-        i = ts_ctz(cand);
-        t = &rk->q->terms[i];
-
-        if (at + t->len <= e->full.off + e->full.len
-            && memcmp(c->text + at, t->p, t->len) == 0)
-        {
-            nm->full |= TS_BIT(i);
-            ts_name_part(c, e, t, TS_BIT(i), nm);
-        }
-    }
-}
-
-
-/* the seed terms at the places of a chunk of the names, text[base..] */
-static void
-ts_name_chunk(ts_rank_t *rk, size_t base, uint64_t bits, size_t *k)
-{
-    const ts_catalog_t  *c;
-    const char          *text;
-    uint64_t             cand;
-    size_t               at;
-
-    c = rk->c;
-    text = c->text;
-
-    for ( /* void */ ; bits; bits &= bits - 1) {
-        at = base + ts_ctz(bits);
-        cand = rk->heads.first[(unsigned char) text[at]]
-               & rk->heads.second[(unsigned char) text[at + 1]];
-
-        if (cand == 0) {
-            continue;
-        }
-
-        while (*k + 1 < c->npooled && c->tools[c->pool[*k + 1]].full.off <= at)
-        {
-            (*k)++;
-        }
-
-        ts_name_hits(rk, *k, at, cand);
-    }
-}
-
-
-/*
- * seed 000: the names containing a seed term, and their parts.  The
- * names lie one after the other at the start of the text, in pool order:
- * one walk finds every seed term in every name.
- */
-static void
-ts_rank_names(ts_rank_t *rk)
-{
-    const char  *text, *p, *end, *limit;
-    uint64_t     block[TS_BLOCK];
-    size_t       i, n, k;
-
-    text = rk->c->text;
-    end = text + rk->c->full_len;
-    limit = text + rk->c->text_len + TS_CHUNK;
-
-    for (p = text, k = 0; p < end; p += n * TS_CHUNK) {
-        n = ts_prints_places(rk->kernel, &rk->name_prints, p, end, limit,
-                            block);
-
-        for (i = 0; i < n; i++) {
-            ts_name_chunk(rk, (size_t) (p - text) + i * TS_CHUNK, block[i],
-                          &k);
-        }
-    }
 }
 
 
@@ -494,19 +213,19 @@ ts_rank_prose(ts_rank_t *rk, ts_visit_t *v, size_t at, uint64_t cand)
 
 /*
  * The places of the chunks from p of a text where a word of t may
- * begin, into block; returns the number of chunks
+ * begin, into places; returns the number of chunks
  */
 static size_t
 ts_places(const ts_rank_t *rk, const ts_prints_t *t, const char *p,
-    const char *end, const char *limit, uint64_t *carry, uint64_t *block)
+    const char *end, const char *limit, uint64_t *carry, uint64_t *places)
 {
     /* without a kernel, the word starts are fewer than every place */
     if (rk->kernel == NULL) {
-        block[0] = ts_word_starts(p, end, limit, carry);
+        places[0] = ts_word_starts(p, end, limit, carry);
         return 1;
     }
 
-    return ts_prints_places(rk->kernel, t, p, end, limit, block);
+    return ts_prints_places(rk->kernel, t, p, end, limit, places);
 }
 
 
@@ -566,7 +285,7 @@ static void
 ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
 {
     const char  *text, *p, *end, *limit;
-    uint64_t     block[TS_BLOCK], carry;
+    uint64_t     places[TS_RUN], carry;
     size_t       i, n;
 
     text = rk->c->text;
@@ -574,11 +293,11 @@ ts_rank_text(ts_rank_t *rk, ts_visit_t *v)
     limit = text + rk->c->text_len + TS_CHUNK;
 
     for (p = text + v->e->hint.off, carry = 0; p < end; p += n * TS_CHUNK) {
-        n = ts_places(rk, &rk->word_prints, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->word_prints, p, end, limit, &carry, places);
 
         for (i = 0; i < n; i++) {
             ts_prose_chunk(rk, v, (size_t) (p - text) + i * TS_CHUNK,
-                           block[i]);
+                           places[i]);
         }
     }
 }
@@ -672,7 +391,7 @@ static void
 ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
 {
     const char  *body, *start, *end, *limit, *p;
-    uint64_t     block[TS_BLOCK], carry;
+    uint64_t     places[TS_RUN], carry;
     size_t       i, n;
 
     body = rk->c->schemas;
@@ -682,10 +401,10 @@ ts_rank_schema(ts_rank_t *rk, ts_visit_t *v)
     carry = !ts_word_start(body, v->e->schema.off);
 
     for (p = start; p < end; p += n * TS_CHUNK) {
-        n = ts_places(rk, &rk->prints, p, end, limit, &carry, block);
+        n = ts_places(rk, &rk->prints, p, end, limit, &carry, places);
 
         for (i = 0; i < n; i++) {
-            ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, block[i]);
+            ts_schema_chunk(rk, v, p + i * TS_CHUNK, end, places[i]);
         }
     }
 }
@@ -713,7 +432,7 @@ ts_note(ts_rank_t *rk, uint32_t idx, const ts_term_t *t, const char *what,
 }
 
 
-/* seed 000, scoreToolForQuery, one term; returns its points */
+/* the seed scorer's points of one term (docs/spec/search.md) */
 static int
 ts_seed_points(ts_rank_t *rk, uint32_t idx, const ts_term_t *t,
     const ts_mark_t *m)
@@ -822,89 +541,6 @@ ts_visit_end(ts_rank_t *rk, ts_visit_t *v)
     }
 
     rk->r->cover[v->idx] = ts_coverage(v);
-}
-
-
-static double
-ts_idf(size_t n, size_t df)
-{
-    return log(1 + ((double) n - (double) df + 0.5) / ((double) df + 0.5));
-}
-
-
-static double
-ts_saturate(double tf)
-{
-    return tf * (TS_BM25_K1 + 1) / (tf + TS_BM25_K1);
-}
-
-
-/*
- * The parts of a score that need the terms' IDF.  BM25: a word every
- * schema has ("type", "string") says nothing about a tool even when few
- * descriptions have it, so the schema field is weighted by its own
- * document frequency.  The seed's points, for the hybrid scorer: each
- * term's scaled by its IDF relative to the rarest of the query's words,
- * so that a common word that is a part of dozens of names ("test",
- * "find") counts less than the rare one that tells the tools apart.
- */
-static void
-ts_rank_idf(ts_rank_t *rk)
-{
-    const ts_term_t  *t;
-    const ts_freq_t  *f;
-    double            idf[TS_TERMS_MAX], idf_schema[TS_TERMS_MAX], top;
-    size_t            i;
-
-    for (i = 0, top = 0; i < rk->q->nterms; i++) {
-        idf[i] = ts_idf(rk->c->npooled, rk->df[i]);
-        idf_schema[i] = ts_idf(rk->c->npooled, rk->df_schema[i]);
-        top = rk->q->terms[i].seed && idf[i] > top ? idf[i] : top;
-    }
-
-    for (i = 0; i < rk->nfreqs; i++) {
-        f = &rk->freqs[i];
-        t = &rk->q->terms[f->term];
-
-        if (t->weight > 0) {
-            rk->r->bm[f->tool] += t->weight
-                                  * (idf[f->term] * ts_saturate(f->tf)
-                                     + idf_schema[f->term]
-                                       * ts_saturate(f->tf_schema));
-        }
-
-        rk->r->seed_idf[f->tool] += top > 0 ? f->pts * idf[f->term] / top
-                                            : 0;
-    }
-}
-
-
-static int
-ts_ranking_init(ts_ranking_t *r, size_t n)
-{
-    n = n ? n : 1;
-    r->seed = calloc(4 * n, sizeof(double));
-    r->req = calloc(n, 1);
-
-    if (r->seed == NULL || r->req == NULL) {
-        ts_ranking_free(r);
-        return -1;
-    }
-
-    r->bm = r->seed + n;
-    r->cover = r->bm + n;
-    r->seed_idf = r->cover + n;
-
-    return 0;
-}
-
-
-void
-ts_ranking_free(ts_ranking_t *r)
-{
-    free(r->seed);
-    free(r->req);
-    memset(r, 0, sizeof(ts_ranking_t));
 }
 
 

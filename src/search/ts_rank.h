@@ -26,7 +26,7 @@ typedef struct {
     unsigned     own:1;     /* from the query, not the thesaurus */
     unsigned     whole:1;   /* found as a whole word only, and in a name
                                as a whole part */
-    unsigned     seed:1;    /* scored by seed 000's rules */
+    unsigned     seed:1;    /* scored by the seed scorer's rules */
     unsigned     required:1;
 } ts_term_t;
 
@@ -45,7 +45,7 @@ typedef struct {
 
 /* what a query found, per catalogue entry */
 typedef struct {
-    double      *seed;      /* seed 000's points */
+    double      *seed;      /* the seed scorer's points */
     double      *bm;        /* BM25 */
     double      *cover;     /* the share of the name (its MCP server left
                                out) whose words the terms start */

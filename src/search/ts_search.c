@@ -43,14 +43,6 @@ ts_search_parse_scoring(const char *s, size_t len)
 }
 
 
-const char *
-ts_search_scoring_name(int scoring)
-{
-    return scoring == TS_SCORING_HYBRID ? "hybrid"
-           : scoring == TS_SCORING_BM25 ? "bm25" : "seed";
-}
-
-
 static int
 ts_space(char c)
 {
@@ -137,7 +129,7 @@ ts_add_word(ts_query_t *q, const char *p, size_t len, size_t scan)
 }
 
 
-/* seed 000: whitespace-separated terms, "+" marks a required one */
+/* whitespace-separated terms, "+" a required one (docs/spec/search.md) */
 static void
 ts_seed_terms(ts_query_t *q)
 {
@@ -464,9 +456,9 @@ ts_name_eq(const ts_catalog_t *c, const ts_entry_t *e, const char *s,
 
 
 /*
- * seed 000, direct selection: the deferred pool first, then every tool
- * (selecting a loaded tool succeeds, so the model does not retry); exact
- * spelling before case-insensitive
+ * direct selection (docs/spec/search.md): the deferred pool first, then
+ * every tool (selecting a loaded tool succeeds, so the model does not
+ * retry); exact spelling before case-insensitive
  */
 static long
 ts_select_one(const ts_catalog_t *c, const char *s, size_t len)

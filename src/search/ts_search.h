@@ -1,9 +1,9 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Tool search over a prepared catalogue (seed 000, "The Search
- * Mechanism"): select:, the mcp__ prefix fast path, keyword scoring with
- * +required terms, and a hybrid ranking for natural-language queries.
+ * Tool search over a prepared catalogue (docs/spec/search.md): select:,
+ * the mcp__ prefix fast path, keyword scoring with +required terms, and a
+ * hybrid ranking for natural-language queries.
  * Query text comes from the model: nothing derived from it is compiled.
  */
 
@@ -21,7 +21,7 @@
 
 
 typedef enum {
-    TS_SCORING_SEED = 0,    /* seed 000's scorer, exactly */
+    TS_SCORING_SEED = 0,    /* docs/spec/search.md's scorer, exactly */
     TS_SCORING_HYBRID,      /* seed + weighted BM25 with expansion */
     TS_SCORING_BM25         /* plain BM25, the evaluation's baseline */
 } ts_scoring_t;
@@ -57,7 +57,6 @@ typedef struct {
 
 
 int ts_search_parse_scoring(const char *s, size_t len);
-const char *ts_search_scoring_name(int scoring);
 
 /*
  * Runs a query over the catalogue and returns at most max hits (select:
@@ -69,8 +68,8 @@ int ts_search_run(const ts_catalog_t *c, const char *query, size_t len,
 void ts_result_free(ts_result_t *r);
 
 /*
- * The fallback of a query that found nothing (seed 001): the names of
- * the pool, comma-separated, cut at cap bytes with "and N more".
+ * The fallback of a query that found nothing (docs/spec/search.md): the
+ * names of the pool, comma-separated, cut at cap bytes with "and N more".
  * Returns the length written; out is NUL-terminated.
  */
 size_t ts_search_fallback(const ts_catalog_t *c, char *out, size_t cap);

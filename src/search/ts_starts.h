@@ -136,11 +136,11 @@ void ts_prints_add(ts_prints_t *t, const char *w, size_t len, unsigned g);
 
 
 /* chunks a kernel covers in one call */
-#define TS_BLOCK  16
+#define TS_RUN  16
 
 
 /*
- * A fingerprints kernel: for n chunks from p (n <= TS_BLOCK), a superset
+ * A fingerprints kernel: for n chunks from p (n <= TS_RUN), a superset
  * of the places where a word of t may begin, as bits, into bits[0..n).
  * p[0..64 n + TS_PRINT - 1) must be readable.
  */
@@ -155,7 +155,7 @@ ts_prints_pt ts_prints_kernel(void);
  * The places of the chunks from p of a text [.., end), readable up to
  * limit, where a word of t may begin: the kernel's, or every place
  * without one; into bits, for as many chunks as the function returns
- * (at most TS_BLOCK).
+ * (at most TS_RUN).
  */
 static inline size_t
 ts_prints_places(ts_prints_pt kernel, const ts_prints_t *t, const char *p,
@@ -167,7 +167,7 @@ ts_prints_places(ts_prints_pt kernel, const ts_prints_t *t, const char *p,
 
     /* whole chunks whose print can be read past their end */
     n = (size_t) (end - p + TS_CHUNK - 1) / TS_CHUNK;
-    n = n < TS_BLOCK ? n : TS_BLOCK;
+    n = n < TS_RUN ? n : TS_RUN;
     k = (size_t) (limit - p) >= TS_CHUNK + TS_PRINT - 1
         ? (size_t) (limit - p - (TS_PRINT - 1)) / TS_CHUNK : 0;
     n = n < k ? n : k;

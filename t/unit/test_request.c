@@ -148,7 +148,7 @@ test_defer_mode_parse(void)
 static void
 test_threshold_chars(void)
 {
-    /* seed 000: floor(floor(window * N / 100) * 2.5) */
+    /* docs/spec/deferral.md: floor(floor(window * N / 100) * 2.5) */
     CHECK(ts_policy_threshold_chars(200000, 10) == 50000);
     CHECK(ts_policy_threshold_chars(1000000, 10) == 250000);
     CHECK(ts_policy_threshold_chars(200000, 0) == 0);

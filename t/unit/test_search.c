@@ -1,9 +1,10 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Tool search: seed 000's scorer rule by rule and its worked example,
- * select:, the mcp__ prefix path, required terms, limits, and the
- * hybrid ranking on natural-language queries over the real catalogue.
+ * Tool search: docs/spec/search.md's scorer rule by rule and its worked
+ * example, select:, the mcp__ prefix path, required terms, limits, and
+ * the hybrid ranking on natural-language queries over the real
+ * catalogue.
  */
 
 #include <stdio.h>
@@ -585,14 +586,14 @@ test_lent_memory(void)
     }
 
     if (CHECK(ts_catalog_build_in(&c, &ix, NULL, NULL, 1, mem, 8) == 0)) {
-        CHECK(c.block != NULL && c.need > 8 && c.need <= sizeof(mem));
+        CHECK(c.heap != NULL && c.need > 8 && c.need <= sizeof(mem));
         ts_catalog_free(&c);
     }
 
     if (CHECK(ts_catalog_build_in(&c, &ix, NULL, NULL, 1, mem, sizeof(mem))
               == 0))
     {
-        CHECK(c.block == NULL && c.text >= (char *) mem);
+        CHECK(c.heap == NULL && c.text >= (char *) mem);
 
         /* the schema is read in place, ignoring case */
         if (CHECK(ts_search_run(&c, "path", 4, TS_SCORING_HYBRID, 5, &r)
@@ -668,7 +669,7 @@ test_prints_kernel(void)
     static const char         alphabet[] = "pPaAgGtTxX9_qQzZ e";
     ts_prints_pt               kernel;
     ts_prints_t                t;
-    uint64_t                  block[TS_BLOCK];
+    uint64_t                  places[TS_RUN];
     char                      text[2000];
     const char               *p, *end;
     size_t                    i, k, n, at, w, k3;
@@ -686,7 +687,7 @@ test_prints_kernel(void)
     ok = 1;
 
     for (p = text; p < end; p += n * TS_CHUNK) {
-        n = ts_prints_places(kernel, &t, p, end, end, block);
+        n = ts_prints_places(kernel, &t, p, end, end, places);
 
         for (k = 0; k < n; k++) {
             for (i = 0; i < TS_CHUNK && p + k * TS_CHUNK + i < end; i++) {
@@ -699,7 +700,7 @@ test_prints_kernel(void)
                              && ts_same_icase(text + at, words[w], k3);
                 }
 
-                ok &= !found || ((block[k] >> i) & 1);
+                ok &= !found || ((places[k] >> i) & 1);
             }
         }
     }

@@ -174,7 +174,7 @@ tst_random_texts(const char *const *pieces, size_t npieces, int plant)
 
 /*
  * Random texts over the bytes that matter, with runs of backslashes
- * across the 64-byte blocks' edges, against the reference.
+ * across the 64-byte chunks' edges, against the reference.
  */
 static void
 test_map_random(void)
@@ -191,11 +191,11 @@ test_map_random(void)
 
 /*
  * Compact JSON has no control bytes and its escapes are valid: most
- * blocks only carry the quotes' parity, which a control byte or a bad
+ * chunks only carry the quotes' parity, which a control byte or a bad
  * escape far behind them must meet.
  */
 static void
-test_map_quiet_blocks(void)
+test_map_quiet_chunks(void)
 {
     static const char  *pieces[] = {
         "\"", "abc", " ", "\\\"", "\\\\", "\\n", "\\/", "x", "{", ":"
@@ -206,7 +206,7 @@ test_map_quiet_blocks(void)
 }
 
 
-/* every length of backslash run ending on every place of a block */
+/* every length of backslash run ending on every place of a chunk */
 static void
 test_map_runs(void)
 {
@@ -235,7 +235,7 @@ test_map_runs(void)
 
 
 /*
- * Every byte after a backslash, at every place of a block, then as the
+ * Every byte after a backslash, at every place of a chunk, then as the
  * first of the four a \u needs: the masks classify each byte value.
  */
 static void
@@ -332,7 +332,7 @@ tst_skip_agrees(const unsigned char *buf, size_t len, size_t at,
         q = ts_strmap_quote(&m, q) + 1;
     } while (q < len);
 
-    same = m.mapped == m.blocks && m.bad == from + r.bad;
+    same = m.mapped == m.chunks && m.bad == from + r.bad;
 
     for (i = at; same && i < len; i++) {
         same = tst_bit(bits, i, 0) == tst_bit(rbits, i - from, 0)
@@ -347,7 +347,7 @@ tst_skip_agrees(const unsigned char *buf, size_t len, size_t at,
 
 
 /*
- * Skips anywhere in a fixture, a block's and a batch's edges included,
+ * Skips anywhere in a fixture, a chunk's and a batch's edges included,
  * with bytes strings may not hold and backslashes planted in it.
  */
 static void
@@ -538,7 +538,7 @@ test_scans_bad_bodies(void)
 
 
 /*
- * UTF-8 in a string at every place around two block boundaries: what
+ * UTF-8 in a string at every place around two chunk boundaries: what
  * RFC 3629 calls UTF-8 is read, the rest is not JSON text, by both scans.
  */
 static void
@@ -889,9 +889,9 @@ test_messages_recalled(void)
 
 const tst_case_t  tst_strmap_tests[] = {
     { "string map: random texts against the reference", test_map_random },
-    { "string map: control bytes and escapes after quiet blocks",
-      test_map_quiet_blocks },
-    { "string map: backslash runs across blocks", test_map_runs },
+    { "string map: control bytes and escapes after quiet chunks",
+      test_map_quiet_chunks },
+    { "string map: backslash runs across chunks", test_map_runs },
     { "string map: every byte after a backslash", test_map_escapes },
     { "string map: quote and backslash lookups", test_map_lookups },
     { "string map: made on after a skip", test_map_skip },
@@ -899,7 +899,7 @@ const tst_case_t  tst_strmap_tests[] = {
       test_scans_bad_bodies },
     { "index: map scan equals byte scan, fixtures cut and broken",
       test_scans_fixtures },
-    { "index: UTF-8 in strings across blocks, by both scans",
+    { "index: UTF-8 in strings across chunks, by both scans",
       test_scans_utf8 },
     { "index: a tools array read before is recalled by its bytes",
       test_tools_recalled },

@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "scan/ts_json.h"
+#include "messages/ts_index.h"
 #include "rewrite/ts_edit.h"
 #include "rewrite/ts_request.h"
 

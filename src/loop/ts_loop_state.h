@@ -1,0 +1,131 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The gateway loop's state, shared by its three files: ts_loop.c (the
+ * state machine), ts_loop_decode.c (SSE and JSON answers into blocks,
+ * usage and a stop reason) and ts_loop_write.c (the client's stream or
+ * JSON message, and the turns the next call carries).
+ */
+
+#ifndef TS_LOOP_STATE_H
+#define TS_LOOP_STATE_H
+
+#include <cjson/cJSON.h>
+
+#include "loop/ts_loop.h"
+#include "loop/ts_sse.h"
+#include "rewrite/ts_request.h"
+
+
+enum {
+    TS_USAGE_IN = 0,
+    TS_USAGE_OUT,
+    TS_USAGE_CACHE_WRITE,
+    TS_USAGE_CACHE_READ,
+    TS_USAGE_N
+};
+
+/* numbers the loop converts to integers: indexes and token counts */
+#define TS_LOOP_NUMBER_MAX  1e15
+
+extern const char  *ts_loop_usage_keys[TS_USAGE_N];
+
+/* the members of a JSON answer the loop reads */
+enum {
+    TS_MSG_TYPE = 0,
+    TS_MSG_CONTENT,
+    TS_MSG_STOP,
+    TS_MSG_USAGE,
+    TS_MSG_N
+};
+
+
+/* one content block of an answer */
+typedef struct {
+    cJSON          *block;      /* SSE: as content_block_start gave it */
+    const char     *raw;        /* JSON: the block's bytes */
+    size_t          raw_len;
+    ts_buf_t        text;       /* SSE: text, thinking or input so far */
+    ts_buf_t        sig;        /* SSE: a thinking block's signature */
+    const char     *field;      /* the member text goes to; NULL: input */
+    long            index;      /* the upstream's index */
+    long            client;     /* the client's index; -1: held back */
+    char           *id;         /* a search call's id, JSON-quoted */
+    char           *input;      /* and its input object */
+    unsigned        search:1;   /* a call of the gateway's search tool */
+    unsigned        implicit:1; /* a call of a tool not loaded yet */
+} ts_lblock_t;
+
+
+/* what the loop knows of the current answer: all zero at its start */
+typedef struct {
+    ts_lblock_t         blocks[TS_LOOP_BLOCKS_MAX];
+    size_t              nblocks;
+    unsigned            held;
+    int                 client_tool;
+    int                 broken;     /* not followed: no continuation */
+    int                 errored;    /* an error event came */
+    int                 stopped;    /* message_stop came */
+    char                stop_reason[32];
+    unsigned long long  usage[TS_USAGE_N];
+    cJSON              *delta;      /* a held message_delta */
+} ts_loop_answer_t;
+
+
+struct ts_loop_s {
+    ts_input_t          in;
+    const char         *body;
+    size_t              len;
+    const char         *tool;
+    unsigned char      *loaded;
+    size_t              ntools;
+    size_t              nloaded;
+    ts_request_t        rq;
+    int                 have_rq;
+    ts_buf_t            turns;      /* appended to the messages */
+    ts_buf_t            content;    /* JSON: the client's blocks so far */
+    unsigned            calls;
+    unsigned            searches;
+    unsigned            misses;
+    int                 paused;
+    int                 sse;
+    long                next_index;
+    unsigned long long  total[TS_USAGE_N];
+
+    /* the current answer */
+    ts_buf_t            pending;
+    size_t              seen;       /* of pending, scanned: no event */
+    ts_loop_answer_t    ans;
+};
+
+
+/* ts_loop.c */
+void ts_loop_totals_add(ts_loop_t *lp);
+void ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
+    const char *name);
+ts_lblock_t *ts_loop_block_add(ts_loop_t *lp, long index);
+
+/* ts_loop_decode.c */
+int ts_loop_num(const char *buf, const ts_val_t *v, double *d);
+char *ts_loop_query(const char *input, const ts_val_t *in);
+int ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out);
+void ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p,
+    size_t n);
+int ts_loop_json_members(const ts_loop_t *lp, ts_val_t m[TS_MSG_N]);
+int ts_loop_json_answer(ts_loop_t *lp);
+
+/* ts_loop_write.c */
+void ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage);
+int ts_loop_emit_json(ts_buf_t *out, const char *name, cJSON *j);
+int ts_loop_forward(const ts_lblock_t *b, const ts_sse_event_t *ev,
+    ts_buf_t *out);
+void ts_loop_found(ts_buf_t *content, const ts_buf_t *refs);
+void ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
+    ts_buf_t *content);
+void ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
+    const ts_buf_t *content, ts_buf_t *out);
+int ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced);
+ts_loop_next_t ts_loop_final(ts_loop_t *lp, const char *stop_reason,
+    ts_buf_t *out);
+
+#endif /* TS_LOOP_STATE_H */
