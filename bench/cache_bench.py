@@ -103,9 +103,7 @@ def section(results):
 def main():
     results = [(name, rows(run(profile, conf)))
                for name, profile, conf in PATHS]
-    text_ = section(results)
-    report.write_section("cache", text_)
-    print(text_)
+    report.publish("cache", section(results))
     return 0
 
 

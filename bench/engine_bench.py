@@ -170,9 +170,7 @@ def main():
                 results.append(((case, label),
                                 measure(paths[which], paths[which + "-1"],
                                         options)))
-    text = section(results)
-    report.write_section("engine", text)
-    print(text)
+    report.publish("engine", section(results))
     return 0
 
 

@@ -343,9 +343,7 @@ def main():
         tput = throughput(sets)
         fid = fidelity(sets)
         mem = memory()
-    text = section(tput, fid, mem)
-    report.write_section("proxy", text)
-    print(text)
+    report.publish("proxy", section(tput, fid, mem))
     return 0
 
 

@@ -150,9 +150,7 @@ def main():
         quality = search_eval.evaluate(catalogue, json.load(f))
     with open(search_eval.STEPS) as f:
         steps = search_eval.step_evaluate(catalogue, json.load(f))
-    text = section(tables, quality, steps)
-    report.write_section("search", text)
-    print(text)
+    report.publish("search", section(tables, quality, steps))
 
 
 if __name__ == "__main__":

@@ -44,8 +44,6 @@ from gateway import Gateway, free_port     # noqa: E402
 ROUNDS = 7
 WARMUP = 3
 SECONDS = 1
-CONNECTIONS = 2
-ROOT = report.ROOT
 # (tool sets, sessions): the same body again first, as proxy_bench sends
 WORKLOADS = [(1, 1), (1, 64), (8, 64), (64, 64), (8, 512), (64, 512)]
 GOAL = (8, 64)
@@ -127,8 +125,9 @@ def wrk(gw, location, bodies):
     pids = proxy_bench.workers(gw.proc.pid)
     cpu0 = proxy_bench.cpu_seconds(pids)
     out = subprocess.run(
-        ["wrk", "-t1", "-c%d" % CONNECTIONS, "-d%ds" % SECONDS,
-         "-s", os.path.join(ROOT, "bench", "wrk_sessions.lua"),
+        ["wrk", "-t1", "-c%d" % proxy_bench.CONNECTIONS,
+         "-d%ds" % SECONDS,
+         "-s", os.path.join(report.ROOT, "bench", "wrk_sessions.lua"),
          "http://127.0.0.1:%d/%s%s" % (gw.port, location, proxy_bench.PATH)],
         capture_output=True, text=True, check=True, timeout=SECONDS + 60,
         env=dict(os.environ, TS_BODIES=bodies)).stdout
@@ -168,7 +167,7 @@ def workload(gw, bodies):
 def bench_sessions(bodies, passes, valgrind=False):
     """build/bench_sessions over the list; its JSON, or under callgrind
     the instructions it ran"""
-    cmd = [os.path.join(ROOT, "build", "bench_sessions"), bodies,
+    cmd = [os.path.join(report.ROOT, "build", "bench_sessions"), bodies,
            str(passes)] + ENGINE_ARGS
     if valgrind:
         cmd = ["valgrind", "--tool=callgrind",
@@ -253,10 +252,10 @@ def section(results):
         "a busy worker's heap is: else plain nginx, which mallocs each "
         "body's buffer, pays some 23 page faults a request until its heap "
         "has grown, whatever ran before (the module reads bodies into "
-        "blocks the worker keeps). The three run in turn in %d-s slices, %d of each after a "
-        "warm-up (%d slices of each before the first workload, one before "
-        "every workload); req/s and CPU (the worker's user + system time per "
-        "request) are medians of the slices. *× plain* is module's median "
+        "blocks the worker keeps). The three run in turn in %d-s slices, "
+        "%d of each after a warm-up (%d slices of each before the first "
+        "workload, one before every workload); req/s and CPU (the "
+        "worker's user + system time per request) are medians of the slices. *× plain* is module's median "
         "req/s ÷ plain's, *range* the lowest and highest module ÷ plain "
         "ratio of a round's slices. *tools recalled*: of the tools "
         "`/module/` saw, the share taken from the worker's memory "
@@ -266,11 +265,13 @@ def section(results):
         "worker's, every array read once before): µs a request, median "
         "of %d passes, and instructions a request, one pass more under "
         "callgrind (exact: other work on the machine does not change it)."
-        % (CONNECTIONS, SECONDS, ROUNDS, WARMUP, ENGINE_PASSES), "",
+        % (proxy_bench.CONNECTIONS, SECONDS, ROUNDS, WARMUP,
+           ENGINE_PASSES), "",
         "| tool sets × sessions | plain req/s | module req/s | × plain "
         "| range | recall off × plain | plain CPU µs/request "
         "| module CPU − plain µs | recall off CPU − plain µs "
-        "| tools recalled | engine µs/request | engine instructions/request |",
+        "| tools recalled | engine µs/request "
+        "| engine instructions/request |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for sets, sessions, r in results:
         p, m, f = r["plain"], r["module"], r["forget"]

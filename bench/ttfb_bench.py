@@ -127,9 +127,7 @@ def section(res):
 
 
 def main():
-    text_ = section(measure())
-    report.write_section("ttfb", text_)
-    print(text_)
+    report.publish("ttfb", section(measure()))
     return 0
 
 

@@ -194,11 +194,10 @@ ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
 ngx_int_t
 ngx_http_toolsearch_answer_init(ngx_conf_t *cf)
 {
-    ngx_http_next_header_filter = ngx_http_top_header_filter;
-    ngx_http_top_header_filter = ngx_http_toolsearch_answer_header_filter;
-
-    ngx_http_next_body_filter = ngx_http_top_body_filter;
-    ngx_http_top_body_filter = ngx_http_toolsearch_answer_body_filter;
+    ngx_http_toolsearch_filters_add(ngx_http_toolsearch_answer_header_filter,
+                                    &ngx_http_next_header_filter,
+                                    ngx_http_toolsearch_answer_body_filter,
+                                    &ngx_http_next_body_filter);
 
     return NGX_OK;
 }

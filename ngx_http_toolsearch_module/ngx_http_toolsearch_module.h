@@ -97,4 +97,23 @@ ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
 /* the response filters that cut search blocks from hosted answers */
 ngx_int_t ngx_http_toolsearch_answer_init(ngx_conf_t *cf);
 
+
+/*
+ * Puts a header filter and a body filter on top of nginx's chains; the
+ * next ones get the filters they pass on to.  Inline: each filter file
+ * installs its own, and the glue's files call one another one way only.
+ */
+static ngx_inline void
+ngx_http_toolsearch_filters_add(ngx_http_output_header_filter_pt header,
+    ngx_http_output_header_filter_pt *next_header,
+    ngx_http_output_body_filter_pt body,
+    ngx_http_output_body_filter_pt *next_body)
+{
+    *next_header = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = header;
+
+    *next_body = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = body;
+}
+
 #endif /* NGX_HTTP_TOOLSEARCH_MODULE_H */

@@ -115,19 +115,6 @@ static u_char *ngx_http_toolsearch_status_metric(u_char *p,
 static u_char *ngx_http_toolsearch_status_render(u_char *p,
     ngx_http_toolsearch_format_t *f, ngx_str_t *zone, ngx_atomic_t *c);
 
-static u_char *ngx_http_toolsearch_json_begin(u_char *p, ngx_str_t *zone);
-static u_char *ngx_http_toolsearch_json_family(u_char *p, ngx_str_t *name,
-    const char *help, const char *label);
-static u_char *ngx_http_toolsearch_json_value(u_char *p, ngx_str_t *name,
-    const char *label, const char *key, ngx_atomic_uint_t n,
-    ngx_uint_t first);
-static u_char *ngx_http_toolsearch_prom_begin(u_char *p, ngx_str_t *zone);
-static u_char *ngx_http_toolsearch_prom_family(u_char *p, ngx_str_t *name,
-    const char *help, const char *label);
-static u_char *ngx_http_toolsearch_prom_value(u_char *p, ngx_str_t *name,
-    const char *label, const char *key, ngx_atomic_uint_t n,
-    ngx_uint_t first);
-
 
 extern ngx_module_t  ngx_http_toolsearch_module;
 
@@ -163,6 +150,66 @@ static ngx_http_toolsearch_family_t  ngx_http_toolsearch_families[] = {
 
     { ngx_null_string, 0, NULL, NULL }
 };
+
+
+static u_char *
+ngx_http_toolsearch_json_begin(u_char *p, ngx_str_t *zone)
+{
+    /* ngx_http_toolsearch_zone_name() let no byte through to escape */
+    return ngx_sprintf(p, "{\"zone\":\"%V\"", zone);
+}
+
+
+static u_char *
+ngx_http_toolsearch_json_family(u_char *p, ngx_str_t *name,
+    const char *help, const char *label)
+{
+    p = ngx_sprintf(p, ",\n\"%V\":", name);
+
+    return label ? ngx_cpymem(p, "{", 1) : p;
+}
+
+
+static u_char *
+ngx_http_toolsearch_json_value(u_char *p, ngx_str_t *name, const char *label,
+    const char *key, ngx_atomic_uint_t n, ngx_uint_t first)
+{
+    if (key == NULL) {
+        return ngx_sprintf(p, "%uA", n);
+    }
+
+    return ngx_sprintf(p, "%s\"%s\":%uA", first ? "" : ",", key, n);
+}
+
+
+static u_char *
+ngx_http_toolsearch_prom_begin(u_char *p, ngx_str_t *zone)
+{
+    return p;
+}
+
+
+static u_char *
+ngx_http_toolsearch_prom_family(u_char *p, ngx_str_t *name,
+    const char *help, const char *label)
+{
+    return ngx_sprintf(p, "# HELP toolsearch_%V_total %s\n"
+                          "# TYPE toolsearch_%V_total counter\n",
+                       name, help, name);
+}
+
+
+static u_char *
+ngx_http_toolsearch_prom_value(u_char *p, ngx_str_t *name, const char *label,
+    const char *key, ngx_atomic_uint_t n, ngx_uint_t first)
+{
+    if (label == NULL) {
+        return ngx_sprintf(p, "toolsearch_%V_total %uA\n", name, n);
+    }
+
+    return ngx_sprintf(p, "toolsearch_%V_total{%s=\"%s\"} %uA\n",
+                       name, label, key, n);
+}
 
 
 static ngx_http_toolsearch_format_t  ngx_http_toolsearch_json = {
@@ -738,65 +785,5 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
     }
 
     return ngx_cpymem(p, f->end.data, f->end.len);
-}
-
-
-static u_char *
-ngx_http_toolsearch_json_begin(u_char *p, ngx_str_t *zone)
-{
-    /* ngx_http_toolsearch_zone_name() let no byte through to escape */
-    return ngx_sprintf(p, "{\"zone\":\"%V\"", zone);
-}
-
-
-static u_char *
-ngx_http_toolsearch_json_family(u_char *p, ngx_str_t *name,
-    const char *help, const char *label)
-{
-    p = ngx_sprintf(p, ",\n\"%V\":", name);
-
-    return label ? ngx_cpymem(p, "{", 1) : p;
-}
-
-
-static u_char *
-ngx_http_toolsearch_json_value(u_char *p, ngx_str_t *name, const char *label,
-    const char *key, ngx_atomic_uint_t n, ngx_uint_t first)
-{
-    if (key == NULL) {
-        return ngx_sprintf(p, "%uA", n);
-    }
-
-    return ngx_sprintf(p, "%s\"%s\":%uA", first ? "" : ",", key, n);
-}
-
-
-static u_char *
-ngx_http_toolsearch_prom_begin(u_char *p, ngx_str_t *zone)
-{
-    return p;
-}
-
-
-static u_char *
-ngx_http_toolsearch_prom_family(u_char *p, ngx_str_t *name,
-    const char *help, const char *label)
-{
-    return ngx_sprintf(p, "# HELP toolsearch_%V_total %s\n"
-                          "# TYPE toolsearch_%V_total counter\n",
-                       name, help, name);
-}
-
-
-static u_char *
-ngx_http_toolsearch_prom_value(u_char *p, ngx_str_t *name, const char *label,
-    const char *key, ngx_atomic_uint_t n, ngx_uint_t first)
-{
-    if (label == NULL) {
-        return ngx_sprintf(p, "toolsearch_%V_total %uA\n", name, n);
-    }
-
-    return ngx_sprintf(p, "toolsearch_%V_total{%s=\"%s\"} %uA\n",
-                       name, label, key, n);
 }
 
