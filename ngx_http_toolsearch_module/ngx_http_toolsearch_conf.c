@@ -11,6 +11,7 @@
 #include <ngx_core.h>
 
 #include "ngx_http_toolsearch_conf.h"
+#include "rewrite/ts_policy.h"
 
 
 void
@@ -36,13 +37,15 @@ ngx_http_toolsearch_conf_invalid(ngx_conf_t *cf, ngx_str_t *value,
 
 
 char *
-ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+ngx_http_toolsearch_conf_words(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf)
 {
-    u_char           *p, *last;
-    ngx_uint_t        i, *np;
-    ngx_str_t        *value;
-    ngx_conf_enum_t  *e;
-    u_char            allowed[NGX_MAX_CONF_ERRSTR];
+    int                v;
+    u_char            *p, *last;
+    ngx_uint_t         i, *np;
+    ngx_str_t         *value;
+    const ts_words_t  *w;
+    u_char             allowed[NGX_MAX_CONF_ERRSTR];
 
     np = (ngx_uint_t *) ((char *) conf + cmd->offset);
 
@@ -51,24 +54,21 @@ ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     value = cf->args->elts;
-    e = cmd->post;
+    w = cmd->post;
 
-    for (i = 0; e[i].name.len != 0; i++) {
-        if (e[i].name.len == value[1].len
-            && ngx_strcmp(e[i].name.data, value[1].data) == 0)
-        {
-            *np = e[i].value;
-            return NGX_CONF_OK;
-        }
+    v = ts_words_parse(w, (char *) value[1].data, value[1].len);
+    if (v >= 0) {
+        *np = v;
+        return NGX_CONF_OK;
     }
 
     p = allowed;
     last = allowed + NGX_MAX_CONF_ERRSTR;
 
-    for (i = 0; e[i].name.len != 0; i++) {
-        p = ngx_slprintf(p, last, "%s\"%V\"",
-                         i == 0 ? "" : (e[i + 1].name.len ? ", " : " or "),
-                         &e[i].name);
+    for (i = 0; i < w->n; i++) {
+        p = ngx_slprintf(p, last, "%s\"%s\"",
+                         i == 0 ? "" : (i + 1 < w->n ? ", " : " or "),
+                         w->word[i]);
     }
 
     ngx_http_toolsearch_conf_invalid(cf, &value[1], "it must be %*s",

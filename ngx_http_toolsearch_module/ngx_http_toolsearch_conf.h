@@ -21,8 +21,12 @@
 void ngx_http_toolsearch_conf_invalid(ngx_conf_t *cf, ngx_str_t *value,
     const char *fmt, ...);
 
-/* ngx_conf_set_enum_slot that lists the allowed values on error */
-char *ngx_http_toolsearch_conf_enum(ngx_conf_t *cf, ngx_command_t *cmd,
+/*
+ * ngx_conf_set_enum_slot over the words of the ts_words_t of cmd->post
+ * (the engine's, which its command line accepts too): the value is the
+ * word's place; an error lists the words
+ */
+char *ngx_http_toolsearch_conf_words(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
 /* ngx_conf_set_size_slot for a size that must be positive */

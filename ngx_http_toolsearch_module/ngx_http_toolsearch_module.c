@@ -42,42 +42,18 @@ static ngx_int_t ngx_http_toolsearch_init(ngx_conf_t *cf);
 static void ngx_http_toolsearch_exit_process(ngx_cycle_t *cycle);
 
 
-static ngx_conf_enum_t  ngx_http_toolsearch_upstreams[] = {
-    { ngx_string("auto"), TS_UPSTREAM_AUTO },
-    { ngx_string("anthropic"), TS_UPSTREAM_ANTHROPIC },
-    { ngx_string("vertex"), TS_UPSTREAM_VERTEX },
-    { ngx_string("bedrock"), TS_UPSTREAM_BEDROCK },
-    { ngx_string("compatible"), TS_UPSTREAM_COMPATIBLE },
-    { ngx_null_string, 0 }
+static const char *const  ngx_http_toolsearch_blocks_words[] = {
+    "keep", "strip"     /* NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP, _STRIP */
+};
+
+static ts_words_t  ngx_http_toolsearch_search_blocks = {
+    ngx_http_toolsearch_blocks_words, 2
 };
 
 
-static ngx_conf_enum_t  ngx_http_toolsearch_search_blocks[] = {
-    { ngx_string("keep"), NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP },
-    { ngx_string("strip"), NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP },
-    { ngx_null_string, 0 }
-};
-
-
-static ngx_conf_enum_t  ngx_http_toolsearch_hosted[] = {
-    { ngx_string("bm25"), TS_HOSTED_BM25 },
-    { ngx_string("regex"), TS_HOSTED_REGEX },
-    { ngx_null_string, 0 }
-};
-
-
-static ngx_conf_enum_t  ngx_http_toolsearch_searches[] = {
-    { ngx_string("auto"), TS_SEARCH_AUTO },
-    { ngx_string("hosted"), TS_SEARCH_HOSTED },
-    { ngx_string("gateway"), TS_SEARCH_GATEWAY },
-    { ngx_null_string, 0 }
-};
-
-
-static ngx_conf_enum_t  ngx_http_toolsearch_scorings[] = {
-    { ngx_string("seed"), TS_SCORING_SEED },
-    { ngx_string("hybrid"), TS_SCORING_HYBRID },
-    { ngx_null_string, 0 }
+/* the evaluation's baseline, BM25 alone, is the command line's only */
+static ts_words_t  ngx_http_toolsearch_scorings = {
+    ts_scoring_names, TS_SCORING_BM25
 };
 
 
@@ -180,10 +156,10 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_upstream"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_toolsearch_conf_enum,
+      ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, upstream),
-      &ngx_http_toolsearch_upstreams },
+      (void *) &ts_upstream_words },
 
     { ngx_string("toolsearch_upstream_tool_reference"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
@@ -208,21 +184,21 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_toolsearch_conf_enum,
+      ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, hosted_search),
-      &ngx_http_toolsearch_hosted },
+      (void *) &ts_hosted_words },
 
     { ngx_string("toolsearch_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_toolsearch_conf_enum,
+      ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, search),
-      &ngx_http_toolsearch_searches },
+      (void *) &ts_search_mode_words },
 
     { ngx_string("toolsearch_search_blocks"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_toolsearch_conf_enum,
+      ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, search_blocks),
       &ngx_http_toolsearch_search_blocks },
@@ -250,7 +226,7 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_search_scoring"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
-      ngx_http_toolsearch_conf_enum,
+      ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_toolsearch_loc_conf_t, scoring),
       &ngx_http_toolsearch_scorings },

@@ -106,18 +106,20 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
     }
 
     if (strcmp(o, "--upstream") == 0) {
-        c->in.upstream = ts_upstream_parse(argv[1], strlen(argv[1]));
+        c->in.upstream = ts_words_parse(&ts_upstream_words, argv[1],
+                                        strlen(argv[1]));
         return c->in.upstream <= TS_UPSTREAM_AUTO ? -1 : 2;
     }
 
     if (strcmp(o, "--hosted-search") == 0) {
-        c->policy.hosted_search = strcmp(argv[1], "regex") == 0
-                                  ? TS_HOSTED_REGEX : TS_HOSTED_BM25;
-        return strcmp(argv[1], "regex") && strcmp(argv[1], "bm25") ? -1 : 2;
+        c->policy.hosted_search = ts_words_parse(&ts_hosted_words, argv[1],
+                                                 strlen(argv[1]));
+        return c->policy.hosted_search < 0 ? -1 : 2;
     }
 
     if (strcmp(o, "--search") == 0) {
-        c->policy.search = ts_search_mode_parse(argv[1], strlen(argv[1]));
+        c->policy.search = ts_words_parse(&ts_search_mode_words, argv[1],
+                                          strlen(argv[1]));
         return c->policy.search < 0 ? -1 : 2;
     }
 

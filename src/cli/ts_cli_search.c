@@ -56,7 +56,8 @@ ts_search_option(ts_search_conf_t *c, int argc, char **argv)
     }
 
     if (strcmp(argv[0], "--scoring") == 0) {
-        c->scoring = ts_search_parse_scoring(argv[1], strlen(argv[1]));
+        c->scoring = ts_words_parse(&ts_scoring_words, argv[1],
+                                    strlen(argv[1]));
         return c->scoring >= 0 ? 2 : -1;
     }
 

@@ -24,11 +24,19 @@ const char *const  ts_default_first_party_hosts[] = {
 
 static const char  *ts_mode_names[] = { "off", "on", "auto" };
 
-static const char  *ts_search_mode_names[] = { "auto", "hosted", "gateway" };
-
-static const char  *ts_upstream_names[] = {
+static const char *const  ts_upstream_names[] = {
     "auto", "anthropic", "vertex", "bedrock", "compatible"
 };
+
+static const char *const  ts_search_mode_names[] = {
+    "auto", "hosted", "gateway"
+};
+
+static const char *const  ts_hosted_names[] = { "bm25", "regex" };
+
+const ts_words_t  ts_upstream_words = { ts_upstream_names, 5 };
+const ts_words_t  ts_search_mode_words = { ts_search_mode_names, 3 };
+const ts_words_t  ts_hosted_words = { ts_hosted_names, 2 };
 
 
 int
@@ -78,27 +86,19 @@ ts_defer_mode_parse(const char *s, size_t len, unsigned *percent)
 }
 
 
-static int
-ts_word_parse(const char *const *words, size_t n, const char *s, size_t len)
+int
+ts_words_parse(const ts_words_t *w, const char *s, size_t len)
 {
-    size_t  i;
+    unsigned  i;
 
-    for (i = 0; i < n; i++) {
-        if (strlen(words[i]) == len && memcmp(words[i], s, len) == 0) {
+    for (i = 0; i < w->n; i++) {
+        if (strlen(w->word[i]) == len && memcmp(w->word[i], s, len) == 0) {
             return (int) i;
         }
     }
 
     return -1;
 }
-
-
-int
-ts_upstream_parse(const char *s, size_t len)
-{
-    return ts_word_parse(ts_upstream_names, 5, s, len);
-}
-
 
 const char *
 ts_policy_search_tool(const ts_policy_t *p)
@@ -111,13 +111,6 @@ unsigned
 ts_policy_max_results(const ts_policy_t *p)
 {
     return p->max_results ? p->max_results : TS_MAX_RESULTS_DEFAULT;
-}
-
-
-int
-ts_search_mode_parse(const char *s, size_t len)
-{
-    return ts_word_parse(ts_search_mode_names, 3, s, len);
 }
 
 

@@ -45,6 +45,20 @@ typedef enum {
 } ts_hosted_t;
 
 
+/*
+ * The words of a setting, in the order of its values: what the
+ * configuration and the command line accept, and how a value is named.
+ */
+typedef struct {
+    const char *const  *word;
+    unsigned            n;
+} ts_words_t;
+
+extern const ts_words_t  ts_upstream_words;     /* ts_upstream_t */
+extern const ts_words_t  ts_search_mode_words;  /* ts_search_mode_t */
+extern const ts_words_t  ts_hosted_words;       /* ts_hosted_t */
+
+
 #define TS_DEFAULT_CONTEXT_WINDOW  200000
 #define TS_CONTEXT_1M_WINDOW       1000000
 #define TS_CONTEXT_1M_BETA         "context-1m-"
@@ -114,11 +128,8 @@ int ts_defer_mode_parse(const char *s, size_t len, unsigned *percent);
 const char *ts_policy_search_tool(const ts_policy_t *p);
 unsigned ts_policy_max_results(const ts_policy_t *p);
 
-/* parses "auto", "hosted" or "gateway"; -1 when unknown */
-int ts_search_mode_parse(const char *s, size_t len);
-
-/* parses a profile name; -1 when unknown */
-int ts_upstream_parse(const char *s, size_t len);
+/* the value whose word s is (len bytes); -1 when none is */
+int ts_words_parse(const ts_words_t *w, const char *s, size_t len);
 
 const char *ts_defer_mode_name(int mode);
 const char *ts_upstream_name(int upstream);

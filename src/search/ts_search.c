@@ -27,21 +27,9 @@
 #define TS_PREFIX_MIN        3
 
 
-int
-ts_search_parse_scoring(const char *s, size_t len)
-{
-    static const char *const  names[] = { "seed", "hybrid", "bm25" };
-    size_t                    i;
+const char *const  ts_scoring_names[] = { "seed", "hybrid", "bm25" };
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0) {
-            return (int) i;
-        }
-    }
-
-    return -1;
-}
-
+const ts_words_t  ts_scoring_words = { ts_scoring_names, 3 };
 
 static int
 ts_space(char c)

@@ -10,6 +10,7 @@
 #ifndef TS_SEARCH_H
 #define TS_SEARCH_H
 
+#include "rewrite/ts_policy.h"
 #include "search/ts_catalog.h"
 
 
@@ -56,7 +57,12 @@ typedef struct {
 } ts_result_t;
 
 
-int ts_search_parse_scoring(const char *s, size_t len);
+/*
+ * The scorers' words, in the order of ts_scoring_t: the configuration
+ * offers those before TS_SCORING_BM25, the command line all.
+ */
+extern const char *const  ts_scoring_names[];
+extern const ts_words_t   ts_scoring_words;
 
 /*
  * Runs a query over the catalogue and returns at most max hits (select:
