@@ -8,7 +8,7 @@
 #include "rewrite/ts_defer.h"
 #include "loop/ts_gateway.h"
 #include "messages/ts_history.h"
-#include "search/ts_lexicon.h"
+#include "scan/ts_str.h"
 
 
 static const char  ts_search_description[] =

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "messages/ts_history.h"
-#include "search/ts_lexicon.h"
 
 
 #define TS_HOSTED_PREFIX  "tool_search_tool_"
