@@ -8,7 +8,7 @@
 
 #include "rewrite/ts_beta.h"
 #include "rewrite/ts_defer.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 #include "rewrite/ts_hygiene.h"
 #include "rewrite/ts_request.h"
 

@@ -12,7 +12,7 @@
 #include "tst.h"
 #include "tpol.h"
 #include "rewrite/ts_beta.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 
 
 #define GW_TOOLS                                                            \

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "rewrite/ts_defer.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 #include "messages/ts_history.h"
 #include "scan/ts_str.h"
 
