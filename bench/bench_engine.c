@@ -29,7 +29,7 @@
 
 #include "ts_bench.h"
 #include "cli/ts_cli.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 
 
 #define TS_HOSTED_TOOL  "{\"type\":\"tool_search_tool_bm25_20251119\"," \

@@ -62,8 +62,9 @@ fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
     (void) fz_rewrite(&rq2, &again, out, outlen, &out2, &len2);
 
     if (ts_request_changed(&rq2) || rq2.betas_changed) {
-        fz_assert((rq->stripped || rq->refs_stale > 0
-                   || rq->refs_converted > 0 || rq->history_searches > 0)
+        fz_assert((rq->stripped || rq->hygiene.refs_stale > 0
+                   || rq->hygiene.refs_converted > 0
+                   || rq->history_searches > 0)
                   && passes == 1,
                   "a second pass changed the output");
         fz_assert(fz_valid_json(out2, len2), "second pass, invalid output");
@@ -215,9 +216,9 @@ fz_check_same_request(const ts_request_t *a, const char *out_a,
            && a->threshold_chars == b->threshold_chars
            && a->discovered == b->discovered
            && a->stripped == b->stripped
-           && a->refs_converted == b->refs_converted
-           && a->refs_stale == b->refs_stale
-           && a->refs_kept == b->refs_kept
+           && a->hygiene.refs_converted == b->hygiene.refs_converted
+           && a->hygiene.refs_stale == b->hygiene.refs_stale
+           && a->hygiene.refs_kept == b->hygiene.refs_kept
            && (a->defer == NULL) == (b->defer == NULL)
            && (a->deferrable == NULL) == (b->deferrable == NULL);
 

@@ -79,13 +79,10 @@ ts_cli_string(const char *buf, const ts_val_t *v)
 
 
 static cJSON *
-ts_cli_block(const ts_index_t *ix, uint32_t k)
+ts_cli_block(const ts_index_t *ix, const ts_block_t *b)
 {
-    const ts_block_t  *b;
-    cJSON             *o, *children;
-    uint32_t           c;
-
-    b = &ix->blocks[k];
+    cJSON     *o, *children;
+    uint32_t   c;
 
     if (b->child_count == 0) {
         return ts_cli_string(ix->buf, &b->type);
@@ -126,7 +123,7 @@ ts_cli_message(const ts_index_t *ix, size_t i)
 
     for (k = m->block_first; k < m->block_end; k++) {
         if (ix->blocks[k].parent < 0) {
-            cJSON_AddItemToArray(blocks, ts_cli_block(ix, k));
+            cJSON_AddItemToArray(blocks, ts_cli_block(ix, &ix->blocks[k]));
         }
     }
 
@@ -219,8 +216,9 @@ ts_cli_report(const ts_request_t *rq, size_t in, size_t out)
             ts_decision_name(rq->decision), ts_defer_mode_name(rq->mode),
             ts_upstream_name(rq->upstream), rq->ix.ntools,
             rq->tools_deferred, rq->defer_chars, rq->threshold_chars,
-            rq->refs_converted, rq->refs_stale, rq->siblings_moved,
-            rq->boundaries_added, rq->discovered, in, out);
+            rq->hygiene.refs_converted, rq->hygiene.refs_stale,
+            rq->hygiene.siblings_moved, rq->hygiene.boundaries_added,
+            rq->discovered, in, out);
 
     if (rq->betas_changed) {
         fprintf(stderr, "anthropic-beta: %s\n", rq->betas);

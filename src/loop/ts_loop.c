@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "search/ts_catalog.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 #include "loop/ts_loop_state.h"
 #include "search/ts_search.h"
 

@@ -102,13 +102,8 @@ ts_set_stop_reason(ts_loop_t *lp, const char *s)
 
 /* the members of an event the loop reads, found in one pass */
 enum {
-    TS_EV_TYPE = 0,
-    TS_EV_INDEX,
-    TS_EV_MESSAGE,
-    TS_EV_BLOCK,
-    TS_EV_DELTA,
-    TS_EV_USAGE,
-    TS_EV_N
+    TS_EV_TYPE = 0, TS_EV_INDEX, TS_EV_MESSAGE, TS_EV_BLOCK, TS_EV_DELTA,
+    TS_EV_USAGE, TS_EV_N
 };
 
 static const char  *ts_event_keys[TS_EV_N] = {
@@ -199,13 +194,8 @@ ts_event_block_start(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
 
 /* a delta's type and the member it carries, by its index in these */
 enum {
-    TS_DELTA_TYPE = 0,
-    TS_DELTA_TEXT,
-    TS_DELTA_THINKING,
-    TS_DELTA_SIGNATURE,
-    TS_DELTA_JSON,
-    TS_DELTA_CITATION,
-    TS_DELTA_N
+    TS_DELTA_TYPE = 0, TS_DELTA_TEXT, TS_DELTA_THINKING, TS_DELTA_SIGNATURE,
+    TS_DELTA_JSON, TS_DELTA_CITATION, TS_DELTA_N
 };
 
 static const char  *ts_delta_keys[TS_DELTA_N] = {

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "messages/ts_history.h"
-#include "search/ts_lexicon.h"
 
 
 #define TS_HOSTED_PREFIX  "tool_search_tool_"
@@ -374,15 +373,6 @@ ts_history_build(ts_history_t *h, const ts_index_t *ix, const char *tool)
 }
 
 
-void
-ts_history_free(ts_history_t *h)
-{
-    ts_names_free(&h->called);
-    ts_names_free(&h->hosted);
-    ts_names_free(&h->client);
-}
-
-
 size_t
 ts_history_hosted_searches(const ts_index_t *ix)
 {
@@ -415,4 +405,13 @@ ts_history_hosted_searches(const ts_index_t *ix)
     }
 
     return n;
+}
+
+
+void
+ts_history_free(ts_history_t *h)
+{
+    ts_names_free(&h->called);
+    ts_names_free(&h->hosted);
+    ts_names_free(&h->client);
 }

@@ -290,8 +290,8 @@ ts_block(ts_scan_t *s, uint32_t msg, int32_t parent)
     size_t       off, self;
     int          done;
 
-    ix = s->ix;
     off = s->p - s->start;
+    ix = s->ix;
     done = 0;
 
     b = ts_item_begin(s, (void **) &ix->blocks, &ix->nblocks, &ix->caps[1],

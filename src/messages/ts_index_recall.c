@@ -12,46 +12,30 @@
 void
 ts_tool_parts(ts_tool_t *t, ts_parts_t *p)
 {
-    p->v[0] = &t->elem;
-    p->v[1] = &t->name;
-    p->v[2] = &t->type;
-    p->v[3] = &t->description;
-    p->v[4] = &t->input_schema;
-    p->v[5] = &t->defer_loading.key;
-    p->v[6] = &t->defer_loading.val;
-    p->v[7] = &t->cache_control.key;
-    p->v[8] = &t->cache_control.val;
-    p->nv = 9;
-    p->m[0] = &t->defer_loading;
-    p->m[1] = &t->cache_control;
-    p->nm = 2;
+    *p = (ts_parts_t) {
+        { &t->elem, &t->name, &t->type, &t->description, &t->input_schema,
+          &t->defer_loading.key, &t->defer_loading.val,
+          &t->cache_control.key, &t->cache_control.val }, 9,
+        { &t->defer_loading, &t->cache_control }, 2
+    };
 }
 
 
 void
 ts_message_parts(ts_message_t *m, ts_parts_t *p)
 {
-    p->v[0] = &m->elem;
-    p->v[1] = &m->role;
-    p->v[2] = &m->content;
-    p->nv = 3;
-    p->nm = 0;
+    *p = (ts_parts_t) { { &m->elem, &m->role, &m->content }, 3, { NULL }, 0 };
 }
 
 
 void
 ts_block_parts(ts_block_t *b, ts_parts_t *p)
 {
-    p->v[0] = &b->elem;
-    p->v[1] = &b->type;
-    p->v[2] = &b->name;
-    p->v[3] = &b->id;
-    p->v[4] = &b->content;
-    p->v[5] = &b->caller.key;
-    p->v[6] = &b->caller.val;
-    p->nv = 7;
-    p->m[0] = &b->caller;
-    p->nm = 1;
+    *p = (ts_parts_t) {
+        { &b->elem, &b->type, &b->name, &b->id, &b->content, &b->caller.key,
+          &b->caller.val }, 7,
+        { &b->caller }, 1
+    };
 }
 
 

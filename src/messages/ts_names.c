@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_buf.h"
 #include "messages/ts_names.h"
 
 
@@ -103,22 +104,21 @@ ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
 {
     ts_name_t  *items;
     const char *p;
-    size_t      len, ncap;
+    size_t      len;
 
     if (v->kind != TS_STRING || s->failed) {
         return s->failed ? -1 : 0;
     }
 
     if (s->n == s->cap) {
-        ncap = s->cap ? s->cap * 2 : 32;
-        items = realloc(s->items, ncap * sizeof(ts_name_t));
+        items = ts_array_grow(s->items, &s->cap, s->n + 1, sizeof(ts_name_t),
+                              32);
         if (items == NULL) {
             s->failed = 1;
             return -1;
         }
 
         s->items = items;
-        s->cap = ncap;
     }
 
     if (v->esc) {

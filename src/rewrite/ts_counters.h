@@ -79,16 +79,16 @@
       LOOP, ts_loop_loaded,                                                   \
       "Tools the gateway's searches loaded for the first time.")              \
     X(refs_converted, VAR, "refs_converted", ANALYSED, "converted",           \
-      RQ, refs_converted,                                                     \
+      RQ, hygiene.refs_converted,                                             \
       "Tool references converted to text.")                                   \
     X(refs_stale, VAR, "refs_stale", ANALYSED, "stale",                       \
-      RQ, refs_stale,                                                         \
+      RQ, hygiene.refs_stale,                                                 \
       "Tool references to tools the upstream could not expand.")              \
     X(siblings_moved, VAR, "siblings_moved", ANALYSED, "moved",               \
-      RQ, siblings_moved,                                                     \
+      RQ, hygiene.siblings_moved,                                             \
       "Text blocks moved away from a tool reference.")                        \
     X(boundaries_added, VAR, "boundaries_added", ANALYSED, "boundaries",      \
-      RQ, boundaries_added,                                                   \
+      RQ, hygiene.boundaries_added,                                           \
       "Turn boundaries (Tool loaded.) appended.")                             \
     X(discovered, VAR, "", NONE, "discovered",                                \
       RQ, discovered,                                                         \

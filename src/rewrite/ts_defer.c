@@ -193,16 +193,12 @@ ts_mark_tools(ts_request_t *rq, const ts_facts_t *f, const ts_history_t *h,
 
 
 int
-ts_defer_artifacts_allowed(const ts_request_t *rq, const ts_input_t *in)
+ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
+    const ts_policy_t *p)
 {
-    const ts_policy_t  *p;
-
-    p = in->policy;
-
-    return !p->disable_betas && rq->mode != TS_DEFER_OFF
-           && !ts_model_unsupported(&rq->ix, p)
-           && ts_upstream_beta(rq->upstream, p->upstream_tool_reference)
-              != NULL;
+    return !p->disable_betas && mode != TS_DEFER_OFF
+           && !ts_model_unsupported(ix, p)
+           && ts_upstream_beta(upstream, p->upstream_tool_reference) != NULL;
 }
 
 
@@ -333,26 +329,25 @@ ts_tool_close(const ts_tool_t *t)
  * never sees: the last one moves to the last loaded tool instead.
  */
 static int
-ts_move_cache_control(ts_request_t *rq)
+ts_move_cache_control(ts_edits_t *e, const ts_index_t *ix,
+    const unsigned char *defer)
 {
     static const char   key[] = ",\"cache_control\":";
-    const ts_index_t   *ix;
     const ts_member_t  *moved;
     const ts_tool_t    *last;
     size_t              i;
 
-    ix = &rq->ix;
     moved = NULL;
     last = NULL;
 
     for (i = 0; i < ix->ntools; i++) {
-        if (!rq->defer[i]) {
+        if (!defer[i]) {
             last = &ix->tools[i];
 
         } else if (ix->tools[i].cache_control.val.kind != TS_NONE) {
             moved = &ix->tools[i].cache_control;
 
-            if (ts_edit_delete_member(&rq->edits, ix->buf,
+            if (ts_edit_delete_member(e, ix->buf,
                                       &ix->tools[i].cache_control) != 0)
             {
                 return -1;
@@ -366,49 +361,46 @@ ts_move_cache_control(ts_request_t *rq)
         return 0;
     }
 
-    return ts_edit_put(&rq->edits, ts_tool_close(last), 0, key,
+    return ts_edit_put(e, ts_tool_close(last), 0, key,
                        sizeof(key) - 1, ix->buf + moved->val.off,
                        moved->val.len);
 }
 
 
 int
-ts_defer_apply(ts_request_t *rq, const ts_input_t *in)
+ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
+    const unsigned char *defer, size_t ndeferred, const ts_policy_t *p)
 {
     static const char   flag[] = TS_DEFER_FLAG;
-    const ts_index_t   *ix;
     const ts_member_t  *tools;
     const char         *hosted;
     size_t              i;
 
-    ix = &rq->ix;
-
     /* a flag per deferred tool, the cache breakpoint, the search tool */
-    if (ts_edits_reserve(&rq->edits, rq->tools_deferred + 3,
-                         rq->tools_deferred * (sizeof(flag) - 1) + 256)
-        != 0)
+    if (ts_edits_reserve(e, ndeferred + 3,
+                         ndeferred * (sizeof(flag) - 1) + 256) != 0)
     {
         return -1;
     }
 
     for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i]
-            && ts_edit_replace(&rq->edits, ts_tool_close(&ix->tools[i]), 0,
-                               flag, sizeof(flag) - 1) != 0)
+        if (defer[i]
+            && ts_edit_replace(e, ts_tool_close(&ix->tools[i]), 0, flag,
+                               sizeof(flag) - 1) != 0)
         {
             return -1;
         }
     }
 
-    if (ts_move_cache_control(rq) != 0) {
+    if (ts_move_cache_control(e, ix, defer) != 0) {
         return -1;
     }
 
     tools = ts_index_top(ix, TS_TOP_TOOLS);
-    hosted = ts_hosted_tools[in->policy->hosted_search == TS_HOSTED_REGEX];
+    hosted = ts_hosted_tools[p->hosted_search == TS_HOSTED_REGEX];
 
     /* deferring needs a tool, so tools[] is not empty */
-    return ts_edit_append_item(&rq->edits, &tools->val,
+    return ts_edit_append_item(e, &tools->val,
                                &ix->tools[ix->ntools - 1].elem, hosted,
                                strlen(hosted));
 }

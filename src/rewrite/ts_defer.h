@@ -25,9 +25,14 @@ ts_decision_t ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
  * kill switch, standard mode, a negative-listed model or an upstream
  * without tool_reference support
  */
-int ts_defer_artifacts_allowed(const ts_request_t *rq, const ts_input_t *in);
+int ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
+    const ts_policy_t *p);
 
-/* the edits of a DEFERRED_HOSTED decision */
-int ts_defer_apply(ts_request_t *rq, const ts_input_t *in);
+/*
+ * The edits of a DEFERRED_HOSTED decision: defer_loading on the ndeferred
+ * tools defer[] marks, their cache breakpoint moved, the search tool
+ */
+int ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
+    const unsigned char *defer, size_t ndeferred, const ts_policy_t *p);
 
 #endif /* TS_DEFER_H */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_buf.h"
 #include "rewrite/ts_edit.h"
 
 
@@ -24,57 +25,41 @@ ts_edits_free(ts_edits_t *e)
 }
 
 
-/* room for len more bytes in the arena */
+/*
+ * Room for n more edits and bytes more bytes in the arena, which the
+ * callers have found missing: the rare path, out of their line
+ */
 static int
-ts_arena_room(ts_edits_t *e, size_t len)
-{
-    size_t   ncap;
-    char    *p;
-
-    if (e->alen + len > e->acap) {
-        ncap = e->acap ? e->acap : 256;
-        while (ncap < e->alen + len) {
-            ncap *= 2;
-        }
-
-        p = realloc(e->arena, ncap);
-        if (p == NULL) {
-            e->failed = 1;
-            return -1;
-        }
-
-        e->arena = p;
-        e->acap = ncap;
-    }
-
-    return 0;
-}
-
-
-/* room for n more edits */
-static int
-ts_edits_room(ts_edits_t *e, size_t n)
+ts_edits_grow(ts_edits_t *e, size_t n, size_t bytes)
 {
     ts_edit_t  *ed;
-    size_t      ncap;
+    char       *p;
 
     if (e->n + n > e->cap) {
-        ncap = e->cap ? e->cap : 16;
-        while (ncap < e->n + n) {
-            ncap *= 2;
-        }
-
-        ed = realloc(e->edits, ncap * sizeof(ts_edit_t));
+        ed = ts_array_grow(e->edits, &e->cap, e->n + n, sizeof(ts_edit_t),
+                           16);
         if (ed == NULL) {
-            e->failed = 1;
-            return -1;
+            goto failed;
         }
 
         e->edits = ed;
-        e->cap = ncap;
+    }
+
+    if (e->alen + bytes > e->acap) {
+        p = ts_array_grow(e->arena, &e->acap, e->alen + bytes, 1, 256);
+        if (p == NULL) {
+            goto failed;
+        }
+
+        e->arena = p;
     }
 
     return 0;
+
+failed:
+
+    e->failed = 1;
+    return -1;
 }
 
 
@@ -85,7 +70,7 @@ ts_edits_reserve(ts_edits_t *e, size_t n, size_t bytes)
         return -1;
     }
 
-    return ts_edits_room(e, n) == 0 && ts_arena_room(e, bytes) == 0 ? 0 : -1;
+    return ts_edits_grow(e, n, bytes);
 }
 
 
@@ -97,7 +82,7 @@ ts_arena_put(ts_edits_t *e, const void *data, size_t len)
         return 0;
     }
 
-    if (ts_arena_room(e, len) != 0) {
+    if (e->alen + len > e->acap && ts_edits_grow(e, 0, len) != 0) {
         return -1;
     }
 
@@ -114,7 +99,7 @@ ts_edit_put(ts_edits_t *e, size_t off, size_t del, const void *a,
 {
     ts_edit_t  *ed;
 
-    if (e->failed || ts_edits_room(e, 1) != 0) {
+    if (e->failed || (e->n == e->cap && ts_edits_grow(e, 1, 0) != 0)) {
         return -1;
     }
 

@@ -25,13 +25,13 @@ ts_text_str(ts_buf_t *t, const char *buf, const ts_val_t *v)
  * breakpoint, and puts the block in place of the original.
  */
 static int
-ts_text_put(ts_buf_t *t, ts_request_t *rq, const ts_val_t *elem)
+ts_text_put(ts_buf_t *t, const ts_hygiene_t *hy, const ts_val_t *elem)
 {
     const char  *buf;
     ts_val_t     cache;
     int          rc;
 
-    buf = rq->ix.buf;
+    buf = hy->ix->buf;
     ts_buf_str(t, "\"");
 
     if (ts_object_member(buf, elem, "cache_control", &cache) == TS_OK
@@ -43,7 +43,7 @@ ts_text_put(ts_buf_t *t, ts_request_t *rq, const ts_val_t *elem)
 
     ts_buf_str(t, "}");
 
-    rc = t->failed ? -1 : ts_edit_replace(&rq->edits, elem->off, elem->len,
+    rc = t->failed ? -1 : ts_edit_replace(hy->edits, elem->off, elem->len,
                                           t->p, t->len);
     t->len = 0;
 
@@ -74,7 +74,7 @@ ts_undiscovered(const ts_index_t *ix, const ts_tool_t *t,
  * tool loses defer_loading; one tool at least stays.
  */
 static int
-ts_strip_tools(ts_request_t *rq, const ts_history_t *h)
+ts_strip_tools(const ts_hygiene_t *hy, const ts_history_t *h)
 {
     const ts_index_t   *ix;
     const ts_member_t  *tools;
@@ -83,7 +83,7 @@ ts_strip_tools(ts_request_t *rq, const ts_history_t *h)
     size_t              i, n, m;
     int                 rc;
 
-    ix = &rq->ix;
+    ix = hy->ix;
     tools = ts_index_top(ix, TS_TOP_TOOLS);
 
     if (tools == NULL || ix->ntools == 0) {
@@ -112,13 +112,13 @@ ts_strip_tools(ts_request_t *rq, const ts_history_t *h)
 
     for (i = 0; rc == 0 && i < ix->ntools; i++) {
         if (!del[i] && ix->tools[i].defer_loading.val.kind != TS_NONE) {
-            rc = ts_edit_delete_member(&rq->edits, ix->buf,
+            rc = ts_edit_delete_member(hy->edits, ix->buf,
                                        &ix->tools[i].defer_loading);
         }
     }
 
     if (rc == 0 && n > 0) {
-        rc = ts_edit_delete_items(&rq->edits, items, ix->ntools, del);
+        rc = ts_edit_delete_items(hy->edits, items, ix->ntools, del);
     }
 
     free(items);
@@ -145,13 +145,13 @@ ts_toolset_free(ts_toolset_t *ts)
 
 
 static int
-ts_toolset_build(ts_toolset_t *ts, const ts_request_t *rq)
+ts_toolset_build(ts_toolset_t *ts, const ts_hygiene_t *hy)
 {
     const ts_index_t  *ix;
     const ts_tool_t   *t;
     size_t             i;
 
-    ix = &rq->ix;
+    ix = hy->ix;
     ts_names_init(&ts->all);
     ts_names_init(&ts->deferred);
 
@@ -164,7 +164,7 @@ ts_toolset_build(ts_toolset_t *ts, const ts_request_t *rq)
 
         if (ts_names_add(&ts->all, ix->buf, &t->name) != 0
             || ((t->defer_loading.val.kind == TS_TRUE
-                 || (rq->defer && rq->defer[i]))
+                 || (hy->defer && hy->defer[i]))
                 && ts_names_add(&ts->deferred, ix->buf, &t->name) != 0))
         {
             return -1;
@@ -183,43 +183,43 @@ ts_toolset_build(ts_toolset_t *ts, const ts_request_t *rq)
  * becomes text naming its tool, or saying the tool is gone.
  */
 static int
-ts_text_reference(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
+ts_text_reference(const ts_hygiene_t *hy, ts_buf_t *t, const ts_block_t *b,
     const ts_toolset_t *ts)
 {
     const ts_index_t  *ix;
 
-    ix = &rq->ix;
+    ix = hy->ix;
 
     if (b->name.kind == TS_STRING
         && ts_names_has_val(&ts->all, ix->buf, &b->name))
     {
         ts_buf_str(t, TS_TEXT_BLOCK "Tool loaded: ");
         ts_text_str(t, ix->buf, &b->name);
-        rq->refs_converted++;
+        hy->counts->refs_converted++;
 
     } else if (b->name.kind == TS_STRING) {
         ts_buf_str(t, TS_TEXT_BLOCK "Tool ");
         ts_text_str(t, ix->buf, &b->name);
         ts_buf_str(t, " is no longer available.");
-        rq->refs_stale++;
+        hy->counts->refs_stale++;
 
     } else {
         ts_buf_str(t, TS_TEXT_BLOCK "Tool reference removed.");
-        rq->refs_stale++;
+        hy->counts->refs_stale++;
     }
 
-    return ts_text_put(t, rq, &b->elem);
+    return ts_text_put(t, hy, &b->elem);
 }
 
 
 /* a hosted search call: the query it ran */
 static int
-ts_strip_search_call(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b)
+ts_strip_search_call(const ts_hygiene_t *hy, ts_buf_t *t, const ts_block_t *b)
 {
     const char  *buf;
     ts_val_t     input, query;
 
-    buf = rq->ix.buf;
+    buf = hy->ix->buf;
     ts_buf_str(t, TS_TEXT_BLOCK "Tool search");
 
     if (ts_object_member(buf, &b->elem, "input", &input) == TS_OK
@@ -232,19 +232,20 @@ ts_strip_search_call(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b)
 
     ts_buf_str(t, ".");
 
-    return ts_text_put(t, rq, &b->elem);
+    return ts_text_put(t, hy, &b->elem);
 }
 
 
 /* a hosted search result: the names it found */
 static int
-ts_strip_search_result(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b)
+ts_strip_search_result(const ts_hygiene_t *hy, ts_buf_t *t,
+    const ts_block_t *b)
 {
     const ts_index_t  *ix;
     ts_val_t          *refs, name;
     size_t             i, n, named;
 
-    ix = &rq->ix;
+    ix = hy->ix;
 
     if (ts_history_hosted_refs(ix, b, &refs, &n) != 0) {
         return -1;
@@ -268,9 +269,9 @@ ts_strip_search_result(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b)
         ts_buf_str(t, TS_TEXT_BLOCK "Tool search found no tools.");
     }
 
-    rq->refs_converted += named;
+    hy->counts->refs_converted += named;
 
-    return ts_text_put(t, rq, &b->elem);
+    return ts_text_put(t, hy, &b->elem);
 }
 
 
@@ -294,36 +295,36 @@ ts_has_caller(const char *buf, const ts_block_t *b)
 
 
 static int
-ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
+ts_strip_block(const ts_hygiene_t *hy, ts_buf_t *t, const ts_block_t *b,
     const ts_toolset_t *ts)
 {
     const char  *buf;
 
-    buf = rq->ix.buf;
+    buf = hy->ix->buf;
 
     if (b->parent >= 0) {
         if (!ts_is_reference(buf, b)) {
             return 0;
         }
 
-        if (ts_names_has_val(&rq->referenced, buf, &b->name)) {
-            rq->refs_kept++;
+        if (ts_names_has_val(hy->referenced, buf, &b->name)) {
+            hy->counts->refs_kept++;
             return 0;
         }
 
-        return ts_text_reference(rq, t, b, ts);
+        return ts_text_reference(hy, t, b, ts);
     }
 
     if (ts_str_eq(buf, &b->type, "tool_search_tool_result")) {
-        return ts_strip_search_result(rq, t, b);
+        return ts_strip_search_result(hy, t, b);
     }
 
-    if (ts_history_is_hosted(&rq->ix, b)) {
-        return ts_strip_search_call(rq, t, b);
+    if (ts_history_is_hosted(hy->ix, b)) {
+        return ts_strip_search_call(hy, t, b);
     }
 
     if (ts_has_caller(buf, b)) {
-        return ts_edit_delete_member(&rq->edits, buf, &b->caller);
+        return ts_edit_delete_member(hy->edits, buf, &b->caller);
     }
 
     return 0;
@@ -331,7 +332,7 @@ ts_strip_block(ts_request_t *rq, ts_buf_t *t, const ts_block_t *b,
 
 
 int
-ts_hygiene_strip(ts_request_t *rq, const ts_history_t *h)
+ts_hygiene_strip(const ts_hygiene_t *hy, const ts_history_t *h)
 {
     ts_buf_t     t;
     ts_toolset_t  ts;
@@ -340,10 +341,10 @@ ts_hygiene_strip(ts_request_t *rq, const ts_history_t *h)
 
     ts_buf_init(&t, 0);
 
-    rc = ts_toolset_build(&ts, rq) == 0 ? ts_strip_tools(rq, h) : -1;
+    rc = ts_toolset_build(&ts, hy) == 0 ? ts_strip_tools(hy, h) : -1;
 
-    for (i = 0; rc == 0 && i < rq->ix.nblocks; i++) {
-        rc = ts_strip_block(rq, &t, &rq->ix.blocks[i], &ts);
+    for (i = 0; rc == 0 && i < hy->ix->nblocks; i++) {
+        rc = ts_strip_block(hy, &t, &hy->ix->blocks[i], &ts);
     }
 
     ts_toolset_free(&ts);
@@ -354,13 +355,10 @@ ts_hygiene_strip(ts_request_t *rq, const ts_history_t *h)
 
 
 int
-ts_hygiene_has_artifacts(const ts_request_t *rq, int refs)
+ts_hygiene_has_artifacts(const ts_index_t *ix, int refs)
 {
-    const ts_index_t  *ix;
     const ts_block_t  *b;
     size_t             i;
-
-    ix = &rq->ix;
 
     for (i = 0; i < ix->ntools; i++) {
         if (ix->tools[i].defer_loading.val.kind != TS_NONE
@@ -387,7 +385,7 @@ ts_hygiene_has_artifacts(const ts_request_t *rq, int refs)
 
 /* hosted results keep only references the upstream can expand */
 static int
-ts_repair_hosted(ts_request_t *rq, const ts_block_t *b,
+ts_repair_hosted(const ts_hygiene_t *hy, const ts_block_t *b,
     const ts_toolset_t *ts)
 {
     const ts_index_t  *ix;
@@ -396,7 +394,7 @@ ts_repair_hosted(ts_request_t *rq, const ts_block_t *b,
     size_t             i, n, stale;
     int                rc;
 
-    ix = &rq->ix;
+    ix = hy->ix;
 
     if (ts_history_hosted_refs(ix, b, &refs, &n) != 0) {
         return -1;
@@ -412,8 +410,8 @@ ts_repair_hosted(ts_request_t *rq, const ts_block_t *b,
     }
 
     if (rc == 0 && stale > 0) {
-        rq->refs_stale += stale;
-        rc = ts_edit_delete_items(&rq->edits, refs, n, del);
+        hy->counts->refs_stale += stale;
+        rc = ts_edit_delete_items(hy->edits, refs, n, del);
     }
 
     free(del);
@@ -428,17 +426,15 @@ ts_repair_hosted(ts_request_t *rq, const ts_block_t *b,
  * messages that still carry a reference afterwards.
  */
 static int
-ts_repair_references(ts_request_t *rq, const ts_toolset_t *ts,
-    unsigned char *kept)
+ts_repair_references(const ts_hygiene_t *hy, const ts_toolset_t *ts,
+    unsigned char *kept, ts_buf_t *t)
 {
     const ts_index_t  *ix;
     const ts_block_t  *b;
-    ts_buf_t          t;
     size_t             i;
     int                rc;
 
-    ix = &rq->ix;
-    ts_buf_init(&t, 0);
+    ix = hy->ix;
     rc = 0;
 
     for (i = 0; rc == 0 && i < ix->nblocks; i++) {
@@ -449,20 +445,18 @@ ts_repair_references(ts_request_t *rq, const ts_toolset_t *ts,
                 && ts_names_has_val(&ts->deferred, ix->buf, &b->name))
             {
                 kept[b->message] = 1;
-                rq->refs_kept++;
+                hy->counts->refs_kept++;
 
             } else {
-                rc = ts_text_reference(rq, &t, b, ts);
+                rc = ts_text_reference(hy, t, b, ts);
             }
 
         } else if (b->parent < 0
                    && ts_str_eq(ix->buf, &b->type, "tool_search_tool_result"))
         {
-            rc = ts_repair_hosted(rq, b, ts);
+            rc = ts_repair_hosted(hy, b, ts);
         }
     }
-
-    ts_buf_free(&t);
 
     return rc;
 }
@@ -523,7 +517,7 @@ ts_sibling_target(const ts_index_t *ix, size_t from,
  * message without text gets "Tool loaded." as its boundary.
  */
 static int
-ts_boundary(ts_request_t *rq, size_t i, long target)
+ts_boundary(const ts_hygiene_t *hy, size_t i, long target)
 {
     static const char   marker[] = TS_BOUNDARY_BLOCK;
     const ts_index_t   *ix;
@@ -535,7 +529,7 @@ ts_boundary(ts_request_t *rq, size_t i, long target)
     uint32_t            k;
     int                 rc, boundary;
 
-    ix = &rq->ix;
+    ix = hy->ix;
     m = &ix->messages[i];
     n = m->block_end - m->block_first;
 
@@ -562,7 +556,7 @@ ts_boundary(ts_request_t *rq, size_t i, long target)
             } else if (target >= 0) {
                 del[n] = 1;
                 moved++;
-                rc = ts_edit_append_block(&rq->edits, ix, (size_t) target,
+                rc = ts_edit_append_block(hy->edits, ix, (size_t) target,
                                           ix->buf + b->elem.off,
                                           b->elem.len);
             } else {
@@ -574,13 +568,13 @@ ts_boundary(ts_request_t *rq, size_t i, long target)
     }
 
     if (rc == 0 && moved > 0) {
-        rq->siblings_moved += moved;
-        rc = ts_edit_delete_items(&rq->edits, items, n, del);
+        hy->counts->siblings_moved += moved;
+        rc = ts_edit_delete_items(hy->edits, items, n, del);
     }
 
     if (rc == 0 && !boundary) {
-        rq->boundaries_added++;
-        rc = ts_edit_append_block(&rq->edits, ix, i, marker,
+        hy->counts->boundaries_added++;
+        rc = ts_edit_append_block(hy->edits, ix, i, marker,
                                   sizeof(marker) - 1);
     }
 
@@ -592,31 +586,34 @@ ts_boundary(ts_request_t *rq, size_t i, long target)
 
 
 int
-ts_hygiene_repair(ts_request_t *rq, int turn_boundary)
+ts_hygiene_repair(const ts_hygiene_t *hy, int turn_boundary)
 {
+    ts_buf_t        t;
     ts_toolset_t    ts;
     unsigned char  *kept;
     size_t          i;
     int             rc;
 
-    kept = calloc(rq->ix.nmessages ? rq->ix.nmessages : 1, 1);
+    kept = calloc(hy->ix->nmessages ? hy->ix->nmessages : 1, 1);
     if (kept == NULL) {
         return -1;
     }
 
-    rc = ts_toolset_build(&ts, rq);
+    ts_buf_init(&t, 0);
+    rc = ts_toolset_build(&ts, hy);
 
     if (rc == 0) {
-        rc = ts_repair_references(rq, &ts, kept);
+        rc = ts_repair_references(hy, &ts, kept, &t);
     }
 
-    for (i = 0; rc == 0 && turn_boundary && i < rq->ix.nmessages; i++) {
+    for (i = 0; rc == 0 && turn_boundary && i < hy->ix->nmessages; i++) {
         if (kept[i]) {
-            rc = ts_boundary(rq, i, ts_sibling_target(&rq->ix, i, kept));
+            rc = ts_boundary(hy, i, ts_sibling_target(hy->ix, i, kept));
         }
     }
 
     ts_toolset_free(&ts);
+    ts_buf_free(&t);
     free(kept);
 
     return rc;

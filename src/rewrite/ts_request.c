@@ -8,7 +8,7 @@
 
 #include "rewrite/ts_beta.h"
 #include "rewrite/ts_defer.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 #include "rewrite/ts_hygiene.h"
 #include "rewrite/ts_request.h"
 
@@ -173,7 +173,8 @@ ts_request_betas(ts_request_t *rq, const ts_input_t *in)
     uses = rq->decision == TS_DECISION_DEFERRED_HOSTED
            || rq->referenced.n > 0
            || (!rq->stripped
-               && (rq->refs_kept > 0 || ts_hygiene_has_artifacts(rq, 0)));
+               && (rq->hygiene.refs_kept > 0
+                   || ts_hygiene_has_artifacts(&rq->ix, 0)));
 
     /*
      * A client that runs its own search keeps the betas it sent where they
@@ -211,9 +212,17 @@ static int
 ts_request_hygiene(ts_request_t *rq, const ts_input_t *in,
     const ts_history_t *h)
 {
-    if (!ts_hygiene_has_artifacts(rq, 1)) {
+    ts_hygiene_t  hy;
+
+    if (!ts_hygiene_has_artifacts(&rq->ix, 1)) {
         return 0;
     }
+
+    hy.ix = &rq->ix;
+    hy.edits = &rq->edits;
+    hy.defer = rq->defer;
+    hy.referenced = &rq->referenced;
+    hy.counts = &rq->hygiene;
 
     /*
      * gateway search leaves deferred tools out: only references to the
@@ -221,14 +230,15 @@ ts_request_hygiene(ts_request_t *rq, const ts_input_t *in,
      */
     if (rq->decision == TS_DECISION_DEFERRED_HOSTED
         || (rq->decision != TS_DECISION_DEFERRED_GATEWAY
-            && ts_defer_artifacts_allowed(rq, in)))
+            && ts_defer_artifacts_allowed(&rq->ix, rq->mode,
+                                          rq->upstream, in->policy)))
     {
-        return ts_hygiene_repair(rq, in->policy->turn_boundary);
+        return ts_hygiene_repair(&hy, in->policy->turn_boundary);
     }
 
     rq->stripped = 1;
 
-    return ts_hygiene_strip(rq, h);
+    return ts_hygiene_strip(&hy, h);
 }
 
 
@@ -276,11 +286,7 @@ ts_request_fail(ts_request_t *rq)
     rq->betas = NULL;
     rq->betas_changed = 0;
     rq->stripped = 0;
-    rq->refs_converted = 0;
-    rq->refs_stale = 0;
-    rq->refs_kept = 0;
-    rq->siblings_moved = 0;
-    rq->boundaries_added = 0;
+    memset(&rq->hygiene, 0, sizeof(ts_hygiene_counts_t));
     ts_names_free(&rq->referenced);
 }
 
@@ -325,7 +331,8 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
 
     rq->percent = in->defer_mode >= 0 ? in->defer_percent
                                       : in->policy->defer_percent;
-    rq->load_refs = ts_gateway_refs(rq, in);
+    rq->load_refs = ts_gateway_refs(&rq->ix, rq->mode, rq->upstream,
+                                    in->policy);
 
     /* freed below also when a step before ts_history_build() fails */
     memset(&h, 0, sizeof(ts_history_t));
@@ -345,7 +352,8 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
 
     if (rq->decision == TS_DECISION_ERROR
         || (rq->decision == TS_DECISION_DEFERRED_HOSTED
-            && ts_defer_apply(rq, in) != 0)
+            && ts_defer_apply(&rq->edits, &rq->ix, rq->defer,
+                              rq->tools_deferred, in->policy) != 0)
         || (rq->decision == TS_DECISION_DEFERRED_GATEWAY
             && ts_gateway_apply(rq, in) != 0)
         || ts_request_hygiene(rq, in, &h) != 0

@@ -11,6 +11,7 @@
 
 #include "messages/ts_index.h"
 #include "rewrite/ts_edit.h"
+#include "rewrite/ts_hygiene.h"
 #include "messages/ts_names.h"
 #include "rewrite/ts_policy.h"
 
@@ -67,11 +68,7 @@ typedef struct {
 
     /* hygiene */
     int             stripped;       /* tool-search artifacts removed */
-    size_t          refs_converted; /* references turned into text */
-    size_t          refs_stale;     /* references to tools not loadable */
-    size_t          refs_kept;      /* references the upstream expands */
-    size_t          siblings_moved;
-    size_t          boundaries_added;
+    ts_hygiene_counts_t  hygiene;
     size_t          discovered;     /* tools history found or called */
 
     /* gateway-executed search */

@@ -36,8 +36,7 @@ ts_buf_reset(ts_buf_t *b)
 int
 ts_buf_space(ts_buf_t *b, size_t n)
 {
-    size_t   cap;
-    char    *p;
+    char  *p;
 
     if (b->failed) {
         return -1;
@@ -52,22 +51,38 @@ ts_buf_space(ts_buf_t *b, size_t n)
         return -1;
     }
 
-    cap = b->cap ? b->cap : 256;
-
-    while (cap - b->len < n) {
-        cap *= 2;
-    }
-
-    p = realloc(b->p, cap);
+    p = ts_array_grow(b->p, &b->cap, b->len + n, 1, 256);
     if (p == NULL) {
         b->failed = 1;
         return -1;
     }
 
     b->p = p;
-    b->cap = cap;
 
     return 0;
+}
+
+
+void *
+ts_array_grow(void *items, size_t *cap, size_t need, size_t size,
+    size_t first)
+{
+    size_t   ncap;
+    void    *p;
+
+    ncap = *cap ? *cap : first;
+
+    while (ncap < need) {
+        ncap *= 2;
+    }
+
+    p = realloc(items, ncap * size);
+
+    if (p != NULL) {
+        *cap = ncap;
+    }
+
+    return p;
 }
 
 

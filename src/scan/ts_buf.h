@@ -3,7 +3,8 @@
  *
  * A growable byte buffer for text the engine writes: JSON it composes,
  * SSE events it emits.  An allocation failure is sticky: every later
- * append is refused and the caller checks once at the end.
+ * append is refused and the caller checks once at the end.  The growth
+ * of the engine's other arrays is here too.
  */
 
 #ifndef TS_BUF_H
@@ -42,5 +43,14 @@ int ts_buf_num(ts_buf_t *b, unsigned long long n);
 
 /* drops the first n bytes */
 void ts_buf_consume(ts_buf_t *b, size_t n);
+
+/*
+ * A growable array's next allocation: room for need items of size bytes,
+ * the capacity *cap doubled from first (when 0) until they fit.  Returns
+ * the realloc'd items and sets *cap, or NULL without memory (items and
+ * *cap untouched).
+ */
+void *ts_array_grow(void *items, size_t *cap, size_t need, size_t size,
+    size_t first);
 
 #endif /* TS_BUF_H */

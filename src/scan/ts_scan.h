@@ -20,6 +20,7 @@
 #define TS_HAVE_SSE2  1
 #endif
 
+#include "scan/ts_buf.h"
 #include "scan/ts_json.h"
 #include "scan/ts_str.h"
 #include "scan/ts_strmap.h"
@@ -546,17 +547,13 @@ ts_more(ts_scan_t *s, unsigned char close)
 {
     ts_ws(s);
 
-    if (s->p >= s->end) {
-        return ts_fail(s, TS_ERR_SYNTAX);
-    }
-
-    if (*s->p == ',') {
+    if (s->p < s->end && *s->p == ',') {
         s->p++;
         ts_ws(s);
         return 0;
     }
 
-    if (*s->p == close) {
+    if (s->p < s->end && *s->p == close) {
         s->p++;
         s->depth--;
         return 1;
@@ -586,19 +583,16 @@ ts_member_value(ts_scan_t *s, ts_val_t *v)
 static TS_STEP void *
 ts_grow(ts_scan_t *s, void **arr, size_t n, size_t *cap, size_t size)
 {
-    size_t   ncap;
-    void    *p;
+    void  *p;
 
     if (n >= *cap) {
-        ncap = *cap ? *cap * 2 : 16;
-        p = realloc(*arr, ncap * size);
+        p = ts_array_grow(*arr, cap, n + 1, size, 16);
         if (p == NULL) {
             ts_fail(s, TS_ERR_NOMEM);
             return NULL;
         }
 
         *arr = p;
-        *cap = ncap;
     }
 
     p = (char *) *arr + n * size;

@@ -166,3 +166,98 @@ ts_str_view(const char *buf, const ts_val_t *v, char *tmp, size_t cap,
 
     return *len == (size_t) -1 ? NULL : tmp;
 }
+
+
+/* terms and names are short: a first-byte check beats memmem's set-up */
+static const char *
+ts_find_bytes(const char *hay, size_t n, const char *needle, size_t m)
+{
+    size_t  i;
+
+    for (i = 0; m <= n && i <= n - m; i++) {
+        if (hay[i] == needle[0] && memcmp(hay + i + 1, needle + 1, m - 1) == 0)
+        {
+            return hay + i;
+        }
+    }
+
+    return NULL;
+}
+
+
+#ifdef TS_HAVE_SSE2
+
+/*
+ * Where the haystack is long (odd seed terms in descriptions), compare
+ * the first and the last byte of the needle at 16 positions at a time,
+ * and the rest only where both agree
+ */
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
+{
+    __m128i   first, last;
+    unsigned  mask, bit;
+    size_t    i;
+
+    if (m < 2 || n < m + 16) {
+        return ts_find_bytes(hay, n, needle, m);
+    }
+
+    first = _mm_set1_epi8(needle[0]);
+    last = _mm_set1_epi8(needle[m - 1]);
+
+    for (i = 0; i + m - 1 + 16 <= n; i += 16) {
+        mask = (unsigned) _mm_movemask_epi8(_mm_and_si128(
+                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)
+                                                  (hay + i)), first),
+                   _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)
+                                                  (hay + i + m - 1)), last)));
+
+        for ( /* void */ ; mask; mask &= mask - 1) {
+            bit = ts_ctz(mask);
+
+            if (memcmp(hay + i + bit, needle, m) == 0) {
+                return hay + i + bit;
+            }
+        }
+    }
+
+    return ts_find_bytes(hay + i, n - i, needle, m);
+}
+
+#else
+
+const char *
+ts_find(const char *hay, size_t n, const char *needle, size_t m)
+{
+    return ts_find_bytes(hay, n, needle, m);
+}
+
+#endif
+
+
+static int
+ts_wordc(unsigned char c)
+{
+    return ts_ascii_alnum(c) || c == '_';
+}
+
+
+/* \b at position i: a word byte on exactly one side */
+static int
+ts_boundary(const char *text, size_t len, size_t i)
+{
+    int  before, after;
+
+    before = i > 0 && ts_wordc((unsigned char) text[i - 1]);
+    after = i < len && ts_wordc((unsigned char) text[i]);
+
+    return before != after;
+}
+
+
+int
+ts_word_bounded(const char *text, size_t len, size_t at, size_t tlen)
+{
+    return ts_boundary(text, len, at) && ts_boundary(text, len, at + tlen);
+}

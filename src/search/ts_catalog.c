@@ -11,7 +11,7 @@
 #endif
 
 #include "search/ts_catalog.h"
-#include "search/ts_lexicon.h"
+#include "scan/ts_str.h"
 #include "messages/ts_names.h"
 #include "rewrite/ts_policy.h"
 #include "search/ts_starts.h"

@@ -10,7 +10,7 @@
 #ifndef TS_RANK_STATE_H
 #define TS_RANK_STATE_H
 
-#include "search/ts_lexicon.h"
+#include "scan/ts_str.h"
 #include "search/ts_rank.h"
 #include "search/ts_starts.h"
 

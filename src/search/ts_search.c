@@ -226,11 +226,12 @@ ts_hit_cmp(const void *a, const void *b)
     x = a;
     y = b;
 
-    if (x->score != y->score) {
-        return x->score < y->score ? 1 : -1;
+    /* the best first; a tie goes to the tool listed first */
+    if (x->score == y->score) {
+        return x->tool < y->tool ? -1 : (x->tool > y->tool);
     }
 
-    return x->tool < y->tool ? -1 : (x->tool > y->tool);
+    return x->score < y->score ? 1 : -1;
 }
 
 

@@ -20,7 +20,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "search/ts_lexicon.h"
+#include "scan/ts_str.h"
 
 
 #define TS_CHUNK  64

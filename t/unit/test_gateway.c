@@ -12,7 +12,7 @@
 #include "tst.h"
 #include "tpol.h"
 #include "rewrite/ts_beta.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 
 
 #define GW_TOOLS                                                            \
@@ -215,7 +215,7 @@ test_gateway_references(void)
 
     /* with the beta, and it is not client-side search */
     CHECK(r.rq.betas_changed && strstr(r.rq.betas, TS_BETA_FIRST_PARTY));
-    CHECK(r.rq.refs_kept == 1 && r.rq.history_searches == 1);
+    CHECK(r.rq.hygiene.refs_kept == 1 && r.rq.history_searches == 1);
     trun_free(&r);
 
     /* a reference to a tool no longer sent becomes text */
@@ -230,7 +230,7 @@ test_gateway_references(void)
     CHECK(has_text(r.out, r.len, "mcp__gone__x"));
     z = tool_named(&r, "mcp__z__last");
     CHECK(z != NULL && cJSON_IsTrue(cJSON_GetObjectItem(z, "defer_loading")));
-    CHECK(r.rq.refs_kept == 1);
+    CHECK(r.rq.hygiene.refs_kept == 1);
     trun_free(&r);
 
     /* Bedrock is not known to expand them: ordinary tools, text */

@@ -483,8 +483,8 @@ test_policy_kill_switch_strips(void)
 
     CHECK(trun(&r, &t, ARTIFACTS) == TS_DECISION_KILL_SWITCH);
     CHECK(r.rq.mode == TS_DEFER_OFF);
-    CHECK(r.rq.stripped && r.rq.refs_converted == 2
-          && r.rq.refs_stale == 1);
+    CHECK(r.rq.stripped && r.rq.hygiene.refs_converted == 2
+          && r.rq.hygiene.refs_stale == 1);
     CHECK(strcmp(r.rq.betas, "x-1") == 0);
 
     CHECK(!has_text(r.out, r.len, "defer_loading"));
@@ -530,8 +530,10 @@ test_policy_strip_triggers(void)
 
     /* first party, search allowed: only the stale reference goes */
     CHECK(trun(&r, &t, ARTIFACTS) == TS_DECISION_CLIENT_MANAGED);
-    CHECK(!r.rq.stripped && r.rq.refs_stale == 1 && r.rq.refs_kept == 1);
-    CHECK(r.rq.refs_converted == 0 && r.rq.boundaries_added == 0);
+    CHECK(!r.rq.stripped && r.rq.hygiene.refs_stale == 1
+          && r.rq.hygiene.refs_kept == 1);
+    CHECK(r.rq.hygiene.refs_converted == 0
+          && r.rq.hygiene.boundaries_added == 0);
     CHECK(has_text(r.out, r.len, "\"tool_name\":\"mcp__g__get\""));
     CHECK(has_text(r.out, r.len, "mcp__gone__x is no longer available"));
     CHECK(has_text(r.out, r.len, "'tool_name':'mcp__s__send'") == 0);
@@ -621,7 +623,7 @@ test_hygiene_boundary_added(void)
     CHECK(trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
                SEARCH("t1") "," FOUND("t1", "mcp__a__b", "") "],"
                DEFERRED_TOOLS) == TS_DECISION_CLIENT_MANAGED);
-    CHECK(r.rq.boundaries_added == 1 && r.rq.refs_kept == 1);
+    CHECK(r.rq.hygiene.boundaries_added == 1 && r.rq.hygiene.refs_kept == 1);
     CHECK(blocks(&r, 2) == 2);
     CHECK(block_text(&r, 2, 1) && strcmp(block_text(&r, 2, 1),
                                          "Tool loaded.") == 0);
@@ -632,7 +634,7 @@ test_hygiene_boundary_added(void)
     t.p.turn_boundary = 0;
     trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
          SEARCH("t1") "," FOUND("t1", "mcp__a__b", "") "]," DEFERRED_TOOLS);
-    CHECK(!ts_request_changed(&r.rq) && r.rq.boundaries_added == 0);
+    CHECK(!ts_request_changed(&r.rq) && r.rq.hygiene.boundaries_added == 0);
     trun_free(&r);
 
     tpol_free(&t);
@@ -653,7 +655,8 @@ test_hygiene_claude_code_marker_stays(void)
          "{'role':'system','content':'late'}]," DEFERRED_TOOLS);
 
     CHECK(!ts_request_changed(&r.rq));
-    CHECK(r.rq.siblings_moved == 0 && r.rq.boundaries_added == 0);
+    CHECK(r.rq.hygiene.siblings_moved == 0
+          && r.rq.hygiene.boundaries_added == 0);
     CHECK(r.rq.discovered == 1);
     trun_free(&r);
     tpol_free(&t);
@@ -673,7 +676,8 @@ test_hygiene_siblings_move(void)
          CALL("t2", "mcp__a__b") "," RESULT("t2") "],"
          DEFERRED_TOOLS);
 
-    CHECK(r.rq.siblings_moved == 2 && r.rq.boundaries_added == 1);
+    CHECK(r.rq.hygiene.siblings_moved == 2
+          && r.rq.hygiene.boundaries_added == 1);
     CHECK(blocks(&r, 2) == 2);
     CHECK(strcmp(block_text(&r, 2, 1), "Tool loaded.") == 0);
     CHECK(blocks(&r, 4) == 3);
@@ -705,7 +709,7 @@ test_hygiene_stale_references(void)
     trun(&r, &t, HEAD "'messages':[{'role':'user','content':'x'},"
          SEARCH("t1") "," FOUND("t1", "mcp__gone__x", "") "],"
          DEFERRED_TOOLS);
-    CHECK(r.rq.refs_stale == 1 && r.rq.boundaries_added == 0);
+    CHECK(r.rq.hygiene.refs_stale == 1 && r.rq.hygiene.boundaries_added == 0);
     CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(
               cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(
               cJSON_GetObjectItem(message(&r, 2), "content"), 0),
@@ -719,7 +723,7 @@ test_hygiene_stale_references(void)
          SEARCH("t1") "," FOUND("t1", "Read", "") "],'tools':["
          TOOL("ToolSearch") "," TOOL("Read") ",{'name':'mcp__a__b',"
          "'input_schema':{},'defer_loading':true}]}");
-    CHECK(r.rq.refs_converted == 1 && r.rq.refs_stale == 0);
+    CHECK(r.rq.hygiene.refs_converted == 1 && r.rq.hygiene.refs_stale == 0);
     CHECK(has_text(r.out, r.len, "\"text\":\"Tool loaded: Read\""));
     check_idempotent(&t, &r);
     trun_free(&r);

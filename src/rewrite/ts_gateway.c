@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "rewrite/ts_defer.h"
-#include "loop/ts_gateway.h"
+#include "rewrite/ts_gateway.h"
 #include "messages/ts_history.h"
-#include "search/ts_lexicon.h"
+#include "scan/ts_str.h"
 
 
 static const char  ts_search_description[] =
@@ -412,13 +412,14 @@ ts_name_list(ts_buf_t *b, const ts_name_t *names, size_t n)
 
 
 int
-ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in)
+ts_gateway_refs(const ts_index_t *ix, int mode, int upstream,
+    const ts_policy_t *p)
 {
     /* Vertex and Bedrock are not known to expand a client's references */
-    return in->policy->search != TS_SEARCH_HOSTED
-           && (rq->upstream == TS_UPSTREAM_ANTHROPIC
-               || rq->upstream == TS_UPSTREAM_COMPATIBLE)
-           && ts_defer_artifacts_allowed(rq, in);
+    return p->search != TS_SEARCH_HOSTED
+           && (upstream == TS_UPSTREAM_ANTHROPIC
+               || upstream == TS_UPSTREAM_COMPATIBLE)
+           && ts_defer_artifacts_allowed(ix, mode, upstream, p);
 }
 
 
@@ -699,17 +700,16 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
  * found keeps them loaded after a compaction (ts_history_named).
  */
 static int
-ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+ts_announcement(const ts_index_t *ix, const unsigned char *deferrable,
+    const ts_policy_t *p, ts_buf_t *b)
 {
-    const ts_index_t  *ix;
-    ts_names_t         names;
-    size_t             i, shown;
+    ts_names_t  names;
+    size_t      i, shown;
 
-    ix = &rq->ix;
     ts_names_init(&names);
 
     for (i = 0; i < ix->ntools; i++) {
-        if (rq->deferrable[i] && ts_names_add(&names, ix->buf,
+        if (deferrable[i] && ts_names_add(&names, ix->buf,
                                               &ix->tools[i].name) != 0)
         {
             ts_names_free(&names);
@@ -751,22 +751,16 @@ ts_announcement(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 }
 
 
-/* the announcement goes after the system prompt the client wrote */
+/* the announcement (text) goes after the system prompt the client wrote */
 static int
-ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
+ts_gateway_system(ts_edits_t *e, const ts_index_t *ix, const ts_buf_t *text,
     ts_buf_t *b)
 {
-    const ts_index_t   *ix;
     const ts_member_t  *sys;
     ts_val_t           *items;
     size_t              n;
     int                 rc;
 
-    if (ts_announcement(rq, p, text) != 0) {
-        return -1;
-    }
-
-    ix = &rq->ix;
     sys = ts_index_top(ix, TS_TOP_SYSTEM);
     ts_buf_reset(b);
 
@@ -776,8 +770,7 @@ ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
         ts_buf_str(b, "\",");
 
         return b->failed ? -1
-               : ts_edit_replace(&rq->edits, ix->members[0].off, 0, b->p,
-                                 b->len);
+               : ts_edit_replace(e, ix->members[0].off, 0, b->p, b->len);
     }
 
     if (sys->val.kind == TS_STRING) {
@@ -785,8 +778,8 @@ ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
         ts_buf_add(b, text->p, text->len);
 
         return b->failed ? -1
-               : ts_edit_replace(&rq->edits, sys->val.off + sys->val.len - 1,
-                                 0, b->p, b->len);
+               : ts_edit_replace(e, sys->val.off + sys->val.len - 1, 0,
+                                 b->p, b->len);
     }
 
     if (sys->val.kind != TS_ARRAY
@@ -800,8 +793,8 @@ ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
     ts_buf_str(b, "\"}");
 
     rc = b->failed ? -1
-         : ts_edit_append_item(&rq->edits, &sys->val,
-                               n ? &items[n - 1] : NULL, b->p, b->len);
+         : ts_edit_append_item(e, &sys->val, n ? &items[n - 1] : NULL,
+                               b->p, b->len);
     free(items);
 
     return rc;
@@ -810,19 +803,17 @@ ts_gateway_system(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *text,
 
 /* the turns of this request's earlier searches go after its messages */
 static int
-ts_gateway_tail(ts_request_t *rq, const ts_input_t *in)
+ts_gateway_tail(ts_edits_t *e, const ts_index_t *ix, const ts_input_t *in)
 {
-    const ts_index_t   *ix;
     const ts_member_t  *msgs;
 
-    ix = &rq->ix;
     msgs = ts_index_top(ix, TS_TOP_MESSAGES);
 
     if (in->tail_len == 0 || msgs == NULL) {
         return 0;
     }
 
-    return ts_edit_append_item(&rq->edits, &msgs->val,
+    return ts_edit_append_item(e, &msgs->val,
                                ix->nmessages
                                ? &ix->messages[ix->nmessages - 1].elem
                                : NULL,
@@ -840,8 +831,9 @@ ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
     ts_buf_init(&b, 0);
 
     rc = (ts_gateway_tools(rq, in->policy, &a) == 0
-          && ts_gateway_system(rq, in->policy, &a, &b) == 0
-          && ts_gateway_tail(rq, in) == 0) ? 0 : -1;
+          && ts_announcement(&rq->ix, rq->deferrable, in->policy, &a) == 0
+          && ts_gateway_system(&rq->edits, &rq->ix, &a, &b) == 0
+          && ts_gateway_tail(&rq->edits, &rq->ix, in) == 0) ? 0 : -1;
 
     ts_buf_free(&a);
     ts_buf_free(&b);

@@ -38,7 +38,8 @@ int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
  * upstream expands references in a tool_result.  Otherwise they load as
  * ordinary tools and the result is text.
  */
-int ts_gateway_refs(const ts_request_t *rq, const ts_input_t *in);
+int ts_gateway_refs(const ts_index_t *ix, int mode, int upstream,
+    const ts_policy_t *p);
 
 /*
  * The tool_result block answering a search call: the names found, none
