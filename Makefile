@@ -68,9 +68,11 @@ fuzz-deps:
 versions-deps:
 	@sh scripts/deps.sh versions
 
-$(B)/engine/%.o: src/%.c $(ENGINE_HDRS) src/cli/ts_cli.h | deps
+$(B)/engine/%.o: src/%.c $(ENGINE_HDRS) | deps
 	@mkdir -p $(@D)
 	$(CC) $(TS_FLAGS) $(CFLAGS) -c $< -o $@
+
+$(CLI_OBJS): src/cli/ts_cli.h
 
 $(B)/libtoolsearch.a: $(ENGINE_OBJS)
 	rm -f $@

@@ -491,8 +491,6 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
 }
 
 
-
-
 ngx_int_t
 ngx_http_toolsearch_handler_init(ngx_conf_t *cf)
 {

@@ -46,9 +46,8 @@ static const char *const  ngx_http_toolsearch_blocks_words[] = {
     "keep", "strip"     /* NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP, _STRIP */
 };
 
-static ts_words_t  ngx_http_toolsearch_search_blocks = {
-    ngx_http_toolsearch_blocks_words, 2
-};
+static ts_words_t  ngx_http_toolsearch_search_blocks =
+    TS_WORDS(ngx_http_toolsearch_blocks_words);
 
 
 /* the evaluation's baseline, BM25 alone, is the command line's only */

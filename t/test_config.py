@@ -25,7 +25,15 @@ CASES = [
      'invalid value "fuzzy" in "toolsearch_hosted_search" directive, it '
      'must be "bm25" or "regex"'),
     ("", "toolsearch_search local;",
-     'invalid value "local" in "toolsearch_search" directive'),
+     'invalid value "local" in "toolsearch_search" directive, it must be '
+     '"auto", "hosted" or "gateway"'),
+    ("", "toolsearch_search_blocks hide;",
+     'invalid value "hide" in "toolsearch_search_blocks" directive, it must '
+     'be "keep" or "strip"'),
+    # BM25 alone is the search evaluation's baseline, not a choice
+    ("", "toolsearch_search_scoring bm25;",
+     'invalid value "bm25" in "toolsearch_search_scoring" directive, it '
+     'must be "seed" or "hybrid"'),
     ("", "toolsearch maybe;",
      'invalid value "maybe" in "toolsearch" directive, it must be "on" or '
      '"off"'),

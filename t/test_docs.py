@@ -1,14 +1,16 @@
 """The documentation against the tree: every relative link of README.md and
-docs/ reaches a file (and a heading, when it names one), and the layout
-table of docs/design.md names exactly the files the two source lists
-compile."""
+docs/ reaches a file (and a heading, when it names one), the two source
+lists name every source file of their folders, and the layout table of
+docs/design.md names every file they compile."""
 
+import glob
 import os
 import re
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import ROOT
+
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -106,3 +108,14 @@ def test_design_map_matches_the_tree():
     assert named == existing, "named but absent: %s" % sorted(named - existing)
     assert compiled <= named, \
         "compiled, not in docs/design.md: %s" % sorted(compiled - named)
+
+
+def test_source_lists_name_every_file():
+    """A file missing from its list would not be compiled, nor a header
+    rebuild what includes it."""
+    on_disk = {os.path.relpath(p, ROOT) for p in
+               glob.glob(os.path.join(ROOT, "src", "*", "*.[ch]"))
+               + glob.glob(os.path.join(ROOT, "ngx_http_toolsearch_module",
+                                        "*.[ch]"))
+               if os.sep + "cli" + os.sep not in p}
+    assert on_disk == listed("src") | listed("ngx_http_toolsearch_module")

@@ -181,7 +181,7 @@ typedef struct {
     ts_names_t        *named;
     size_t             min;
     size_t             max;
-} ts_words_t;
+} ts_wanted_t;
 
 
 /* 1 when the byte before p (not before base) starts an escape */
@@ -206,7 +206,7 @@ ts_after_escape(const unsigned char *base, const unsigned char *p)
  * recognised): "\nmcp__a__b" holds mcp__a__b.
  */
 static int
-ts_history_words(ts_words_t *w, const char *buf, const char *from,
+ts_history_words(ts_wanted_t *w, const char *buf, const char *from,
     const char *to)
 {
     const unsigned char  *base, *p, *q, *start, *end;
@@ -265,7 +265,7 @@ ts_history_words(ts_words_t *w, const char *buf, const char *from,
  * conversation found.
  */
 static int
-ts_history_text(ts_words_t *w, const char *buf, const ts_val_t *s)
+ts_history_text(ts_wanted_t *w, const char *buf, const ts_val_t *s)
 {
     static const char   open[] = "<system-reminder>";
     static const char   close[] = "</system-reminder>";
@@ -306,7 +306,7 @@ ts_history_named(const ts_index_t *ix, const ts_names_t *wanted,
     const ts_message_t  *m;
     const ts_block_t    *b;
     ts_val_t             text;
-    ts_words_t           w;
+    ts_wanted_t           w;
     size_t               i;
 
     if (ix->nmessages == 0 || wanted->n == 0) {

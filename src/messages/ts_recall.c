@@ -55,14 +55,33 @@ typedef struct {
 } ts_hash_t;
 
 
+/* the 128-bit product of a and b, its halves folded */
 static uint64_t
 ts_hash_fold(uint64_t a, uint64_t b)
 {
+#ifdef __SIZEOF_INT128__
     unsigned __int128  m;
 
     m = (unsigned __int128) a * b;
 
     return (uint64_t) m ^ (uint64_t) (m >> 64);
+#else
+    /* 32-bit targets: the same product from its four 32-bit parts */
+    uint64_t  lo, hi, mid1, mid2, a0, a1, b0, b1;
+
+    a0 = a & 0xffffffff;
+    a1 = a >> 32;
+    b0 = b & 0xffffffff;
+    b1 = b >> 32;
+
+    lo = a0 * b0;
+    mid1 = a1 * b0 + (lo >> 32);
+    mid2 = a0 * b1 + (mid1 & 0xffffffff);
+    hi = a1 * b1 + (mid1 >> 32) + (mid2 >> 32);
+    lo = (mid2 << 32) | (lo & 0xffffffff);
+
+    return lo ^ hi;
+#endif
 }
 
 
@@ -343,14 +362,14 @@ ts_recall_keep(ts_recall_t *rc, ts_recalled_t *e, ts_recall_memo_t *memo)
 {
     ts_recall_forget_memo(rc, e);
 
+    /* e with it cannot fit whatever goes: the other arrays stay */
+    if (e->size + memo->size > rc->size) {
+        return -1;
+    }
+
     /* the arrays used less recently than e go first */
     while (rc->used + memo->size > rc->size && rc->lru != e) {
         ts_recall_evict(rc, rc->lru);
-    }
-
-    if (rc->used + memo->size > rc->size) {
-        memo->free(memo);
-        return -1;
     }
 
     e->memo = memo;

@@ -100,8 +100,8 @@ void *ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
 
 /*
  * Keeps memo with e, the most recent array, in place of the one it had,
- * evicting other arrays to stay within size.  -1, memo freed, when e
- * with it cannot fit.
+ * evicting other arrays to stay within size.  -1 when e with it cannot
+ * fit: nothing is evicted, and memo stays the caller's.
  */
 int ts_recall_keep(ts_recall_t *rc, ts_recalled_t *e, ts_recall_memo_t *memo);
 

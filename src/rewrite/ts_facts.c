@@ -10,9 +10,11 @@
 #include "rewrite/ts_shape.h"
 
 
-static const char  *ts_hosted_names[] = {
+static const char *const  ts_hosted_tool_names[] = {
     "tool_search_tool_bm25", "tool_search_tool_regex"
 };
+
+static const ts_words_t  ts_hosted_tools = TS_WORDS(ts_hosted_tool_names);
 
 
 /* a server tool: any "type" other than "custom" */
@@ -28,7 +30,7 @@ ts_is_search_tool(const char *buf, const ts_tool_t *t, const ts_policy_t *p)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
-    size_t       len, i;
+    size_t       len;
 
     if (ts_history_is_hosted_tool(buf, t)) {
         return 1;
@@ -39,12 +41,8 @@ ts_is_search_tool(const char *buf, const ts_tool_t *t, const ts_policy_t *p)
         return 0;
     }
 
-    for (i = 0; i < 2; i++) {
-        if (strlen(ts_hosted_names[i]) == len
-            && memcmp(ts_hosted_names[i], name, len) == 0)
-        {
-            return 1;
-        }
+    if (ts_words_parse(&ts_hosted_tools, name, len) >= 0) {
+        return 1;
     }
 
     /*
@@ -294,7 +292,6 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
     }
 
     f->own_search = p->search != TS_SEARCH_HOSTED;
-    f->ntools = ix->ntools;
     f->flags = malloc(ix->ntools ? ix->ntools : 1);
     f->search_tool = malloc(n);
 
@@ -360,10 +357,16 @@ ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, ts_facts_t **made)
             return NULL;
         }
 
-        /* kept, or freed when the memory cannot hold them */
-        if (ts_recall_keep(&ix->mem->tools, e, &f->memo) == 0) {
-            return f;
+        /*
+         * kept, or the caller's when the memory cannot hold them: their
+         * names point into e's bytes, which no one evicts while the
+         * memory is lent to this index
+         */
+        if (ts_recall_keep(&ix->mem->tools, e, &f->memo) != 0) {
+            *made = f;
         }
+
+        return f;
     }
 
     *made = ts_facts_make(ix, p, ix->buf, 0);

@@ -45,7 +45,6 @@ typedef struct {
     int                     own_search; /* the search tool's name counts */
     char                   *search_tool;
 
-    size_t                  ntools;
     unsigned char          *flags;      /* per tool: TS_FACT_* */
     int                     managed;    /* a tool runs or is searched by
                                            the client's own search */

@@ -34,9 +34,9 @@ static const char *const  ts_search_mode_names[] = {
 
 static const char *const  ts_hosted_names[] = { "bm25", "regex" };
 
-const ts_words_t  ts_upstream_words = { ts_upstream_names, 5 };
-const ts_words_t  ts_search_mode_words = { ts_search_mode_names, 3 };
-const ts_words_t  ts_hosted_words = { ts_hosted_names, 2 };
+const ts_words_t  ts_upstream_words = TS_WORDS(ts_upstream_names);
+const ts_words_t  ts_search_mode_words = TS_WORDS(ts_search_mode_names);
+const ts_words_t  ts_hosted_words = TS_WORDS(ts_hosted_names);
 
 
 int
@@ -124,7 +124,8 @@ ts_defer_mode_name(int mode)
 const char *
 ts_upstream_name(int upstream)
 {
-    return (unsigned) upstream < 5 ? ts_upstream_names[upstream] : "auto";
+    return (unsigned) upstream < ts_upstream_words.n
+           ? ts_upstream_names[upstream] : "auto";
 }
 
 

@@ -54,6 +54,9 @@ typedef struct {
     unsigned            n;
 } ts_words_t;
 
+/* the words of an array of them */
+#define TS_WORDS(a)  { (a), sizeof(a) / sizeof((a)[0]) }
+
 extern const ts_words_t  ts_upstream_words;     /* ts_upstream_t */
 extern const ts_words_t  ts_search_mode_words;  /* ts_search_mode_t */
 extern const ts_words_t  ts_hosted_words;       /* ts_hosted_t */

@@ -29,7 +29,7 @@
 
 const char *const  ts_scoring_names[] = { "seed", "hybrid", "bm25" };
 
-const ts_words_t  ts_scoring_words = { ts_scoring_names, 3 };
+const ts_words_t  ts_scoring_words = TS_WORDS(ts_scoring_names);
 
 static int
 ts_space(char c)

@@ -429,6 +429,9 @@ test_recall_facts(void)
     size_t          len_a, len_b;
     int             i;
 
+    static const char  small[] =
+        "{\"tools\":[{\"name\":\"t\"}],\"messages\":[]}";
+
     CHECK(tst_doc_load(&d, TST_BIG) == 0);
     tpol_init(&a);
     tpol_init(&b);
@@ -479,6 +482,25 @@ test_recall_facts(void)
         CHECK(mem.tools.n == 1 && mem.tools.mru->memo == NULL);
         CHECK(mem.tools.used == tst_entry_size(&d));
     }
+
+    ts_index_mem_free(&mem);
+
+    /*
+     * room for the array and a small one, not for the facts as well:
+     * the facts serve the request and go, the small array stays
+     */
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = TS_RECALL_SIZE;
+    CHECK(tst_recalled(&mem, small, strlen(small)) == 0);
+    mem.tools.size = mem.tools.used + tst_entry_size(&d);
+
+    for (i = 0; i < 2; i++) {
+        CHECK(tst_same_output(&a, &mem, &d, TS_DECISION_DEFERRED_HOSTED,
+                              want_a, len_a));
+        CHECK(mem.tools.n == 2 && mem.tools.mru->memo == NULL);
+    }
+
+    CHECK(tst_recalled(&mem, small, strlen(small)) == 1);
 
     ts_index_mem_free(&mem);
     free(want_a);
