@@ -30,9 +30,12 @@ int ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
 
 /*
  * The edits of a DEFERRED_HOSTED decision: defer_loading on the ndeferred
- * tools defer[] marks, their cache breakpoint moved, the search tool
+ * tools defer[] marks, their cache breakpoint moved, the search tool, and
+ * the hosted searches history h dropped restored before the calls of the
+ * tools they found
  */
 int ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
-    const unsigned char *defer, size_t ndeferred, const ts_policy_t *p);
+    const unsigned char *defer, size_t ndeferred, const ts_history_t *h,
+    const ts_policy_t *p);
 
 #endif /* TS_DEFER_H */

@@ -353,7 +353,7 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     if (rq->decision == TS_DECISION_ERROR
         || (rq->decision == TS_DECISION_DEFERRED_HOSTED
             && ts_defer_apply(&rq->edits, &rq->ix, rq->defer,
-                              rq->tools_deferred, in->policy) != 0)
+                              rq->tools_deferred, &h, in->policy) != 0)
         || (rq->decision == TS_DECISION_DEFERRED_GATEWAY
             && ts_gateway_apply(rq, in) != 0)
         || ts_request_hygiene(rq, in, &h) != 0
