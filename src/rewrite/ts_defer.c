@@ -224,6 +224,12 @@ ts_mark_tools(ts_request_t *rq, const ts_facts_t *f, const ts_history_t *h,
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;
+
+        } else if (gateway && rq->deferrable[i] == TS_FACT_DEFERRABLE
+                   && ts_names_has_val(&h->called, ix->buf,
+                                       &ix->tools[i].name))
+        {
+            rq->deferrable[i] |= TS_CALLED;
         }
     }
 
