@@ -74,7 +74,7 @@ def last_blocks(messages, count):
         if isinstance(m["content"], list):
             for b in m["content"]:
                 b.pop("cache_control", None)
-    for m in messages[-count:]:
+    for m in messages[len(messages) - count:]:
         if isinstance(m["content"], list) and m["content"]:
             m["content"][-1]["cache_control"] = CACHE
 

@@ -147,15 +147,39 @@ def test_claude_code_example_defers_its_139(emulator, gateway):
                       "Write", "tool_search_tool_bm25"]
 
 
-def test_called_mcp_tool_stays_loaded(emulator, gateway):
-    # ts-unset/003 carries the assistant's direct call of the memory tool
+def test_called_mcp_tool_stays_deferred_behind_its_search(emulator,
+                                                          gateway):
+    # ts-unset/003 carries the assistant's direct call of the memory tool:
+    # what a client that drops search blocks sends after a hosted search
     fx = load_fixture("ts-unset/003.json")
     gw = gateway_for(gateway)
     r = send(gw, fx)
     assert r.status == 200, r.body
-    tools = {t["name"]: t for t in tools_sent(emulator)}
-    assert "defer_loading" not in tools["mcp__memory__create_entities"]
-    assert len(deferred_names(tools.values())) == 121
+    sent = emulator.last().json()
+    tools = {t["name"]: t for t in sent["tools"]}
+    assert tools["mcp__memory__create_entities"]["defer_loading"] is True
+    assert len(deferred_names(tools.values())) == 122
+    # the search is restored before the call, its id derived from the
+    # call's, so that the reference loads the tool where it was called
+    client = json.loads(fx.body)["messages"]
+    upstream = sent["messages"]
+    i, call = next((i, b) for i, m in enumerate(client)
+                   if m["role"] == "assistant" for b in m["content"]
+                   if b["type"] == "tool_use")
+    blocks = upstream[i]["content"]
+    at = blocks.index(call)
+    search_id = "srvtoolu_" + call["id"][len("toolu_"):]
+    assert blocks[at - 2:at] == [
+        {"type": "server_tool_use", "id": search_id,
+         "name": "tool_search_tool_bm25",
+         "input": {"query": "mcp__memory__create_entities"}},
+        {"type": "tool_search_tool_result", "tool_use_id": search_id,
+         "content": {"type": "tool_search_tool_search_result",
+                     "tool_references": [
+                         {"type": "tool_reference",
+                          "tool_name": "mcp__memory__create_entities"}]}}]
+    assert blocks[:at - 2] + blocks[at:] == client[i]["content"]
+    assert upstream[:i] == client[:i] and upstream[i + 1:] == client[i + 1:]
 
 
 @pytest.mark.parametrize("name", ["ts-true/002.json", "ts-true/003.json",
