@@ -52,8 +52,12 @@ def configurations():
                 ("claude-code-search", "Claude Code's own search, no module",
                  "anthropic", "toolsearch off;"),
             ]
-        out.append((client, "default, compatible (gateway search)", "proxy",
-                    PROFILES["compatible"]))
+        out += [
+            (client, "gateway search, anthropic (references)", "anthropic",
+             PROFILES["anthropic"] + " toolsearch_search gateway;"),
+            (client, "default, compatible (gateway search)", "proxy",
+             PROFILES["compatible"]),
+        ]
         if client == "claude-code":
             out.append((client, "default + claude-code.conf, compatible",
                         "proxy", PROFILES["compatible"] + cc))
