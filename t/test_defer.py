@@ -574,3 +574,50 @@ def test_header_parts_of_nothing_but_removed_betas(emulator, gateway, extra):
     for got in emulator.requests:
         assert got.status == 200, got.error
         assert THIRD not in betas_of(got.headers)
+
+
+def restore_body(calls, tools=None):
+    """a request whose history calls tools (name, id) in one assistant
+    message each, with the MCP tools of a session"""
+    names = tools or ["Read", "mcp__memory__create_entities",
+                      "mcp__memory__read_graph", "mcp__x__a.b"]
+    messages = [{"role": "user", "content": "go"}]
+    for name, id_ in calls:
+        messages += [
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Calling."},
+                {"type": "tool_use", "id": id_, "name": name, "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id_,
+                 "content": "ok"}]}]
+    return json.dumps({
+        "model": "claude-sonnet-4-5", "max_tokens": 64,
+        "tools": [{"name": n, "description": "d " * 400,
+                   "input_schema": {"type": "object"}} for n in names],
+        "messages": messages}).encode()
+
+
+def test_restored_search_once_per_tool_with_an_id_of_the_call():
+    body = restore_body([("mcp__memory__create_entities", "toolu_a-b.c"),
+                         ("mcp__memory__create_entities", "toolu_second")])
+    r = Rewrite(body, "")
+    assert r.decision == "deferred_hosted"
+    out = json.loads(r.body)
+    first, second = out["messages"][1]["content"], out["messages"][3]["content"]
+    assert [b["type"] for b in first] == [
+        "text", "server_tool_use", "tool_search_tool_result", "tool_use"]
+    assert first[1]["id"] == first[2]["tool_use_id"] == "srvtoolu_a_b_c"
+    # the second call finds the tool loaded by the first one's search
+    assert [b["type"] for b in second] == ["text", "tool_use"]
+    # fed back, the output is left as it is
+    assert Rewrite(r.body, r.betas).body == r.body
+
+
+def test_a_name_a_search_cannot_carry_is_loaded_in_full():
+    body = restore_body([("mcp__x__a.b", "toolu_1")])
+    out = json.loads(Rewrite(body, "").body)
+    tools = {t["name"]: t for t in out["tools"]}
+    assert "defer_loading" not in tools["mcp__x__a.b"]
+    assert tools["mcp__memory__read_graph"]["defer_loading"] is True
+    assert [b["type"] for b in out["messages"][1]["content"]] == \
+        ["text", "tool_use"]
