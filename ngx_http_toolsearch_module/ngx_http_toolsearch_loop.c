@@ -109,8 +109,7 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     /* what the client gets of the searches: their blocks, or only the
      * final content (the cut runs over the loop's bytes for the client) */
     if (ctx->answer) {
-        ts_answer_init(ctx->answer, ts_policy_search_tool(&tlcf->policy),
-                       ctx->sse);
+        ts_answer_init(ctx->answer, tlcf->policy.search_tool, ctx->sse);
     }
 
     r->content_handler = ngx_http_toolsearch_loop_content;

@@ -155,7 +155,7 @@ ngx_http_toolsearch_word_value(ngx_http_request_t *r,
         tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
 
         if (upstream == TS_UPSTREAM_COMPATIBLE
-            && tlcf->upstream_tool_reference)
+            && tlcf->policy.upstream_tool_reference)
         {
             upstream = TS_UPSTREAM_ANTHROPIC;
         }

@@ -260,10 +260,12 @@ int
 ts_cli_main_search(int argc, char **argv)
 {
     ts_search_conf_t  c;
+    ts_policy_t       def;
     int               i, n, rc;
 
+    ts_policy_init(&def);
     memset(&c, 0, sizeof(ts_search_conf_t));
-    c.scoring = TS_SCORING_DEFAULT;
+    c.scoring = def.scoring;
     c.max = TS_SEARCH_DEFAULT;
 
     for (i = 0; i < argc; i += n) {

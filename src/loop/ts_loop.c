@@ -34,7 +34,7 @@ ts_loop_create(const ts_input_t *in, const char *body, size_t len)
     lp->in.index_mem = NULL;
     lp->body = body;
     lp->len = len;
-    lp->tool = ts_policy_search_tool(in->policy);
+    lp->tool = in->policy->search_tool;
     ts_buf_init(&lp->turns, TS_LOOP_TURNS_MAX);
     ts_buf_init(&lp->content, TS_LOOP_ANSWER_MAX);
     ts_buf_init(&lp->pending, TS_LOOP_ANSWER_MAX);
@@ -315,7 +315,7 @@ ts_call_max(const ts_loop_t *lp, const char *buf, const ts_val_t *in)
     ts_val_t  n;
     double    d;
 
-    cap = ts_policy_max_results(lp->in.policy);
+    cap = lp->in.policy->max_results;
 
     (void) ts_object_member(buf, in, "max_results", &n);
 
@@ -428,8 +428,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     ts_buf_init(&content, 0);
     ts_buf_init(&results, 0);
     referenced = 0;
-    max = lp->in.policy->max_searches ? lp->in.policy->max_searches
-                                      : TS_MAX_SEARCHES_DEFAULT;
+    max = lp->in.policy->max_searches;
 
     for (i = 0; i < lp->ans.nblocks; i++) {
         b = &lp->ans.blocks[i];

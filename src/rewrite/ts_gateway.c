@@ -365,7 +365,7 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
 
     memset(&nm, 0, sizeof(ts_normal_t));
     nm.ix = &rq->ix;
-    nm.tool = ts_policy_search_tool(p);
+    nm.tool = p->search_tool;
     nm.refs = rq->load_refs;
     ts_edits_init(&nm.edits);
     ts_buf_init(&nm.out, 0);
@@ -575,7 +575,7 @@ ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
     const char *buf)
 {
     ts_buf_str(b, "{\"name\":\"");
-    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, p->search_tool);
     ts_buf_str(b, "\",\"description\":\"");
     ts_buf_str(b, ts_search_description);
     ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
@@ -583,7 +583,7 @@ ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
                   "\"select:name1,name2, or keywords\"},"
                   "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
                   "\"maximum\":");
-    ts_buf_num(b, ts_policy_max_results(p));
+    ts_buf_num(b, p->max_results);
     ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
                   "\"required\":[\"query\"]}");
 
@@ -720,7 +720,7 @@ ts_announcement(const ts_index_t *ix, const unsigned char *deferrable,
     ts_names_sort(&names);
     ts_buf_reset(b);
     ts_buf_str(b, "Call ");
-    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, p->search_tool);
     ts_buf_str(b, " (select:<name> or keywords) to load one of these tools "
                   "before you call it, unless it is in your tool list "
                   "already; name the tools you loaded in any summary of "

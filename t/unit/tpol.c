@@ -9,27 +9,15 @@
 #include "tpol.h"
 
 
-/* the directives' defaults; upstream anthropic */
+/* the directives' defaults (ts_policy_init()); upstream anthropic */
 void
 tpol_init(tpol_t *t)
 {
     char  err[256];
 
     memset(t, 0, sizeof(tpol_t));
-    CHECK(ts_match_add_all(&t->search_tools, ts_default_client_search_tools,
-                           err, sizeof(err)) == 0);
-    CHECK(ts_match_add_all(&t->unsupported, ts_default_unsupported_models,
-                           err, sizeof(err)) == 0);
-
-    t->p.defer_mode = TS_DEFER_ON;
-    t->p.always_load = &t->always_load;
-    t->p.defer_tools = &t->defer_tools;
-    t->p.client_search_tools = &t->search_tools;
-    t->p.unsupported_models = &t->unsupported;
-    t->p.windows = &t->windows;
-    t->p.window_tokens = t->tokens;
-
-    t->p.turn_boundary = 1;
+    ts_policy_init(&t->p);
+    CHECK(ts_policy_lists_init(&t->l, &t->p, err, sizeof(err)) == 0);
 
     t->in.policy = &t->p;
     t->in.upstream = TS_UPSTREAM_ANTHROPIC;
@@ -50,19 +38,15 @@ tpol_add(ts_match_list_t *l, const char *pattern)
 void
 tpol_window(tpol_t *t, const char *re, unsigned long tokens)
 {
-    t->tokens[t->windows.n] = tokens;
-    tpol_add(&t->windows, re);
+    t->l.window_tokens[t->l.windows.n] = tokens;
+    tpol_add(&t->l.windows, re);
 }
 
 
 void
 tpol_free(tpol_t *t)
 {
-    ts_match_free(&t->always_load);
-    ts_match_free(&t->defer_tools);
-    ts_match_free(&t->search_tools);
-    ts_match_free(&t->unsupported);
-    ts_match_free(&t->windows);
+    ts_policy_lists_free(&t->l);
 }
 
 
