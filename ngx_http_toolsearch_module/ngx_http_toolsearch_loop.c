@@ -479,23 +479,12 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 }
 
 
-#define NGX_HTTP_TOOLSEARCH_FROM_IX(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_RQ(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_FN(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_GLUE(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_LOOP(name, expr)                         \
-    ctx->count[TS_COUNTER_##name] = expr(ctx->loop);
-#define NGX_HTTP_TOOLSEARCH_LOOP_COUNT(name, var, metric, when, log, from, \
-                                       expr, help)                         \
-    NGX_HTTP_TOOLSEARCH_FROM_##from(name, expr)
-
-
 /* the counters the loop fills (LOOP in ts_counters.h), and their sums */
 static void
 ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
-    TS_COUNTERS(NGX_HTTP_TOOLSEARCH_LOOP_COUNT)
+    ts_loop_counters(ctx->count, ctx->loop);
 
     ngx_http_toolsearch_stat_loop(r, ctx->count);
 }

@@ -76,7 +76,7 @@ static ngx_http_toolsearch_kind_t  ngx_http_toolsearch_kinds[] = {
 #define NGX_HTTP_TOOLSEARCH_VAR_VAR(name)                                 \
     NGX_HTTP_TOOLSEARCH_VAR(name, COUNT, TS_COUNTER_##name)
 #define NGX_HTTP_TOOLSEARCH_COUNT_VAR(name, var, metric, when, log, from, \
-                                      expr, help)                         \
+                                      help)                               \
     NGX_HTTP_TOOLSEARCH_VAR_##var(name)
 
 #define NGX_HTTP_TOOLSEARCH_TOKENS_VAR(name, counter, help)               \

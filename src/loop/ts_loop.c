@@ -8,6 +8,7 @@
 #include "search/ts_catalog.h"
 #include "rewrite/ts_gateway.h"
 #include "loop/ts_loop_state.h"
+#include "rewrite/ts_counters.h"
 #include "search/ts_search.h"
 
 
@@ -560,4 +561,16 @@ int
 ts_loop_paused(const ts_loop_t *lp)
 {
     return lp->paused;
+}
+
+
+/* the counters of ts_counters.h whose from is LOOP */
+void
+ts_loop_counters(size_t *count, const ts_loop_t *lp)
+{
+    count[TS_COUNTER_searches] = ts_loop_searches(lp);
+    count[TS_COUNTER_search_misses] = ts_loop_misses(lp);
+    count[TS_COUNTER_loop_iterations] = ts_loop_calls(lp);
+    count[TS_COUNTER_pause_turns] = ts_loop_paused(lp);
+    count[TS_COUNTER_loaded] = ts_loop_loaded(lp);
 }

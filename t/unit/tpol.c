@@ -2,11 +2,13 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tst.h"
 #include "tpol.h"
+#include "rewrite/ts_counters.h"
 
 
 /* the directives' defaults (ts_policy_init()); upstream anthropic */
@@ -112,4 +114,27 @@ int
 has_text(const char *hay, size_t len, const char *needle)
 {
     return tst_memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+
+#define TPOL_FROM(name, var, metric, when, log, from, help)  #from,
+
+int
+counters_filled(const size_t *count, const char *from)
+{
+    static const char *const  fills[] = { TS_COUNTERS(TPOL_FROM) };
+
+    int     ok;
+    size_t  i;
+
+    ok = 1;
+
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        if ((count[i] != (size_t) -1) != (strcmp(fills[i], from) == 0)) {
+            fprintf(stderr, "counter %zu: from %s\n", i, fills[i]);
+            ok = 0;
+        }
+    }
+
+    return ok;
 }

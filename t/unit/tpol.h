@@ -41,6 +41,12 @@ cJSON *tool_named(const trun_t *r, const char *name);
 int deferred(const trun_t *r, const char *name);
 int has_text(const char *hay, size_t len, const char *needle);
 
+/*
+ * Of a count array filled with 0xff bytes before one fill: the counters
+ * set are those whose from in rewrite/ts_counters.h's table is from.
+ */
+int counters_filled(const size_t *count, const char *from);
+
 
 #define TOOL(n)  "{'name':'" n "','description':'D " n "'," \
                  "'input_schema':{'type':'object'}}"
