@@ -45,7 +45,7 @@ ngx_http_toolsearch_loop_cleanup(void *data)
     ctx->loop = NULL;
 
     if (ctx->answer) {
-        ts_answer_free(ctx->answer);
+        ts_cut_free(ctx->answer);
         ctx->answer = NULL;
     }
 }
@@ -87,7 +87,7 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
     if (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP) {
-        ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
+        ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
     }
 
     if (cln == NULL
@@ -109,7 +109,7 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     /* what the client gets of the searches: their blocks, or only the
      * final content (the cut runs over the loop's bytes for the client) */
     if (ctx->answer) {
-        ts_answer_init(ctx->answer, tlcf->policy.search_tool, ctx->sse);
+        ts_cut_init(ctx->answer, tlcf->policy.search_tool, ctx->sse);
     }
 
     r->content_handler = ngx_http_toolsearch_loop_content;
@@ -360,11 +360,11 @@ ngx_http_toolsearch_cut(ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
     }
 
     ts_buf_init(&cut, 0);
-    (void) ts_answer_feed(ctx->answer, ctx->out.p, ctx->out.len, &cut);
+    (void) ts_cut_feed(ctx->answer, ctx->out.p, ctx->out.len, &cut);
 
     if (last) {
-        (void) ts_answer_end(ctx->answer, &cut);
-        ts_answer_free(ctx->answer);
+        (void) ts_cut_end(ctx->answer, &cut);
+        ts_cut_free(ctx->answer);
         ctx->answer = NULL;
     }
 

@@ -330,7 +330,7 @@ ts_call_max(const ts_loop_t *lp, const char *buf, const ts_val_t *in)
 
 /* runs one search; the found tools are marked loaded and listed */
 static int
-ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
+ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     ts_buf_t *result)
 {
     const ts_policy_t  *p;
@@ -450,7 +450,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
         if (lp->searches >= max) {
             ts_loop_spent(lp, b, max, &content);
 
-        } else if (ts_search_call(lp, b, &refs, &results) == 0) {
+        } else if (ts_loop_search_call(lp, b, &refs, &results) == 0) {
             ts_loop_found(&content, &refs);
             referenced |= lp->rq.load_refs && refs.len > 0;
 

@@ -156,7 +156,7 @@ ts_tool_chars(const ts_tool_t *t)
  * names count only when they weigh enough to be worth a search.
  */
 static int
-ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
+ts_facts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
@@ -213,7 +213,7 @@ ts_facts_tools(ts_facts_t *f, const ts_index_t *ix, const ts_policy_t *p,
     ts_val_t          name;
     size_t            i;
 
-    f->rule = ts_defer_rule(ix, p);
+    f->rule = ts_facts_defer_rule(ix, p);
 
     for (i = 0; i < ix->ntools; i++) {
         t = &ix->tools[i];
