@@ -164,7 +164,7 @@ fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
 static void
 fz_strip(const char *p, size_t n, int sse, size_t step, ts_buf_t *out)
 {
-    ts_cut_t  a;
+    ts_cut_t     a;
     size_t       at, k;
 
     ts_cut_init(&a, "tool_search", sse);

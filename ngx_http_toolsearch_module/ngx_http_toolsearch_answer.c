@@ -145,7 +145,7 @@ ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
         b = cl->buf;
 
         (void) ts_cut_feed(ctx->answer, (char *) b->pos, b->last - b->pos,
-                              &cut);
+                           &cut);
         b->pos = b->last;
         last |= b->last_buf;
         flush |= b->flush;

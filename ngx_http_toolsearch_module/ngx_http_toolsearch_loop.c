@@ -3,7 +3,7 @@
  *
  * Gateway-executed search in Nginx: each upstream call is a subrequest
  * to the request's own location, whose proxy_pass runs it; the response
- * filters feed its answer to the engine's loop (src/ts_loop.c) and send
+ * filters feed its answer to the engine's loop (src/loop/ts_loop.c) and send
  * the client what the loop gives.  The first call starts from the
  * request's content handler, each later one from the main request's
  * write handler, once the previous one has ended.

@@ -55,7 +55,7 @@ typedef struct {
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
-    ts_cut_t    *answer;         /* the cut of the client's answer */
+    ts_cut_t       *answer;         /* the cut of the client's answer */
 
     /* gateway-executed search */
     ts_loop_t      *loop;

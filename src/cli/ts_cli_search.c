@@ -260,8 +260,8 @@ int
 ts_cli_main_search(int argc, char **argv)
 {
     ts_cli_search_conf_t  c;
-    ts_policy_t       def;
-    int               i, n, rc;
+    ts_policy_t           def;
+    int                   i, n, rc;
 
     ts_policy_init(&def);
     memset(&c, 0, sizeof(ts_cli_search_conf_t));

@@ -521,7 +521,7 @@ ts_loop_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
         ts_loop_classify(lp, b,
                          ts_loop_str_copy(buf, &m[TS_JB_ID], id, sizeof(id)),
                          ts_loop_str_copy(buf, &m[TS_JB_NAME], name,
-                                     sizeof(name)));
+                                          sizeof(name)));
     }
 
     if (b->search) {

@@ -222,8 +222,8 @@ ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
     ts_buf_str(&blk, ",\"name\":\"");
     ts_buf_str(&blk, lp->tool);
     ts_buf_str(&blk, "\",\"input\":{}");
-    ts_loop_sse_block_event(out, "content_block_start", k, ",\"content_block\":",
-                       &blk);
+    ts_loop_sse_block_event(out, "content_block_start", k,
+                            ",\"content_block\":", &blk);
 
     ts_buf_reset(&blk);
     ts_buf_str(&blk, "{\"type\":\"input_json_delta\",\"partial_json\":\"");
@@ -236,7 +236,7 @@ ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
     ts_result_block(b, content, &blk);
     blk.len--;
     ts_loop_sse_block_event(out, "content_block_start", k + 1,
-                       ",\"content_block\":", &blk);
+                            ",\"content_block\":", &blk);
     ts_loop_sse_block_event(out, "content_block_stop", k + 1, "", NULL);
 
     lp->ans.broken |= blk.failed;

@@ -2,11 +2,11 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * The counters of one request, in one table: the engine fills them from
- * a processed request, the glue from the body it read and the gateway
- * loop's calls; the glue expands the same table into the request's
- * counters, the $toolsearch_* variables, the status zone's metrics and
- * the info log line, and scripts/counters-doc.py into the lists of
- * docs/directives.md.  Rows of the table:
+ * a processed request, the gateway loop from its calls, the glue from
+ * the body it read, each by name (from below says where); the glue
+ * expands the same table into the $toolsearch_* variables, the status
+ * zone's metrics and the info log line, and scripts/counters-doc.py into
+ * the lists of docs/directives.md.  Rows of the table:
  *
  * X(name, var, metric, when, log, from, help)
  *

@@ -62,7 +62,7 @@ static void
 strip(const char *in, const char *tool, int sse, size_t step, ts_buf_t *out,
     long *removed)
 {
-    ts_cut_t  a;
+    ts_cut_t     a;
     size_t       i, n, len;
 
     len = strlen(in);
