@@ -602,6 +602,7 @@ def test_restored_search_once_per_tool_with_an_id_of_the_call():
                          ("mcp__memory__create_entities", "toolu_second")])
     r = Rewrite(body, "")
     assert r.decision == "deferred_hosted"
+    assert r.report["searches_restored"] == "1"
     out = json.loads(r.body)
     first, second = out["messages"][1]["content"], out["messages"][3]["content"]
     assert [b["type"] for b in first] == [
@@ -610,7 +611,9 @@ def test_restored_search_once_per_tool_with_an_id_of_the_call():
     # the second call finds the tool loaded by the first one's search
     assert [b["type"] for b in second] == ["text", "tool_use"]
     # fed back, the output is left as it is
-    assert Rewrite(r.body, r.betas).body == r.body
+    again = Rewrite(r.body, r.betas)
+    assert again.body == r.body
+    assert again.report["searches_restored"] == "0"
 
 
 def test_a_name_a_search_cannot_carry_is_loaded_in_full():

@@ -517,14 +517,17 @@ ts_is_call(const ts_index_t *ix, const ts_block_t *b)
  * client's cache holds, so that the tool stays deferred and callable.
  */
 static int
-ts_restore_searches(ts_edits_t *e, const ts_index_t *ix,
-    const unsigned char *defer, const ts_history_t *h, const char *search)
+ts_restore_searches(ts_request_t *rq, const ts_history_t *h,
+    const char *search)
 {
+    const ts_index_t  *ix;
     const ts_block_t  *b;
     unsigned char     *done;
     size_t             i;
     long               tool;
     int                rc;
+
+    ix = &rq->ix;
 
     if (h->called.n == 0) {
         return 0;
@@ -548,11 +551,12 @@ ts_restore_searches(ts_edits_t *e, const ts_index_t *ix,
             continue;
         }
 
-        tool = ts_deferred_tool(ix, defer, b);
+        tool = ts_deferred_tool(ix, rq->defer, b);
 
         if (tool >= 0 && !done[tool]) {
             done[tool] = 1;
-            rc = ts_restore_search(e, ix, b, search);
+            rq->searches_restored++;
+            rc = ts_restore_search(&rq->edits, ix, b, search);
         }
     }
 
@@ -563,24 +567,26 @@ ts_restore_searches(ts_edits_t *e, const ts_index_t *ix,
 
 
 int
-ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
-    const unsigned char *defer, size_t ndeferred, const ts_history_t *h,
-    const ts_policy_t *p)
+ts_defer_apply(ts_request_t *rq, const ts_history_t *h, const ts_policy_t *p)
 {
     static const char   flag[] = TS_DEFER_FLAG;
     const ts_member_t  *tools;
+    const ts_index_t   *ix;
     const char         *hosted;
-    size_t              i;
+    ts_edits_t         *e;
+    size_t              i, n;
+
+    ix = &rq->ix;
+    e = &rq->edits;
+    n = rq->tools_deferred;
 
     /* a flag per deferred tool, the cache breakpoint, the search tool */
-    if (ts_edits_reserve(e, ndeferred + 3,
-                         ndeferred * (sizeof(flag) - 1) + 256) != 0)
-    {
+    if (ts_edits_reserve(e, n + 3, n * (sizeof(flag) - 1) + 256) != 0) {
         return -1;
     }
 
     for (i = 0; i < ix->ntools; i++) {
-        if (defer[i]
+        if (rq->defer[i]
             && ts_edit_replace(e, ts_tool_close(&ix->tools[i]), 0, flag,
                                sizeof(flag) - 1) != 0)
         {
@@ -588,9 +594,8 @@ ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
         }
     }
 
-    if (ts_move_cache_control(e, ix, defer) != 0
-        || ts_restore_searches(e, ix, defer, h,
-                               ts_hosted_tool_names[p->hosted_search])
+    if (ts_move_cache_control(e, ix, rq->defer) != 0
+        || ts_restore_searches(rq, h, ts_hosted_tool_names[p->hosted_search])
            != 0)
     {
         return -1;

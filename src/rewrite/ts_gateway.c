@@ -606,8 +606,8 @@ ts_gateway_breakpoints(const ts_index_t *ix)
  * found ones stay cached on every call and turn.
  */
 static void
-ts_gateway_search_cache(ts_buf_t *b, const ts_index_t *ix, const ts_val_t *moved,
-    int kept)
+ts_gateway_search_cache(ts_buf_t *b, const ts_index_t *ix,
+    const ts_val_t *moved, int kept)
 {
     if (kept) {
         return;

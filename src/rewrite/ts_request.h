@@ -77,6 +77,8 @@ typedef struct {
     int             stripped;       /* tool-search artifacts removed */
     ts_hygiene_counts_t  hygiene;
     size_t          discovered;     /* tools history found or called */
+    size_t          searches_restored;  /* hosted searches put back before
+                                           the calls of what they found */
 
     /* gateway-executed search */
     char           *own;            /* the body rq->ix indexes, if not
