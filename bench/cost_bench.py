@@ -83,7 +83,7 @@ def table(discoveries, rows):
                                     "y" if discoveries == 1 else "ies"), "",
              "| client | configuration | billed units | × no module "
              "| × Claude Code's own search | upstream calls | peak context "
-             "| cache breaks (request: cause) |",
+             "| cache breaks: upstream request (turn): cause |",
              "|---|---|---|---|---|---|---|---|"]
     base = {}
     own = None
@@ -93,7 +93,9 @@ def table(discoveries, rows):
             own = r.bill.units()
     for client, label, r in rows:
         b = r.bill
-        breaks = "; ".join("%d: %s" % (x.n, x.cause) for x in b.breaks())
+        breaks = "; ".join("request %d (turn %d): %s"
+                           % (x.n, r.turns[x.n - 1], x.cause)
+                           for x in b.breaks())
         vs_own = "%.2f×" % (b.units() / own) \
             if own and client == "claude-code" else "–"
         lines.append("| %s | %s | %s | %.2f× | %s | %d | %s | %s |" % (

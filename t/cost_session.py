@@ -127,12 +127,18 @@ def call_id(turn):
     return "toolu_t%02d" % turn
 
 
+def turn_of(req):
+    """the session's turn a request belongs to: one more than the calls
+    of earlier turns answered in its history"""
+    results = tool_results(req.get("messages", []))
+    return 1 + sum(1 for k in results if k.startswith("toolu_t"))
+
+
 def model(client, calls, turns=TURNS):
-    """The emulator's script: the turn is one more than the calls of
-    earlier turns answered in history."""
+    """The emulator's script: what the model does on each turn."""
     def answer(req):
         results = tool_results(req.get("messages", []))
-        turn = 1 + sum(1 for k in results if k.startswith("toolu_t"))
+        turn = turn_of(req)
         if turn >= turns:
             return Reply([text("Done.")])
         name = calls[turn]
@@ -182,6 +188,11 @@ def full_definitions():
     return {t["name"]: t for t in body["tools"]}
 
 
+def path_of(client):
+    """the request target of the client's requests, without a query"""
+    return client.first()[0].split("?")[0]
+
+
 def play(gw, client, turns=TURNS):
     """Plays the session through gw; returns the client's answers."""
     path, raw, headers = client.first()
@@ -224,6 +235,7 @@ class Result:
         self.answers = answers
         self.requests = requests
         self.bill = billing.bill_session([q.body for q in requests])
+        self.turns = [turn_of(q.json()) for q in requests]
 
     def rejected(self):
         return [(i + 1, q.error) for i, q in enumerate(self.requests)
@@ -239,7 +251,10 @@ def run(client_name, label, profile, server, discoveries=4, turns=TURNS):
     gw = Gateway(emu.port, server=server, log_level="warn").start()
     try:
         answers = play(gw, client, turns)
-        return Result(client_name, label, answers, list(emu.requests))
+        # the session's own: a stray connection to the port is not
+        return Result(client_name, label, answers,
+                      [q for q in emu.requests if q.method == "POST"
+                       and q.path.startswith(path_of(client))])
     finally:
         gw.remove()
         emu.stop()
