@@ -624,3 +624,20 @@ def test_a_name_a_search_cannot_carry_is_loaded_in_full():
     assert tools["mcp__memory__read_graph"]["defer_loading"] is True
     assert [b["type"] for b in out["messages"][1]["content"]] == \
         ["text", "tool_use"]
+
+
+def test_a_call_spelled_with_escapes_restores_the_tools_own_name():
+    body = restore_body([("mcp__memory__create_entities", "toolu_1")])
+    plain = b'"name": "mcp__memory__create_entities", "input"'
+    assert body.count(plain) == 1
+    body = body.replace(plain, b'"name": "mcp\\u005f_memory__create_entities'
+                               b'", "input"')
+    r = Rewrite(body, "")
+    out = json.loads(r.body)
+    tools = {t["name"]: t for t in out["tools"]}
+    assert tools["mcp__memory__create_entities"]["defer_loading"] is True
+    found = out["messages"][1]["content"][2]
+    assert found["content"]["tool_references"] == [
+        {"type": "tool_reference",
+         "tool_name": "mcp__memory__create_entities"}]
+    assert r.report["searches_restored"] == "1"

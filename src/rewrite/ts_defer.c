@@ -124,7 +124,8 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
          * in full otherwise.
          */
         if (ts_names_has(&h->called, name, len)
-            && (gateway || !ts_restorable(name, len)))
+            && (gateway || !ts_restorable(ix->buf + t->name.off + 1,
+                                          t->name.len - 2)))
         {
             return 0;
         }
@@ -414,16 +415,27 @@ ts_move_cache_control(ts_edits_t *e, const ts_index_t *ix,
 }
 
 
-/* the deferred tool named by a tool_use block, or -1 */
+/*
+ * The deferred tool a tool_use block calls, or -1: its name, however the
+ * call spells it, is the tool's, which ts_tool_deferred() deferred only
+ * when it is written without escapes.
+ */
 static long
 ts_deferred_tool(const ts_index_t *ix, const unsigned char *defer,
     const ts_block_t *b)
 {
-    size_t  i;
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       i, len;
+
+    name = ts_str_view(ix->buf, &b->name, tmp, sizeof(tmp), &len);
+    if (name == NULL) {
+        return -1;
+    }
 
     for (i = 0; i < ix->ntools; i++) {
-        if (defer[i] && ts_str_same_raw(ix->buf, &ix->tools[i].name,
-                                        &b->name))
+        if (defer[i] && ix->tools[i].name.len == len + 2
+            && memcmp(ix->buf + ix->tools[i].name.off + 1, name, len) == 0)
         {
             return (long) i;
         }
@@ -459,17 +471,17 @@ ts_restored_id(ts_buf_t *t, const char *buf, const ts_val_t *id)
 }
 
 
-/* one hosted search that found the tool b calls, put before b */
+/* one hosted search that found tool, which b calls, put before b */
 static int
 ts_restore_search(ts_edits_t *e, const ts_index_t *ix, const ts_block_t *b,
-    const char *search)
+    const ts_tool_t *tool, const char *search)
 {
     ts_buf_t     t;
     size_t       id, idlen;
     const char  *name;
     int          rc;
 
-    name = ix->buf + b->name.off;
+    name = ix->buf + tool->name.off;
     ts_buf_init(&t, 0);
 
     ts_buf_str(&t, "{\"type\":\"server_tool_use\",\"id\":\"");
@@ -479,14 +491,14 @@ ts_restore_search(ts_edits_t *e, const ts_index_t *ix, const ts_block_t *b,
     ts_buf_str(&t, "\",\"name\":\"");
     ts_buf_str(&t, search);
     ts_buf_str(&t, "\",\"input\":{\"query\":");
-    ts_buf_add(&t, name, b->name.len);
+    ts_buf_add(&t, name, tool->name.len);
     ts_buf_str(&t, "}},{\"type\":\"tool_search_tool_result\","
                "\"tool_use_id\":\"");
     ts_buf_add(&t, t.p + id, idlen);
     ts_buf_str(&t, "\",\"content\":{\"type\":"
                "\"tool_search_tool_search_result\",\"tool_references\":"
                "[{\"type\":\"tool_reference\",\"tool_name\":");
-    ts_buf_add(&t, name, b->name.len);
+    ts_buf_add(&t, name, tool->name.len);
     ts_buf_str(&t, "}]}},");
 
     rc = t.failed ? -1 : ts_edit_replace(e, b->elem.off, 0, t.p, t.len);
@@ -544,7 +556,6 @@ ts_restore_searches(ts_request_t *rq, const ts_history_t *h,
         b = &ix->blocks[i];
 
         if (!ts_is_call(ix, b)
-            || !ts_restorable(ix->buf + b->name.off + 1, b->name.len - 2)
             || ts_names_has_val(&h->hosted, ix->buf, &b->name)
             || ts_names_has_val(&h->client, ix->buf, &b->name))
         {
@@ -556,7 +567,8 @@ ts_restore_searches(ts_request_t *rq, const ts_history_t *h,
         if (tool >= 0 && !done[tool]) {
             done[tool] = 1;
             rq->searches_restored++;
-            rc = ts_restore_search(&rq->edits, ix, b, search);
+            rc = ts_restore_search(&rq->edits, ix, b, &ix->tools[tool],
+                                   search);
         }
     }
 
