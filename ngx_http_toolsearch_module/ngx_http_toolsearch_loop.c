@@ -128,6 +128,12 @@ ngx_http_toolsearch_loop_content(ngx_http_request_t *r)
 {
     ngx_http_toolsearch_ctx_t  *ctx;
 
+    /* a call of a location without a handler of its own (proxy_pass)
+     * would inherit this one: it has nowhere to go */
+    if (r != r->main) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
     if (ctx == NULL || ctx->loop == NULL) {
@@ -152,6 +158,10 @@ ngx_http_toolsearch_call_done(ngx_http_request_t *sr, void *data,
     ngx_int_t rc)
 {
     ngx_http_toolsearch_ctx_t  *ctx = data;
+
+    /* $upstream_status and its kin of the client's request list every
+     * call, " : " between them, as after an internal redirect */
+    sr->main->upstream_states = sr->upstream_states;
 
     /* an unreachable upstream ends the call twice: its error, its page */
     if (ctx->sr == sr && !ctx->done) {
@@ -197,12 +207,19 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     ps->handler = ngx_http_toolsearch_call_done;
     ps->data = ctx;
 
-    if (ngx_http_subrequest(r, &r->uri, &r->args, &sr, ps, 0) != NGX_OK) {
+    /*
+     * A clone is not routed again: it keeps the request's location, its
+     * URI and arguments after rewrites, and starts at the content phase,
+     * so each call goes where the client's own request goes, through the
+     * same proxy_pass, and never into a location the client was denied
+     * (subrequests skip the access phase).
+     */
+    if (ngx_http_subrequest(r, &r->uri, &r->args, &sr, ps,
+                            NGX_HTTP_SUBREQUEST_CLONE)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    /* proxy_pass sends the URI as the client wrote it, as for the main */
-    sr->valid_unparsed_uri = r->valid_unparsed_uri;
 
     /* pos == start: a proxy_next_upstream retry rewinds to start */
     b->start = (u_char *) ctx->call.p;
@@ -225,6 +242,8 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     sr->headers_in.chunked = 0;
 
     ngx_http_set_ctx(sr, ctx, ngx_http_toolsearch_module);
+
+    sr->upstream_states = r->upstream_states;
 
     ctx->sr = sr;
     ctx->done = 0;
