@@ -674,3 +674,39 @@ def test_search_blocks_stripped_by_default(emulator, gateway, stream):
     r = send(gw, fx, body)
     assert r.status == 200, r.body
     assert tool_of(emulator.requests[0].json(), TARGET) is not None
+
+
+@pytest.mark.parametrize("blocks", ["keep", "strip"])
+def test_another_search_tools_blocks_in_history(emulator, gateway, blocks):
+    """History carries the search blocks of another search tool (what a
+    location with the default name gave the client with keep): a location
+    with toolsearch_tool_name find_tools turns them into its own calls, so
+    the upstream accepts the turn and the tools they found stay loaded."""
+    emulator.profile = "proxy"
+    emulator.script = searcher("memory create entities")
+    fx, body = body_of(True)
+    msg = message_of(send(gateway_for(gateway), fx, body), True)
+    assert msg["content"][1]["type"] == "server_tool_use"
+    assert msg["content"][1]["name"] == "tool_search"
+    add_next_turn(body, msg)
+
+    renamed = gateway(server="toolsearch on; toolsearch_upstream compatible; "
+                             "toolsearch_search_blocks %s; "
+                             "toolsearch_tool_name find_tools;" % blocks)
+    emulator.reset()
+    r = send(renamed, fx, body)
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_gateway"
+    got = emulator.last()
+    assert got.status == 200, got.error
+    sent = got.json()
+    assert b"server_tool_use" not in got.body
+    assert b"tool_search_tool_result" not in got.body
+    names = [t["name"] for t in sent["tools"]]
+    assert "find_tools" in names and "tool_search" not in names
+    assert TARGET in names
+    calls = [b for m in sent["messages"] if m["role"] == "assistant"
+             and isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_use"]
+    assert [c["name"] for c in calls] == ["find_tools", TARGET]
+    assert message_of(r, True)["content"][0]["text"] == "done"
