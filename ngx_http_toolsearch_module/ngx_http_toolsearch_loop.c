@@ -611,8 +611,7 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
         return ngx_http_toolsearch_fail(r, ctx, ctx->error_status,
                                         ctx->error_status
                                         ? "the upstream answered with an error"
-                                        : "the gateway could not read the "
-                                          "upstream's answer");
+                                        : TS_LOOP_UNREADABLE);
     }
 
     if (!ctx->complete) {
