@@ -18,6 +18,10 @@
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_betas.h"
 
+#if (NGX_HAVE_MALLOC_TRIM)
+#include <malloc.h>
+#endif
+
 
 /* the most of a failed call's answer kept for the client's error */
 #define NGX_HTTP_TOOLSEARCH_ERROR_MAX  (64 * 1024)
@@ -29,8 +33,43 @@ static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
 static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
 
 
+/* gateway-search requests in flight at once that make a burst, after
+ * which the worker gives back the memory they freed */
+#define NGX_HTTP_TOOLSEARCH_BURST  16
+
+
 static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
 static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
+
+/* the worker's gateway-search requests in flight, and their most since
+ * it last gave memory back */
+static ngx_uint_t  ngx_http_toolsearch_loops;
+static ngx_uint_t  ngx_http_toolsearch_loops_peak;
+
+
+/*
+ * glibc keeps what the loops of a burst freed (each holds its body's
+ * size several times: index, calls, answers), and the heap stays at the
+ * burst's size.  Once the last of a burst has ended, it goes back to the
+ * system: once per burst, never while requests run.
+ */
+static void
+ngx_http_toolsearch_loop_ended(void)
+{
+    ngx_http_toolsearch_loops--;
+
+    if (ngx_http_toolsearch_loops > 0
+        || ngx_http_toolsearch_loops_peak < NGX_HTTP_TOOLSEARCH_BURST)
+    {
+        return;
+    }
+
+    ngx_http_toolsearch_loops_peak = 0;
+
+#if (NGX_HAVE_MALLOC_TRIM)
+    (void) malloc_trim(0);
+#endif
+}
 
 
 static void
@@ -48,6 +87,8 @@ ngx_http_toolsearch_loop_cleanup(void *data)
         ts_answer_free(ctx->answer);
         ctx->answer = NULL;
     }
+
+    ngx_http_toolsearch_loop_ended();
 }
 
 
@@ -101,6 +142,10 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
 
     cln->handler = ngx_http_toolsearch_loop_cleanup;
     cln->data = ctx;
+
+    if (++ngx_http_toolsearch_loops > ngx_http_toolsearch_loops_peak) {
+        ngx_http_toolsearch_loops_peak = ngx_http_toolsearch_loops;
+    }
 
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
