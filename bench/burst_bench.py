@@ -3,8 +3,8 @@
 proxy_pass of the same requests in the same nginx.
 
 One nginx (t/gateway.py, one worker) in front of the emulator
-(t/emulator.py) with two locations: /plain/ (proxy_pass) and /gateway/
-(toolsearch on, toolsearch_search gateway).  The emulator plays a model
+(t/emulator.py) with the two locations of bench/ttfb_bench.py: /plain/
+(proxy_pass) and /gateway/ (toolsearch on, toolsearch_search gateway).  The emulator plays a model
 that searches once, then calls the tool it found: two upstream calls per
 gateway request.  The recorded Claude Code request (stream: true) is sent
 CONCURRENT times at once, ROUNDS times, to /plain/, then to /gateway/; the
@@ -14,7 +14,6 @@ docs/benchmarks.md.
 """
 
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -23,28 +22,19 @@ import report                                   # puts t/ on the path
 from conftest import load_fixture, request      # noqa: E402
 from emulator import Emulator                   # noqa: E402
 from gateway import Gateway                     # noqa: E402
+from test_faults import rss_kb, worker_pid      # noqa: E402
 from test_gateway_search import searcher        # noqa: E402
+from ttfb_bench import LOCATIONS, SERVER        # noqa: E402
 
 # below the harness's worker_connections: a client and an upstream
 # connection each
 CONCURRENT = 100
 ROUNDS = 3
 TIMEOUT = 120.0
-LOCATIONS = ("plain", "gateway")
-
-SERVER = report.NGINX_COMMON + """
-    proxy_set_header Accept-Encoding "";
-""" + report.locations("gateway", "compatible", "gateway")
 
 
 def worker_rss_kb(gw):
-    pid = subprocess.run(["pgrep", "-P", str(gw.proc.pid)],
-                         capture_output=True, text=True).stdout.split()[0]
-    with open("/proc/%s/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+    return rss_kb(worker_pid(gw))
 
 
 def burst(gw, path, raw, headers):
