@@ -23,7 +23,8 @@
 #define TS_LOOP_BLOCKS_MAX  64                  /* blocks of one answer */
 
 /* the error of an answer the gateway cannot follow */
-#define TS_LOOP_UNREADABLE  "the gateway could not read the upstream's answer"
+#define TS_LOOP_UNREADABLE                                                  \
+    "the gateway could not read the upstream's answer"
 
 
 typedef enum {
