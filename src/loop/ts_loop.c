@@ -292,7 +292,11 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     while ((used = ts_sse_next(lp->pending.p + at, lp->pending.len - at,
                                &lp->seen, &ev)) > 0)
     {
-        if (ts_loop_event(lp, &ev, out) != 0) {
+        /* the same whether the event comes whole or in pieces (below) */
+        if (ev.raw_len > TS_LOOP_EVENT_MAX) {
+            ts_loop_unreadable(lp, out);
+
+        } else if (ts_loop_event(lp, &ev, out) != 0) {
             return -1;
         }
 

@@ -396,8 +396,8 @@ test_loop_event_over_limit(void)
         "\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
         "\"input_json_delta\",\"partial_json\":\"";
     static const char  tail[] = "\"}}\n\n" END("tool_use", "2");
-    tloop_t            l;
-    char              *x;
+    tloop_t            l, whole;
+    char              *x, *w;
     size_t             n, i;
 
     n = TS_LOOP_EVENT_MAX + 1;
@@ -424,7 +424,24 @@ test_loop_event_over_limit(void)
     CHECK(!out_has(&l, "pause_turn"));
     CHECK(l.out.len < 4096);
     CHECK(ts_loop_calls(l.lp) == 1);
+
+    /* the same when the event comes whole */
+    w = malloc(sizeof(head) + n + sizeof(tail));
+    CHECK(w != NULL);
+    memcpy(w, head, sizeof(head) - 1);
+    memcpy(w + sizeof(head) - 1, x, n);
+    memcpy(w + sizeof(head) - 1 + n, tail, sizeof(tail));
+    tloop_init(&whole, LOOP_BODY);
+    CHECK(ts_loop_request(whole.lp, &whole.req) == 0);
+    ts_loop_start(whole.lp, 1);
+    CHECK(ts_loop_feed(whole.lp, w, strlen(w), &whole.out) == 0);
+    CHECK(ts_loop_end(whole.lp, &whole.out) == TS_LOOP_DONE);
+    CHECK(whole.out.len == l.out.len
+          && memcmp(whole.out.p, l.out.p, l.out.len) == 0);
+
+    free(w);
     free(x);
+    tloop_free(&whole);
     tloop_free(&l);
 }
 
