@@ -106,8 +106,8 @@ ts_unplural(const char *w, size_t len)
 /*
  * The plural goes first, so that "meetings" and "meeting" share "meet";
  * then an "-ing", an "-ed" or an adverb's "-ly" ("monthly"); a final "e"
- * or "y" goes last, so that "create" finds "creation" and "creating", and "entry"
- * finds "entries"
+ * or "y" goes last, so that "create" finds "creation" and "creating",
+ * and "entry" finds "entries"
  */
 size_t
 ts_stem(const char *w, size_t len)
