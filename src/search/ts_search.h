@@ -24,16 +24,6 @@
 
 
 typedef enum {
-    TS_SCORING_SEED = 0,    /* docs/spec/search.md's scorer, exactly */
-    TS_SCORING_HYBRID,      /* seed + weighted BM25 with expansion */
-    TS_SCORING_BM25         /* plain BM25, the evaluation's baseline */
-} ts_scoring_t;
-
-/* the better ranking on docs/search.md's evaluation */
-#define TS_SCORING_DEFAULT  TS_SCORING_HYBRID
-
-
-typedef enum {
     TS_QUERY_EMPTY = 0,
     TS_QUERY_SELECT,
     TS_QUERY_PREFIX,
