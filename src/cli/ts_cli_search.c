@@ -149,8 +149,9 @@ ts_cli_search_print(const ts_catalog_t *cat, const ts_cli_search_conf_t *c,
     }
 
     if (r->truncated) {
-        fprintf(stderr, "toolsearch: query cut to %d bytes, %d terms and "
-                "%d names\n", TS_SEARCH_QUERY_MAX, TS_SEARCH_TERMS_MAX,
+        fprintf(stderr, "toolsearch: query cut to %d bytes, %d terms (%d "
+                "words hybrid) and %d names\n", TS_SEARCH_QUERY_MAX,
+                TS_SEARCH_TERMS_MAX, TS_SEARCH_WORDS_MAX,
                 TS_SEARCH_SELECT_MAX);
     }
 }
