@@ -641,3 +641,27 @@ def test_a_call_spelled_with_escapes_restores_the_tools_own_name():
         {"type": "tool_reference",
          "tool_name": "mcp__memory__create_entities"}]
     assert r.report["searches_restored"] == "1"
+
+
+@pytest.mark.parametrize("client_breakpoints", [3, 4])
+def test_gateway_breakpoint_on_the_search_tool_within_the_limit(
+        client_breakpoints):
+    """gateway search puts a breakpoint of its own on its search tool where
+    the client put none in tools[], unless the request has the 4 the API
+    takes already"""
+    body = json.loads(restore_body([]))
+    cache = {"type": "ephemeral"}
+    body["system"] = [{"type": "text", "text": "s%d" % i,
+                       "cache_control": cache} for i in range(3)]
+    body["messages"] = [{"role": "user", "content": [
+        {"type": "text", "text": "go", "cache_control": cache}]}]
+    body["system"] = body["system"][:client_breakpoints - 1]
+    r = Rewrite(json.dumps(body).encode(), "", "--upstream", "compatible")
+    assert r.decision == "deferred_gateway"
+    out = json.loads(r.body)
+    search = [t for t in out["tools"] if t["name"] == "tool_search"][0]
+    marks = r.body.count(b'"cache_control"')
+    if client_breakpoints < 4:
+        assert search["cache_control"] == cache and marks == 4
+    else:
+        assert "cache_control" not in search and marks == 4
