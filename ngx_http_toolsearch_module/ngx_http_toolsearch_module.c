@@ -181,6 +181,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       offsetof(ngx_http_toolsearch_loc_conf_t, turn_boundary),
       NULL },
 
+    { ngx_string("toolsearch_client_profiles"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, client_profiles),
+      NULL },
+
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_words,
@@ -309,6 +316,7 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
     conf->upstream_tool_reference = NGX_CONF_UNSET;
     conf->disable_betas = NGX_CONF_UNSET;
     conf->turn_boundary = NGX_CONF_UNSET;
+    conf->client_profiles = NGX_CONF_UNSET;
     conf->search_blocks = NGX_CONF_UNSET_UINT;
     conf->hosted_search = NGX_CONF_UNSET_UINT;
     conf->search = NGX_CONF_UNSET_UINT;
@@ -660,6 +668,7 @@ ngx_http_toolsearch_set_policy(ngx_http_toolsearch_loc_conf_t *conf)
     p->upstream_tool_reference = (int) conf->upstream_tool_reference;
     p->disable_betas = (int) conf->disable_betas;
     p->turn_boundary = (int) conf->turn_boundary;
+    p->client_profiles = (int) conf->client_profiles;
     p->hosted_search = (int) conf->hosted_search;
     p->search = (int) conf->search;
     p->search_tool = (char *) conf->tool_name.data;
@@ -698,8 +707,9 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                          prev->upstream_tool_reference, 0);
     ngx_conf_merge_value(conf->disable_betas, prev->disable_betas, 0);
     ngx_conf_merge_value(conf->turn_boundary, prev->turn_boundary, 1);
+    ngx_conf_merge_value(conf->client_profiles, prev->client_profiles, 1);
     ngx_conf_merge_uint_value(conf->search_blocks, prev->search_blocks,
-                              NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP);
+                              NGX_HTTP_TOOLSEARCH_BLOCKS_CLIENT);
     ngx_conf_merge_uint_value(conf->hosted_search, prev->hosted_search,
                               TS_HOSTED_BM25);
     ngx_conf_merge_uint_value(conf->search, prev->search, TS_SEARCH_AUTO);

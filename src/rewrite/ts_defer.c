@@ -337,7 +337,7 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
     }
 
     /* what the rules say of the tools, kept with a recalled array */
-    f = ts_facts_get(&rq->ix, in->policy, &made);
+    f = ts_facts_get(&rq->ix, in->policy, rq->client, &made);
     if (f == NULL) {
         return TS_DECISION_ERROR;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rewrite/ts_beta.h"
+#include "rewrite/ts_client.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_gateway.h"
 #include "rewrite/ts_hygiene.h"
@@ -324,6 +325,9 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     ts_history_t  h;
 
     rq->upstream = in->upstream;
+    rq->client = in->policy->client_profiles
+                 ? ts_client_of(&rq->ix, in->user_agent, in->user_agent_len)
+                 : TS_CLIENT_DEFAULT;
     rq->mode = in->defer_mode >= 0 ? in->defer_mode : in->policy->defer_mode;
 
     /* the kill switch is standard mode for everyone */

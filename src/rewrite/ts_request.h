@@ -54,6 +54,7 @@ typedef struct {
     ts_edits_t      edits;
     ts_decision_t   decision;
 
+    int             client;         /* ts_client_t */
     int             mode;           /* effective ts_defer_mode_t */
     unsigned        percent;
     int             upstream;
