@@ -30,10 +30,14 @@ static const ts_words_t  ts_claude_code_words =
 
 
 /*
- * Claude Code's own tools, two of which every request of it carries:
- * qwen-code sends Claude Code's User-Agent with tools of its own
+ * Tools of Claude Code's own besides those it defers: qwen-code sends
+ * Claude Code's User-Agent with tools of its own, and a request of Claude
+ * Code names one of these or of its list (count_tokens carries only the
+ * deferrable ones)
  */
-static const char *const  ts_claude_code_signature[] = { "Bash", "Edit" };
+static const char *const  ts_claude_code_own[] = { "Bash", "Edit" };
+
+static const ts_words_t  ts_claude_code_tools = TS_WORDS(ts_claude_code_own);
 
 
 static int
@@ -47,13 +51,19 @@ ts_ua_starts(const char *ua, size_t len, const char *prefix)
 }
 
 
+/* 1 when a tool of the request has one of the names */
 static int
-ts_has_tool(const ts_index_t *ix, const char *name)
+ts_has_tool(const ts_index_t *ix, const ts_words_t *names)
 {
-    size_t  i;
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       i, len;
 
     for (i = 0; i < ix->ntools; i++) {
-        if (ts_str_eq(ix->buf, &ix->tools[i].name, name)) {
+        name = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
+                           &len);
+
+        if (name != NULL && ts_words_parse(names, name, len) >= 0) {
             return 1;
         }
     }
@@ -66,8 +76,8 @@ int
 ts_client_of(const ts_index_t *ix, const char *ua, size_t ua_len)
 {
     if (ts_ua_starts(ua, ua_len, "claude-cli/")
-        && ts_has_tool(ix, ts_claude_code_signature[0])
-        && ts_has_tool(ix, ts_claude_code_signature[1]))
+        && (ts_has_tool(ix, &ts_claude_code_tools)
+            || ts_has_tool(ix, &ts_claude_code_words)))
     {
         return TS_CLIENT_CLAUDE_CODE;
     }

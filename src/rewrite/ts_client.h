@@ -22,7 +22,10 @@ typedef enum {
 } ts_client_t;
 
 
-/* the profile of a request's client; ua may be NULL */
+/*
+ * The profile of a request's client, from its User-Agent (ua, NULL:
+ * none) and its tools
+ */
 int ts_client_of(const ts_index_t *ix, const char *ua, size_t ua_len);
 
 /* $toolsearch_client: "default", "claude_code", "anthropic_sdk" */

@@ -3,7 +3,7 @@ agent loop with 149 tools (the live memory MCP server's and the rest of a
 recorded Claude Code catalogue), streaming and not.  The client carries
 the assistant message back whole, so its history holds the
 server_tool_use / tool_search_tool_result blocks of the search, hosted or
-run by the gateway (toolsearch_search_blocks keep).  t/e2e/runner.cjs runs
+run by the gateway (kept by the SDK's client profile).  t/e2e/runner.cjs runs
 the SDK's own tool runner, which holds the conversation on a message
 thread."""
 
@@ -44,13 +44,14 @@ def search_blocks(report, name):
     ("compatible", "deferred_gateway", "tool_search"),
 ], ids=["hosted", "gateway"])
 def test_sdk_agent(profile, decision, search_tool, stream, tmp_path, record):
-    # the SDK takes the search blocks: they are kept for it to carry back
+    # the SDK takes the search blocks: its client profile keeps them for
+    # it to carry back, with no configuration
     run, posts, log = session(profile, agent(tmp_path, stream),
-                              SERVERS[profile]
-                              + " toolsearch_search_blocks keep;")
+                              SERVERS[profile])
     assert_completed(run, posts)
     assert run.output["tools"] == 149
     assert [f["decision"] for f in log] == [decision] * 2, log
+    assert [f["client"] for f in log] == ["anthropic_sdk"] * 2, log
     search_blocks(run.output, search_tool)
     last = posts[-1].json()
     if decision == "deferred_hosted":
@@ -100,6 +101,7 @@ def test_sdk_thread_runner(profile, stream, tmp_path):
     assert run.output["tools"] == 149
     assert [f["decision"] for f in log] == \
         ["thread_create", "thread_continue"], log
+    assert [f["client"] for f in log] == ["anthropic_sdk"] * 2, log
     first, last = posts[0].json(), posts[-1].json()
     assert first["thread"] == {"type": "create"}
     assert len(first["tools"]) == 149
