@@ -3,8 +3,8 @@ agent loop with 149 tools (the live memory MCP server's and the rest of a
 recorded Claude Code catalogue), streaming and not.  The client carries
 the assistant message back whole, so its history holds the
 server_tool_use / tool_search_tool_result blocks of the search, hosted or
-run by the gateway (kept by the SDK's client profile).  t/e2e/runner.cjs runs
-the SDK's own tool runner, which holds the conversation on a message
+run by the gateway (kept by the SDK's client profile).  With "runner" it
+runs the SDK's own tool runner, which holds the conversation on a message
 thread."""
 
 import json
@@ -96,7 +96,7 @@ def test_sdk_thread_runner(profile, stream, tmp_path):
     later turn goes on as sent, and the emulator, which judges each
     continuation with the thread's tools under its own betas, accepts all."""
     run, posts, log = session(profile, lambda url: run_agent(
-        url, str(tmp_path), MODEL, stream, "runner.cjs"))
+        url, str(tmp_path), MODEL, stream, runner=True))
     assert_completed(run, posts)
     assert run.output["tools"] == 149
     assert [f["decision"] for f in log] == \
