@@ -148,7 +148,7 @@ def test_claude_code_example_defers_its_139(emulator, gateway):
     assert len(names) == 139
     loaded = [t["name"] for t in tools_sent(emulator)
               if not t.get("defer_loading")]
-    # 2.1.331's list: ScheduleWakeup and TaskOutput stay loaded
+    # 2.1.332's list: ScheduleWakeup and TaskOutput stay loaded
     assert loaded == ["Agent", "Bash", "Edit", "Read", "ReportFindings",
                       "ScheduleWakeup", "Skill", "TaskOutput", "Workflow",
                       "Write", "tool_search_tool_bm25"]

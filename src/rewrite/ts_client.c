@@ -14,12 +14,13 @@ static const char  *ts_client_names[TS_CLIENT_N] = {
 
 
 /*
- * The built-ins the newest Claude Code defers itself (2.1.331, the names
+ * The built-ins the newest Claude Code defers itself (2.1.332, the names
  * after "The following deferred tools are now available via ToolSearch"
  * in t/fixtures/clients/claude-code), besides its MCP tools.
  */
 static const char *const  ts_claude_code_deferred[] = {
-    "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree",
+    "CronCreate", "CronDelete", "CronList", "DesignSync", "EnterWorktree",
+    "ExitWorktree",
     "ListMcpResourcesTool", "ReadMcpResourceDirTool", "ReadMcpResourceTool",
     "Monitor", "NotebookEdit", "SendMessage", "TaskCreate", "TaskGet",
     "TaskList", "TaskStop", "TaskUpdate", "WebFetch", "WebSearch"
