@@ -31,36 +31,43 @@ def claude_code_conf():
 
 
 # (client, label, emulator profile, server directives); the first of each
-# client is its baseline
+# client is its baseline.  Claude Code's profile ($toolsearch_client
+# claude_code: keep, its own deferral list) applies by default; the rows
+# "profiles off" show the module without it, and with its list from
+# docs/examples/claude-code.conf.
 def configurations():
+    off = " toolsearch_client_profiles off;"
     cc = claude_code_conf()
+    anthropic, compatible = PROFILES["anthropic"], PROFILES["compatible"]
     out = []
     for client in ("claude-code", "opencode", "cline"):
         out += [
             (client, "no module", "anthropic", "toolsearch off;"),
-            (client, "default, anthropic (hosted, strip)", "anthropic",
-             PROFILES["anthropic"]),
-            (client, "keep, anthropic", "anthropic",
-             PROFILES["anthropic"] + KEEP),
+            (client, "default, anthropic (hosted)", "anthropic", anthropic),
         ]
         if client == "claude-code":
             out += [
-                (client, "default + claude-code.conf, anthropic",
-                 "anthropic", PROFILES["anthropic"] + cc),
-                (client, "keep + claude-code.conf, anthropic", "anthropic",
-                 PROFILES["anthropic"] + KEEP + cc),
+                (client, "profiles off, anthropic (strip)", "anthropic",
+                 anthropic + off),
+                (client, "profiles off, keep, anthropic", "anthropic",
+                 anthropic + off + KEEP),
+                (client, "profiles off + claude-code.conf, anthropic",
+                 "anthropic", anthropic + off + cc),
                 ("claude-code-search", "Claude Code's own search, no module",
                  "anthropic", "toolsearch off;"),
             ]
+        else:
+            out.append((client, "keep, anthropic", "anthropic",
+                        anthropic + KEEP))
         out += [
             (client, "gateway search, anthropic (references)", "anthropic",
-             PROFILES["anthropic"] + " toolsearch_search gateway;"),
+             anthropic + " toolsearch_search gateway;"),
             (client, "default, compatible (gateway search)", "proxy",
-             PROFILES["compatible"]),
+             compatible),
         ]
         if client == "claude-code":
-            out.append((client, "default + claude-code.conf, compatible",
-                        "proxy", PROFILES["compatible"] + cc))
+            out.append((client, "profiles off, compatible", "proxy",
+                        compatible + off))
     return out
 
 
@@ -128,10 +135,12 @@ def section(results):
         "([gateway-search.md](gateway-search.md#what-a-session-costs)). "
         "*Peak context* is the largest prompt of the session in tokens; "
         "a *cache break* is a request that reads less than the one before "
-        "it cached, with the first block that differs. `*.conf` rows add "
-        "the directives of docs/examples/claude-code.conf (Claude Code's "
-        "own deferral list), what a client profile for Claude Code "
-        "applies."
+        "it cached, with the first block that differs. Claude Code's "
+        "client profile (`$toolsearch_client` `claude_code`: `keep` and "
+        "its own deferral list) applies by default; *profiles off* rows "
+        "show the module without it (`toolsearch_client_profiles off`), "
+        "one of them with the list of docs/examples/claude-code.conf "
+        "instead."
         % (cost_session.TURNS, ", ".join(
             str(t) for t in cost_session.DISCOVERY_TURNS)), ""]
     for discoveries, rows in results:

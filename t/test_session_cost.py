@@ -3,9 +3,9 @@ t/billing.py), through a real nginx and the module in front of the strict
 emulator: the fast variant of bench/cost_bench.py, Claude Code's shape
 with 4 discoveries.
 
-On the hosted path with the default directives (toolsearch_search_blocks
-strip: the client never sees the searches), no request after the first
-breaks the cache: each found tool stays deferred, and the search that
+On the hosted path with the default directives, and with
+toolsearch_search_blocks strip (the client never sees the searches), no
+request after the first breaks the cache: each found tool stays deferred, and the search that
 found it is restored before its call, the same on every later turn.  On
 gateway search over a compatible upstream, a discovery costs one break,
 on the loop's call that loads the found tool, never on the client's turn
@@ -51,7 +51,9 @@ def test_hosted_session_breaks_no_cache_after_the_first_turn(blocks):
 
 
 def test_hosted_session_restores_the_same_bytes_on_every_turn():
-    r = cost_session.run("claude-code", "strip", "anthropic", HOSTED)
+    # strip set: Claude Code's profile would keep the blocks
+    r = cost_session.run("claude-code", "strip", "anthropic",
+                         HOSTED + " toolsearch_search_blocks strip;")
     bodies = [q.json() for q in r.requests]
     # the assistant turn of the first discovery, as each later request
     # sends it upstream
