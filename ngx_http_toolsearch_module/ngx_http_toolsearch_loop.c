@@ -80,19 +80,22 @@ ngx_int_t
 ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
+    ngx_uint_t                       strip;
     ngx_pool_cleanup_t              *cln;
     ngx_http_toolsearch_loc_conf_t  *tlcf;
 
     tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
-    if (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP) {
+    /* only Messages answers carry search blocks to cut */
+    strip = tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
+            && ctx->format == TS_FORMAT_MESSAGES;
+
+    if (strip) {
         ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
     }
 
-    if (cln == NULL
-        || (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
-            && ctx->answer == NULL))
+    if (cln == NULL || (strip && ctx->answer == NULL))
     {
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;

@@ -15,6 +15,7 @@
 #include "loop/ts_answer.h"
 #include "loop/ts_loop.h"
 #include "rewrite/ts_counters.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_request.h"
 
 
@@ -62,6 +63,7 @@ typedef struct {
     unsigned        percent;
     int             upstream;
     int             defer_rule;     /* ts_shape_t */
+    int             format;         /* ts_format_t, from the URI */
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */

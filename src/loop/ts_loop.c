@@ -84,6 +84,10 @@ ts_loop_free(ts_loop_t *lp)
         return;
     }
 
+    if (lp->dialect != NULL) {
+        lp->dialect->free(lp);
+    }
+
     ts_loop_reset(lp);
 
     if (lp->have_rq) {
@@ -103,6 +107,10 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
 {
     ts_input_t  in;
     size_t      len;
+
+    if (lp->dialect != NULL) {
+        return lp->dialect->request(lp, out);
+    }
 
     if (lp->have_rq) {
         ts_request_free(&lp->rq);
@@ -157,6 +165,10 @@ ts_loop_start(ts_loop_t *lp, int sse)
 {
     ts_loop_reset(lp);
     lp->sse = sse;
+
+    if (lp->dialect != NULL) {
+        lp->dialect->start(lp);
+    }
 }
 
 
@@ -274,6 +286,10 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     ts_sse_event_t  ev;
     size_t          used, at;
 
+    if (lp->dialect != NULL) {
+        return lp->dialect->feed(lp, p, n, out);
+    }
+
     if (ts_buf_add(&lp->pending, p, n) != 0) {
         return -1;
     }
@@ -327,10 +343,9 @@ ts_call_max(const ts_loop_t *lp, const char *buf, const ts_val_t *in)
 }
 
 
-/* runs one search; the found tools are marked loaded and listed */
-static int
-ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
-    ts_buf_t *result)
+int
+ts_loop_search(ts_loop_t *lp, const char *input, ts_loop_found_pt found,
+    void *arg)
 {
     const ts_policy_t  *p;
     ts_catalog_t        cat;
@@ -346,12 +361,12 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
 
     p = lp->in.policy;
 
-    /* the input is an object: ts_loop_call_input made sure of it */
-    if (ts_value_parse(b->input, strlen(b->input), &in) != TS_OK) {
+    /* the input is an object: the caller made sure of it */
+    if (ts_value_parse(input, strlen(input), &in) != TS_OK) {
         in.kind = TS_NONE;
     }
 
-    q = ts_loop_query(b->input, &in);
+    q = ts_loop_query(input, &in);
 
     hints.names = p->hint_names;
     hints.phrases = p->hint_phrases;
@@ -365,7 +380,7 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
 
     if (rc == 0 && lp->rq.defer != NULL) {
         rc = ts_search_run(&cat, q ? q : "", q ? strlen(q) : 0,
-                           p->scoring, ts_call_max(lp, b->input, &in), &res);
+                           p->scoring, ts_call_max(lp, input, &in), &res);
         names = calloc(res.nhits ? res.nhits : 1, sizeof(ts_name_t));
         rc = (rc == 0 && names != NULL) ? 0 : -1;
 
@@ -386,14 +401,7 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     }
 
     if (rc == 0) {
-        ts_gateway_references(refs, names, n);
-
-        if (result->len) {
-            ts_buf_str(result, ",");
-        }
-
-        rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1,
-                               lp->rq.load_refs, &servers);
+        rc = found(arg, names, n, &servers);
     }
 
     ts_buf_free(&servers);
@@ -411,6 +419,47 @@ ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     free(q);
 
     return rc;
+}
+
+
+/* a Messages search call's result, and references to what it found */
+typedef struct {
+    ts_loop_t          *lp;
+    const ts_lblock_t  *b;
+    ts_buf_t           *refs;
+    ts_buf_t           *result;
+} ts_found_t;
+
+
+static int
+ts_found_result(void *arg, const ts_name_t *names, size_t n,
+    const ts_buf_t *servers)
+{
+    ts_found_t  *f = arg;
+
+    ts_gateway_references(f->refs, names, n);
+
+    if (f->result->len) {
+        ts_buf_str(f->result, ",");
+    }
+
+    return ts_gateway_result(f->result, f->b->id, strlen(f->b->id), names, n,
+                             1, f->lp->rq.load_refs, servers);
+}
+
+
+static int
+ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
+    ts_buf_t *result)
+{
+    ts_found_t  f;
+
+    f.lp = lp;
+    f.b = b;
+    f.refs = refs;
+    f.result = result;
+
+    return ts_loop_search(lp, b->input, ts_found_result, &f);
 }
 
 
@@ -479,6 +528,10 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
     static const ts_loop_error_t  early = {
         0, NULL, 0, "the upstream stream ended early"
     };
+
+    if (lp->dialect != NULL) {
+        return lp->dialect->end(lp, out);
+    }
 
     if (!lp->sse && ts_loop_json_answer(lp) != 0) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);

@@ -69,6 +69,23 @@ typedef struct {
 void ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     ts_buf_t *out);
 
+/*
+ * What a format other than Messages does at each step (src/chat): the
+ * loop's state, its search (ts_loop_search) and its counters are
+ * shared, the request, the answer's grammar and the errors are the
+ * format's.  ts_loop_start() resets the shared answer state first.
+ */
+typedef struct {
+    int             (*request)(ts_loop_t *lp, ts_buf_t *out);
+    void            (*start)(ts_loop_t *lp);
+    int             (*feed)(ts_loop_t *lp, const char *p, size_t n,
+                            ts_buf_t *out);
+    ts_loop_next_t  (*end)(ts_loop_t *lp, ts_buf_t *out);
+    void            (*fail)(ts_loop_t *lp, int sse,
+                            const ts_loop_error_t *e, ts_buf_t *out);
+    void            (*free)(ts_loop_t *lp);
+} ts_loop_dialect_t;
+
 unsigned ts_loop_calls(const ts_loop_t *lp);
 unsigned ts_loop_searches(const ts_loop_t *lp);
 unsigned ts_loop_misses(const ts_loop_t *lp);

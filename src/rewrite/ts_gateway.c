@@ -541,7 +541,17 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     }
 
     ts_buf_str(b, ",\"content\":\"");
+    ts_gateway_result_text(b, names, n, ran, servers);
+    ts_buf_str(b, "\"}");
 
+    return b->failed ? -1 : 0;
+}
+
+
+void
+ts_gateway_result_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers)
+{
     if (!ran) {
         ts_buf_str(b, "This search did not run. Search again.");
 
@@ -563,22 +573,20 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
         ts_buf_str(b, ". Their definitions are in your tool list now; call "
                       "them directly.");
     }
-
-    ts_buf_str(b, "\"}");
-
-    return b->failed ? -1 : 0;
 }
 
 
-static void
-ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
-    const char *buf)
+void
+ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
+    const char *schema)
 {
-    ts_buf_str(b, "{\"name\":\"");
+    ts_buf_str(b, "\"name\":\"");
     ts_buf_str(b, ts_policy_search_tool(p));
     ts_buf_str(b, "\",\"description\":\"");
     ts_buf_str(b, ts_search_description);
-    ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
+    ts_buf_str(b, "\",\"");
+    ts_buf_str(b, schema);
+    ts_buf_str(b, "\":{\"type\":\"object\",\"properties\":"
                   "{\"query\":{\"type\":\"string\",\"description\":"
                   "\"select:name1,name2, or keywords\"},"
                   "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
@@ -586,6 +594,15 @@ ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
     ts_buf_num(b, ts_policy_max_results(p));
     ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
                   "\"required\":[\"query\"]}");
+}
+
+
+static void
+ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
+    const char *buf)
+{
+    ts_buf_str(b, "{");
+    ts_gateway_search_fields(b, p, "input_schema");
 
     if (cache != NULL) {
         ts_buf_str(b, ",\"cache_control\":");
@@ -699,9 +716,9 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
  * breakpoints in the system prompt).  A summary that names the tools
  * found keeps them loaded after a compaction (ts_history_named).
  */
-static int
-ts_announcement(const ts_index_t *ix, const unsigned char *deferrable,
-    const ts_policy_t *p, ts_buf_t *b)
+int
+ts_gateway_announcement(const ts_index_t *ix,
+    const unsigned char *deferrable, const ts_policy_t *p, ts_buf_t *b)
 {
     ts_names_t  names;
     size_t      i, shown;
@@ -831,7 +848,8 @@ ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
     ts_buf_init(&b, 0);
 
     rc = (ts_gateway_tools(rq, in->policy, &a) == 0
-          && ts_announcement(&rq->ix, rq->deferrable, in->policy, &a) == 0
+          && ts_gateway_announcement(&rq->ix, rq->deferrable, in->policy,
+                                     &a) == 0
           && ts_gateway_system(&rq->edits, &rq->ix, &a, &b) == 0
           && ts_gateway_tail(&rq->edits, &rq->ix, in) == 0) ? 0 : -1;
 

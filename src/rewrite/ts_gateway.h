@@ -62,6 +62,25 @@ int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
  */
 int ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix);
 
+/* the text of a search's result, JSON-escaped (as ts_gateway_result) */
+void ts_gateway_result_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers);
+
+/*
+ * The search tool's name, description and schema as object members, the
+ * schema under the format's key ("input_schema", "parameters")
+ */
+void ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
+    const char *schema);
+
+/*
+ * What the search tool can load: the names of the deferrable tools,
+ * sorted, as JSON-escaped text for the system prompt; the same on every
+ * turn of a conversation whatever its searches found
+ */
+int ts_gateway_announcement(const ts_index_t *ix,
+    const unsigned char *deferrable, const ts_policy_t *p, ts_buf_t *b);
+
 /* tool_reference blocks naming the tools, comma-separated */
 void ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n);
 

@@ -1,0 +1,578 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Chat Completions, request side.  The body is read into the shared
+ * index: a tool's name, description and parameters are its function's,
+ * so that the deferral rules, the MCP naming shapes, the facts and the
+ * search run over it as over a Messages request.  The upstream then sees
+ * the tools that stay loaded in their places, the gateway's search
+ * function, the tools loaded on demand after it (found by the loop's
+ * searches, called in the conversation, or named by tool_choice), and the
+ * announcement of what the search can load at the end of the first
+ * system message.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan/ts_str.h"
+#include "rewrite/ts_defer.h"
+#include "rewrite/ts_facts.h"
+#include "rewrite/ts_gateway.h"
+#include "chat/ts_chat.h"
+
+
+/* the top-level members read */
+enum {
+    TS_CHAT_MODEL = 0,
+    TS_CHAT_MESSAGES,
+    TS_CHAT_TOOLS,
+    TS_CHAT_STREAM,
+    TS_CHAT_TOOL_CHOICE,
+    TS_CHAT_N,
+    TS_CHAT_KEYS
+};
+
+static const char *const  ts_chat_keys[TS_CHAT_KEYS] = {
+    "model", "messages", "tools", "stream", "tool_choice", "n"
+};
+
+/* the shared index's places of the members it keeps */
+static const int  ts_chat_top[TS_CHAT_TOOL_CHOICE] = {
+    TS_TOP_MODEL, TS_TOP_MESSAGES, TS_TOP_TOOLS, TS_TOP_STREAM
+};
+
+
+/* a JSON string value compared with len bytes at s */
+static int
+ts_chat_is(const char *buf, const ts_val_t *v, const char *s, size_t len)
+{
+    if (v->kind != TS_STRING) {
+        return 0;
+    }
+
+    if (v->esc) {
+        return ts_str_eq_escaped(buf, v, s, len);
+    }
+
+    return v->len - 2 == len && memcmp(buf + v->off + 1, s, len) == 0;
+}
+
+
+/*
+ * A function tool: {"type":"function","function":{"name",
+ * "description","parameters",…}}.  Other tools (custom) keep no name:
+ * the rules never defer them.
+ */
+static void
+ts_chat_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
+{
+    static const char *const  keys[] = { "name", "description",
+                                         "parameters" };
+    ts_val_t                  type, fn, v[3];
+
+    memset(t, 0, sizeof(ts_tool_t));
+    t->elem = *item;
+
+    if (item->kind != TS_OBJECT
+        || ts_object_member(buf, item, "type", &type) != TS_OK
+        || ts_object_member(buf, item, "function", &fn) != TS_OK
+        || !ts_str_eq(buf, &type, "function") || fn.kind != TS_OBJECT
+        || ts_object_members(buf, &fn, keys, 3, v) != TS_OK
+        || v[0].kind != TS_STRING)
+    {
+        return;
+    }
+
+    t->name = v[0];
+    t->description = v[1];
+    t->input_schema = v[2];
+}
+
+
+static ts_status_t
+ts_chat_tools(ts_index_t *ix, const ts_val_t *tools)
+{
+    ts_val_t  *items;
+    size_t     i, n;
+
+    if (ts_container_items(ix->buf, tools, &items, &n) != TS_OK) {
+        return TS_ERR_NOMEM;
+    }
+
+    ix->tools = calloc(n ? n : 1, sizeof(ts_tool_t));
+
+    if (ix->tools == NULL) {
+        free(items);
+        return TS_ERR_NOMEM;
+    }
+
+    for (i = 0; i < n; i++) {
+        ts_chat_tool(ix->buf, &items[i], &ix->tools[i]);
+    }
+
+    ix->ntools = n;
+    free(items);
+
+    return TS_OK;
+}
+
+
+static ts_status_t
+ts_chat_messages(ts_index_t *ix, const ts_val_t *msgs)
+{
+    ts_val_t      *items;
+    ts_message_t  *m;
+    size_t         i, n;
+
+    if (ts_container_items(ix->buf, msgs, &items, &n) != TS_OK) {
+        return TS_ERR_NOMEM;
+    }
+
+    ix->messages = calloc(n ? n : 1, sizeof(ts_message_t));
+
+    if (ix->messages == NULL) {
+        free(items);
+        return TS_ERR_NOMEM;
+    }
+
+    for (i = 0; i < n; i++) {
+        m = &ix->messages[i];
+        m->elem = items[i];
+
+        if (items[i].kind == TS_OBJECT) {
+            (void) ts_object_member(ix->buf, &items[i], "role", &m->role);
+            (void) ts_object_member(ix->buf, &items[i], "content",
+                                    &m->content);
+        }
+    }
+
+    ix->nmessages = n;
+    free(items);
+
+    return TS_OK;
+}
+
+
+/* 1 when n asks for more choices than one completion can carry */
+static int
+ts_chat_choices(const char *buf, const ts_val_t *n)
+{
+    size_t  i;
+
+    if (n->kind != TS_NUMBER) {
+        return n->kind != TS_NONE && n->kind != TS_NULL;
+    }
+
+    /* an integer above TS_CHAT_CHOICES_MAX, or a fraction or exponent */
+    for (i = 0; i < n->len; i++) {
+        if (buf[n->off + i] < '0' || buf[n->off + i] > '9') {
+            return 1;
+        }
+    }
+
+    return n->len > 1 || buf[n->off] - '0' > TS_CHAT_CHOICES_MAX;
+}
+
+
+/*
+ * The body read into the index: an object with a messages array, and a
+ * tools array if any.  What is not of this shape passes untouched.
+ */
+static ts_decision_t
+ts_chat_index(ts_request_t *rq, const char *body, size_t len)
+{
+    ts_index_t   *ix;
+    ts_val_t      top, v[TS_CHAT_KEYS];
+    ts_status_t   st;
+    size_t        i;
+
+    ix = &rq->ix;
+    ix->buf = body;
+    ix->len = len;
+
+    for (i = 0; i < TS_TOP_N; i++) {
+        ix->top[i] = -1;
+    }
+
+    st = ts_value_parse(body, len, &top);
+
+    if (st == TS_ERR_SYNTAX) {
+        return TS_DECISION_MALFORMED;
+    }
+
+    if (st == TS_ERR_DEPTH) {
+        return TS_DECISION_TOO_DEEP;
+    }
+
+    if (st != TS_OK || top.kind != TS_OBJECT
+        || ts_object_members(body, &top, ts_chat_keys, TS_CHAT_KEYS, v)
+           != TS_OK
+        || v[TS_CHAT_MESSAGES].kind != TS_ARRAY)
+    {
+        return st == TS_OK ? TS_DECISION_PASSTHROUGH : TS_DECISION_ERROR;
+    }
+
+    if ((v[TS_CHAT_TOOLS].kind != TS_ARRAY
+         && v[TS_CHAT_TOOLS].kind != TS_NONE)
+        || (v[TS_CHAT_MODEL].kind != TS_STRING
+            && v[TS_CHAT_MODEL].kind != TS_NONE))
+    {
+        return TS_DECISION_WRONG_TYPE;
+    }
+
+    if (ts_chat_choices(body, &v[TS_CHAT_N])) {
+        return TS_DECISION_PASSTHROUGH;
+    }
+
+    ix->members = calloc(TS_CHAT_TOOL_CHOICE + 1, sizeof(ts_member_t));
+    if (ix->members == NULL) {
+        return TS_DECISION_ERROR;
+    }
+
+    for (i = 0; i <= TS_CHAT_TOOL_CHOICE; i++) {
+        ix->members[i].val = v[i];
+
+        if (i < TS_CHAT_TOOL_CHOICE && v[i].kind != TS_NONE) {
+            ix->top[ts_chat_top[i]] = (int32_t) i;
+        }
+    }
+
+    ix->nmembers = TS_CHAT_TOOL_CHOICE + 1;
+
+    if ((v[TS_CHAT_TOOLS].kind == TS_ARRAY
+         && ts_chat_tools(ix, &v[TS_CHAT_TOOLS]) != TS_OK)
+        || ts_chat_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
+    {
+        return TS_DECISION_ERROR;
+    }
+
+    return ix->ntools ? TS_DECISION_NONE : TS_DECISION_NOTHING_TO_DEFER;
+}
+
+
+/* marks loaded the tool a function object names ({"name": …}) */
+static void
+ts_chat_load_named(ts_request_t *rq, const ts_val_t *fn)
+{
+    const ts_index_t  *ix;
+    ts_val_t           name;
+    const char        *s;
+    char               tmp[TS_NAME_MAX];
+    size_t             i, len;
+
+    ix = &rq->ix;
+
+    if (fn->kind != TS_OBJECT
+        || ts_object_member(ix->buf, fn, "name", &name) != TS_OK
+        || (s = ts_str_view(ix->buf, &name, tmp, sizeof(tmp), &len)) == NULL)
+    {
+        return;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (ts_chat_is(ix->buf, &ix->tools[i].name, s, len)) {
+            rq->loaded[i] = 1;
+        }
+    }
+}
+
+
+/*
+ * Stateless turns: a tool the conversation has called (an assistant's
+ * tool_calls) stays loaded, as does the function tool_choice names.
+ */
+static void
+ts_chat_history(ts_request_t *rq)
+{
+    const ts_index_t  *ix;
+    ts_val_t          *calls, fn, choice;
+    size_t             i, j, n;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->nmessages; i++) {
+        if (!ts_str_eq(ix->buf, &ix->messages[i].role, "assistant")
+            || ts_object_member(ix->buf, &ix->messages[i].elem, "tool_calls",
+                                &fn) != TS_OK
+            || fn.kind != TS_ARRAY
+            || ts_container_items(ix->buf, &fn, &calls, &n) != TS_OK)
+        {
+            continue;
+        }
+
+        for (j = 0; j < n; j++) {
+            if (calls[j].kind == TS_OBJECT
+                && ts_object_member(ix->buf, &calls[j], "function", &fn)
+                   == TS_OK)
+            {
+                ts_chat_load_named(rq, &fn);
+            }
+        }
+
+        free(calls);
+    }
+
+    choice = ix->members[TS_CHAT_TOOL_CHOICE].val;
+
+    if (choice.kind == TS_OBJECT
+        && ts_object_member(ix->buf, &choice, "function", &fn) == TS_OK)
+    {
+        ts_chat_load_named(rq, &fn);
+    }
+}
+
+
+/* the tools the loop's searches loaded */
+static int
+ts_chat_loaded(ts_request_t *rq, const ts_input_t *in)
+{
+    size_t  i;
+
+    rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
+    if (rq->loaded == NULL) {
+        return -1;
+    }
+
+    for (i = 0; in->loaded != NULL && i < rq->ix.ntools; i++) {
+        rq->loaded[i] = in->loaded[i];
+    }
+
+    ts_chat_history(rq);
+
+    return 0;
+}
+
+
+static void
+ts_chat_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
+{
+    ts_buf_add(b, buf + v->off, v->len);
+}
+
+
+/*
+ * tools[]: the tools that stay, byte for byte and in place, then the
+ * search function, then the deferrable tools loaded on demand in the
+ * client's order: what a turn adds comes after what the last one sent.
+ */
+static int
+ts_chat_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *tools;
+    size_t              i;
+    int                 later;
+
+    ix = &rq->ix;
+    ts_buf_reset(b);
+    ts_buf_str(b, "[");
+
+    for (i = 0; i < ix->ntools; i++) {
+        later = rq->loaded[i] && (rq->deferrable[i] & TS_FACT_DEFERRABLE);
+
+        if (!rq->defer[i] && !later) {
+            ts_chat_raw(b, ix->buf, &ix->tools[i].elem);
+            ts_buf_str(b, ",");
+        }
+    }
+
+    ts_buf_str(b, "{\"type\":\"function\",\"function\":{");
+    ts_gateway_search_fields(b, p, "parameters");
+    ts_buf_str(b, "}}");
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (!rq->defer[i] && rq->loaded[i]
+            && (rq->deferrable[i] & TS_FACT_DEFERRABLE))
+        {
+            ts_buf_str(b, ",");
+            ts_chat_raw(b, ix->buf, &ix->tools[i].elem);
+        }
+    }
+
+    ts_buf_str(b, "]");
+
+    if (b->failed) {
+        return -1;
+    }
+
+    tools = ts_index_top(ix, TS_TOP_TOOLS);
+
+    return ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, b->p,
+                           b->len);
+}
+
+
+/*
+ * The announcement ends the first message when it is the client's
+ * system (or developer) prompt, as a paragraph of its string or a text
+ * part of its array; else a system message of its own opens the
+ * conversation.
+ */
+static int
+ts_chat_system(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
+{
+    const ts_index_t    *ix;
+    const ts_message_t  *m;
+    const ts_member_t   *msgs;
+    ts_val_t            *parts;
+    size_t               n;
+    int                  rc;
+
+    ix = &rq->ix;
+    m = ix->nmessages ? &ix->messages[0] : NULL;
+    ts_buf_reset(b);
+
+    if (m != NULL && (ts_str_eq(ix->buf, &m->role, "system")
+                      || ts_str_eq(ix->buf, &m->role, "developer")))
+    {
+        if (m->content.kind == TS_STRING) {
+            ts_buf_str(b, "\\n\\n");
+            ts_buf_add(b, text->p, text->len);
+
+            return b->failed ? -1
+                   : ts_edit_replace(&rq->edits,
+                                     m->content.off + m->content.len - 1, 0,
+                                     b->p, b->len);
+        }
+
+        if (m->content.kind == TS_ARRAY
+            && ts_container_items(ix->buf, &m->content, &parts, &n) == TS_OK)
+        {
+            ts_buf_str(b, "{\"type\":\"text\",\"text\":\"");
+            ts_buf_add(b, text->p, text->len);
+            ts_buf_str(b, "\"}");
+
+            rc = b->failed ? -1
+                 : ts_edit_append_item(&rq->edits, &m->content,
+                                       n ? &parts[n - 1] : NULL, b->p,
+                                       b->len);
+            free(parts);
+
+            return rc;
+        }
+    }
+
+    ts_buf_str(b, "{\"role\":\"system\",\"content\":\"");
+    ts_buf_add(b, text->p, text->len);
+    ts_buf_str(b, m ? "\"}," : "\"}");
+
+    if (b->failed) {
+        return -1;
+    }
+
+    msgs = ts_index_top(ix, TS_TOP_MESSAGES);
+
+    return ts_edit_replace(&rq->edits, m ? m->elem.off : msgs->val.off + 1,
+                           0, b->p, b->len);
+}
+
+
+/* the turns of the loop's searches go after the conversation */
+static int
+ts_chat_tail(ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_index_t   *ix;
+    const ts_member_t  *msgs;
+
+    ix = &rq->ix;
+    msgs = ts_index_top(ix, TS_TOP_MESSAGES);
+
+    if (in->tail_len == 0) {
+        return 0;
+    }
+
+    return ts_edit_append_item(&rq->edits, &msgs->val,
+                               ix->nmessages
+                               ? &ix->messages[ix->nmessages - 1].elem
+                               : NULL,
+                               in->tail, in->tail_len);
+}
+
+
+static int
+ts_chat_apply(ts_request_t *rq, const ts_input_t *in)
+{
+    ts_buf_t  a, b;
+    int       rc;
+
+    ts_buf_init(&a, 0);
+    ts_buf_init(&b, 0);
+
+    rc = (ts_chat_tools_edit(rq, in->policy, &a) == 0
+          && ts_gateway_announcement(&rq->ix, rq->deferrable, in->policy,
+                                     &a) == 0
+          && ts_chat_system(rq, &a, &b) == 0
+          && ts_chat_tail(rq, in) == 0) ? 0 : -1;
+
+    ts_buf_free(&a);
+    ts_buf_free(&b);
+
+    return rc;
+}
+
+
+ts_decision_t
+ts_chat_process(ts_request_t *rq, const ts_input_t *in, const char *body,
+    size_t len)
+{
+    ts_policy_t   policy;
+    ts_input_t    gin;
+    ts_history_t  h;
+
+    memset(rq, 0, sizeof(ts_request_t));
+    ts_edits_init(&rq->edits);
+
+    rq->decision = ts_chat_index(rq, body, len);
+
+    if (rq->decision != TS_DECISION_NONE || in == NULL
+        || in->policy == NULL)
+    {
+        return rq->decision;
+    }
+
+    /* this format has no hosted search: the gateway runs it */
+    policy = *in->policy;
+    policy.search = TS_SEARCH_GATEWAY;
+    gin = *in;
+    gin.policy = &policy;
+
+    rq->upstream = in->upstream;
+    rq->mode = in->defer_mode >= 0 ? in->defer_mode : policy.defer_mode;
+    rq->percent = in->defer_mode >= 0 ? in->defer_percent
+                                      : policy.defer_percent;
+
+    if (policy.disable_betas) {
+        rq->mode = TS_DEFER_OFF;
+    }
+
+    if (ts_chat_loaded(rq, in) != 0) {
+        rq->decision = TS_DECISION_ERROR;
+        return rq->decision;
+    }
+
+    /* history is this format's: the loaded tools carry it */
+    memset(&h, 0, sizeof(ts_history_t));
+    rq->decision = ts_defer_decide(rq, &gin, &h);
+
+    if (rq->decision == TS_DECISION_DEFERRED_GATEWAY
+        && ts_chat_apply(rq, &gin) != 0)
+    {
+        rq->decision = TS_DECISION_ERROR;
+        ts_edits_free(&rq->edits);
+        ts_edits_init(&rq->edits);
+    }
+
+    return rq->decision;
+}
+
+
+int
+ts_chat_stream(const ts_request_t *rq)
+{
+    const ts_member_t  *m;
+
+    m = ts_index_top(&rq->ix, TS_TOP_STREAM);
+
+    return m != NULL && m->val.kind == TS_TRUE;
+}
