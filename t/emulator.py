@@ -692,19 +692,26 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         self.send_json(200, json.dumps(
             {"input_tokens": max(1, len(rec.body) // 4)}).encode())
 
-    def messages(self, rec):
-        body = self.parse(rec)
-        if not isinstance(body.get("max_tokens"), int):
-            raise ApiError("max_tokens: Field required")
-        Validator(self.emu.profile, rec.headers, body).run()
-        reply = self.emu.reply_for(body)
+    def scripted(self, rec, reply):
+        """A script's reply: an error raised, a Raw answer sent (None),
+        else the reply to answer with, status 200."""
         if isinstance(reply, ApiError):
             raise reply
         if isinstance(reply, Raw):
             rec.status = reply.status
             self.send_raw(reply)
-            return
+            return None
         rec.status = 200
+        return reply
+
+    def messages(self, rec):
+        body = self.parse(rec)
+        if not isinstance(body.get("max_tokens"), int):
+            raise ApiError("max_tokens: Field required")
+        Validator(self.emu.profile, rec.headers, body).run()
+        reply = self.scripted(rec, self.emu.reply_for(body))
+        if reply is None:
+            return
         if isinstance(reply, Fault):
             self.send_fault(reply, self.message(body, reply.reply,
                                                 len(rec.body)),
@@ -720,15 +727,10 @@ class EmulatorHandler(BaseHTTPRequestHandler):
     def chat(self, rec):
         body = self.parse(rec)
         ChatValidator(body).run()
-        script = self.emu.chat_script or chat_default
-        reply = script(body)
-        if isinstance(reply, ApiError):
-            raise reply
-        if isinstance(reply, Raw):
-            rec.status = reply.status
-            self.send_raw(reply)
+        reply = self.scripted(rec, (self.emu.chat_script or chat_default)(
+            body))
+        if reply is None:
             return
-        rec.status = 200
         stream = body.get("stream") is True
         fault = reply if isinstance(reply, Fault) else None
         if fault:

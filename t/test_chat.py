@@ -325,3 +325,40 @@ def test_broken_continuation_is_an_error(gw, emulator, stream, how):
     else:
         assert r.status == 502
         assert "error" in json.loads(r.body)
+
+
+CLIENTS = ["opencode", "kilo", "cline", "continue", "qwen-code-nosearch",
+           "ai-sdk", "langchain", "mastra"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_session_completes(gateway, emulator, client, stream):
+    """Each recorded client's session in Chat Completions, with
+    `toolsearch on;` alone: the model searches, calls the memory server's
+    create_entities by the client's name for it, and answers on the next
+    turn; at most half the client's tool bytes reach the upstream."""
+    body = json.loads(chat_requests(client, stream)[0])
+    target = [n for n in function_names(body)
+              if n.endswith("create_entities")][0]
+    emulator.chat_script = chat_seeker(target, ARGS, "memory create "
+                                       "entities", "done")
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, body)
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    call = message["tool_calls"][0]
+    assert call["function"]["name"] == target
+    body["messages"] += [
+        {"role": "assistant", "content": message["content"],
+         "tool_calls": [{"id": call["id"], "type": "function",
+                         "function": call["function"]}]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "ok"}]
+    r = send(gw, body)
+    _, message, finish, _ = completion(r, stream)
+    assert (message["content"], finish) == ("done", "stop")
+    sent = tool_bytes(json.dumps(body).encode())
+    for rec in emulator.requests:
+        assert rec.status == 200, rec.error
+        assert tool_bytes(rec.body) <= sent * 0.5, \
+            (client, tool_bytes(rec.body), sent)

@@ -96,46 +96,6 @@ ts_chat_free(ts_loop_t *lp)
 }
 
 
-static int
-ts_chat_request(ts_loop_t *lp, ts_buf_t *out)
-{
-    ts_input_t  in;
-    size_t      len;
-
-    if (lp->have_rq) {
-        ts_request_free(&lp->rq);
-        lp->have_rq = 0;
-    }
-
-    in = lp->in;
-    in.loaded = lp->loaded;
-    in.tail = lp->turns.p;
-    in.tail_len = lp->turns.len;
-
-    lp->have_rq = 1;
-
-    if (ts_chat_process(&lp->rq, &in, lp->body, lp->len)
-        != TS_DECISION_DEFERRED_GATEWAY)
-    {
-        return -1;
-    }
-
-    len = ts_request_size(&lp->rq);
-    ts_buf_reset(out);
-
-    if (ts_buf_space(out, len) != 0
-        || ts_request_render(&lp->rq, out->p) != 0)
-    {
-        return -1;
-    }
-
-    out->len = len;
-    lp->calls++;
-
-    return 0;
-}
-
-
 static void
 ts_chat_start(ts_loop_t *lp)
 {
@@ -512,46 +472,6 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
     }
 
     cJSON_Delete(j);
-
-    return out->failed ? -1 : 0;
-}
-
-
-static int
-ts_chat_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
-{
-    ts_sse_event_t  ev;
-    size_t          used, at;
-
-    if (ts_buf_add(&lp->pending, p, n) != 0) {
-        return -1;
-    }
-
-    if (!lp->sse) {
-        return 0;
-    }
-
-    at = 0;
-
-    while ((used = ts_sse_next(lp->pending.p + at, lp->pending.len - at,
-                               &lp->seen, &ev)) > 0)
-    {
-        if (ts_chat_chunk(lp, &ev, out) != 0) {
-            return -1;
-        }
-
-        at += used;
-    }
-
-    ts_buf_consume(&lp->pending, at);
-
-    /* an event longer than the limit is not an event of this API */
-    if (lp->pending.len > TS_LOOP_EVENT_MAX) {
-        lp->ans.broken = 1;
-        ts_buf_add(out, lp->pending.p, lp->pending.len);
-        ts_buf_reset(&lp->pending);
-        lp->seen = 0;
-    }
 
     return out->failed ? -1 : 0;
 }
@@ -1020,7 +940,7 @@ ts_chat_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
 
 
 static const ts_loop_dialect_t  ts_chat_dialect = {
-    ts_chat_request, ts_chat_start, ts_chat_feed, ts_chat_end, ts_chat_fail,
+    ts_chat_process, ts_chat_start, ts_chat_chunk, ts_chat_end, ts_chat_fail,
     ts_chat_free
 };
 

@@ -251,8 +251,11 @@ ts_chat_index(ts_request_t *rq, const char *body, size_t len)
 }
 
 
-/* marks loaded the tool a function object names ({"name": …}) */
-static void
+/*
+ * Marks loaded the tool a function object names ({"name": …}); 1 when
+ * the request has it
+ */
+static int
 ts_chat_load_named(ts_request_t *rq, const ts_val_t *fn)
 {
     const ts_index_t  *ix;
@@ -260,27 +263,35 @@ ts_chat_load_named(ts_request_t *rq, const ts_val_t *fn)
     const char        *s;
     char               tmp[TS_NAME_MAX];
     size_t             i, len;
+    int                found;
 
     ix = &rq->ix;
+    found = 0;
 
     if (fn->kind != TS_OBJECT
         || ts_object_member(ix->buf, fn, "name", &name) != TS_OK
         || (s = ts_str_view(ix->buf, &name, tmp, sizeof(tmp), &len)) == NULL)
     {
-        return;
+        return 0;
     }
 
     for (i = 0; i < ix->ntools; i++) {
         if (ts_chat_is(ix->buf, &ix->tools[i].name, s, len)) {
             rq->loaded[i] = 1;
+            found = 1;
         }
     }
+
+    return found;
 }
 
 
 /*
  * Stateless turns: a tool the conversation has called (an assistant's
  * tool_calls) stays loaded, as does the function tool_choice names.
+ * Calls of the request's tools count as the searches of history: a
+ * conversation whose calls have loaded every deferrable tool keeps its
+ * form, and its prompt cache (ts_defer.c).
  */
 static void
 ts_chat_history(ts_request_t *rq)
@@ -306,7 +317,7 @@ ts_chat_history(ts_request_t *rq)
                 && ts_object_member(ix->buf, &calls[j], "function", &fn)
                    == TS_OK)
             {
-                ts_chat_load_named(rq, &fn);
+                rq->history_searches += ts_chat_load_named(rq, &fn);
             }
         }
 
@@ -318,7 +329,7 @@ ts_chat_history(ts_request_t *rq)
     if (choice.kind == TS_OBJECT
         && ts_object_member(ix->buf, &choice, "function", &fn) == TS_OK)
     {
-        ts_chat_load_named(rq, &fn);
+        (void) ts_chat_load_named(rq, &fn);
     }
 }
 

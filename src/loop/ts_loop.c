@@ -108,10 +108,6 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     ts_input_t  in;
     size_t      len;
 
-    if (lp->dialect != NULL) {
-        return lp->dialect->request(lp, out);
-    }
-
     if (lp->have_rq) {
         ts_request_free(&lp->rq);
         lp->have_rq = 0;
@@ -124,7 +120,8 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
 
     lp->have_rq = 1;
 
-    if (ts_request_process(&lp->rq, &in, lp->body, lp->len)
+    if ((lp->dialect ? lp->dialect->process : ts_request_process)(
+            &lp->rq, &in, lp->body, lp->len)
         != TS_DECISION_DEFERRED_GATEWAY)
     {
         return -1;
@@ -286,10 +283,6 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     ts_sse_event_t  ev;
     size_t          used, at;
 
-    if (lp->dialect != NULL) {
-        return lp->dialect->feed(lp, p, n, out);
-    }
-
     if (ts_buf_add(&lp->pending, p, n) != 0) {
         return -1;
     }
@@ -303,7 +296,9 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     while ((used = ts_sse_next(lp->pending.p + at, lp->pending.len - at,
                                &lp->seen, &ev)) > 0)
     {
-        if (ts_loop_event(lp, &ev, out) != 0) {
+        if ((lp->dialect ? lp->dialect->event(lp, &ev, out)
+                         : ts_loop_event(lp, &ev, out)) != 0)
+        {
             return -1;
         }
 

@@ -15,6 +15,8 @@
 
 #include "scan/ts_buf.h"
 #include "rewrite/ts_policy.h"
+#include "rewrite/ts_request.h"
+#include "loop/ts_sse.h"
 
 
 #define TS_LOOP_EVENT_MAX   (4 * 1024 * 1024)   /* one SSE event */
@@ -71,15 +73,18 @@ void ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
 
 /*
  * What a format other than Messages does at each step (src/chat): the
- * loop's state, its search (ts_loop_search) and its counters are
- * shared, the request, the answer's grammar and the errors are the
- * format's.  ts_loop_start() resets the shared answer state first.
+ * loop's state, its calls, the SSE reading, its search (ts_loop_search)
+ * and its counters are shared; the request (process: as
+ * ts_request_process), each event and JSON answer (end), and the errors
+ * are the format's.  ts_loop_start() resets the shared answer state
+ * first.
  */
 typedef struct {
-    int             (*request)(ts_loop_t *lp, ts_buf_t *out);
+    ts_decision_t   (*process)(ts_request_t *rq, const ts_input_t *in,
+                               const char *body, size_t len);
     void            (*start)(ts_loop_t *lp);
-    int             (*feed)(ts_loop_t *lp, const char *p, size_t n,
-                            ts_buf_t *out);
+    int             (*event)(ts_loop_t *lp, const ts_sse_event_t *ev,
+                             ts_buf_t *out);
     ts_loop_next_t  (*end)(ts_loop_t *lp, ts_buf_t *out);
     void            (*fail)(ts_loop_t *lp, int sse,
                             const ts_loop_error_t *e, ts_buf_t *out);
