@@ -362,3 +362,33 @@ def test_client_session_completes(gateway, emulator, client, stream):
         assert rec.status == 200, rec.error
         assert tool_bytes(rec.body) <= sent * 0.5, \
             (client, tool_bytes(rec.body), sent)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_text_before_the_search_reaches_the_client(gw, emulator, stream):
+    """What the model said before it searched is part of the completion,
+    in a stream as in JSON."""
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body):
+        reply = seek(body)
+        if reply.calls and reply.calls[0][0] == "tool_search":
+            reply.content = "Let me search. "
+        return reply
+    emulator.chat_script = model
+    r = send(gw, first_request(stream))
+    _, message, _, _ = completion(r, stream)
+    assert message["content"] == "Let me search. Calling %s." % TARGET
+    # the upstream saw it too, with the search call
+    assert upstream_bodies(emulator)[1]["messages"][-2]["content"] == \
+        "Let me search. "
+
+
+def test_hosted_search_only_passes_chat_completions(gateway, emulator):
+    """toolsearch_search hosted: this API has no hosted search, so the
+    request goes on as it came."""
+    gw = gateway(server="toolsearch on; toolsearch_search hosted;")
+    data = json.dumps(first_request(False)).encode()
+    r = send(gw, data)
+    sent_as_is(emulator, data)
+    assert r.header("X-Toolsearch-Decision") == "upstream_unsupported"

@@ -36,6 +36,7 @@ typedef struct {
 typedef struct {
     char           *id;         /* the completion's: the first call's */
     cJSON          *usage;      /* summed over the calls */
+    ts_buf_t        said;       /* the content of the calls before */
 
     /* the current answer */
     ts_chat_call_t  calls[TS_LOOP_BLOCKS_MAX];
@@ -89,6 +90,7 @@ ts_chat_free(ts_loop_t *lp)
 
     ts_chat_answer_reset(st);
     ts_buf_free(&st->text);
+    ts_buf_free(&st->said);
     cJSON_Delete(st->usage);
     free(st->id);
     free(st);
@@ -663,6 +665,9 @@ ts_chat_searches(ts_loop_t *lp)
         ts_buf_str(&lp->turns, ",");
     }
 
+    /* a JSON completion's content is what every call said */
+    ts_buf_add(&st->said, st->text.p, st->text.len);
+
     ok = ok && ts_buf_add(&lp->turns, turns.p, turns.len) == 0;
     ts_buf_free(&turns);
 
@@ -772,6 +777,20 @@ ts_chat_json(ts_loop_t *lp, cJSON **calls)
 }
 
 
+/* a message's content, in its place */
+static void
+ts_chat_content(cJSON *msg, const char *text)
+{
+    if (cJSON_GetObjectItemCaseSensitive(msg, "content") != NULL) {
+        cJSON_ReplaceItemInObjectCaseSensitive(msg, "content",
+                                               cJSON_CreateString(text));
+
+    } else {
+        cJSON_AddStringToObject(msg, "content", text);
+    }
+}
+
+
 /* the client's completion: held calls out, the id and usage the sums */
 static void
 ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
@@ -783,6 +802,15 @@ ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
     choice = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
     msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
 
+    if (st->said.len) {
+        ts_buf_add(&st->said, st->text.p, st->text.len);
+
+        if (ts_buf_space(&st->said, 1) == 0) {
+            st->said.p[st->said.len] = '\0';
+            ts_chat_content(msg, st->said.p);
+        }
+    }
+
     if (st->held) {
         if (cJSON_GetArraySize(calls) == 0) {
             cJSON_DeleteItemFromObjectCaseSensitive(msg, "tool_calls");
@@ -790,8 +818,7 @@ ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
                 cJSON_CreateString("stop"));
 
             if (!cJSON_IsString(cJSON_GetObjectItem(msg, "content"))) {
-                cJSON_DeleteItemFromObjectCaseSensitive(msg, "content");
-                cJSON_AddStringToObject(msg, "content", ts_chat_spent);
+                ts_chat_content(msg, ts_chat_spent);
             }
         }
     }
@@ -962,6 +989,7 @@ ts_chat_loop_create(const ts_input_t *in, const char *body, size_t len)
     }
 
     ts_buf_init(&st->text, TS_LOOP_ANSWER_MAX);
+    ts_buf_init(&st->said, TS_LOOP_ANSWER_MAX);
     lp->format = st;
     lp->dialect = &ts_chat_dialect;
 

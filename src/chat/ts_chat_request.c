@@ -542,7 +542,15 @@ ts_chat_process(ts_request_t *rq, const ts_input_t *in, const char *body,
         return rq->decision;
     }
 
-    /* this format has no hosted search: the gateway runs it */
+    /*
+     * This format has no hosted search: the gateway runs it, unless the
+     * location allows the upstream's hosted search only.
+     */
+    if (in->policy->search == TS_SEARCH_HOSTED) {
+        rq->decision = TS_DECISION_UPSTREAM_UNSUPPORTED;
+        return rq->decision;
+    }
+
     policy = *in->policy;
     policy.search = TS_SEARCH_GATEWAY;
     gin = *in;
