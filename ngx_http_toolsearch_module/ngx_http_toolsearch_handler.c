@@ -397,7 +397,7 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
 
     if (ctx->format == TS_FORMAT_CHAT) {
         ctx->sse = ts_chat_stream(rq);
-        ctx->loop = ts_chat_loop_create(in, (char *) body, len);
+        ctx->loop = ts_chat_loop_create(in, rq);
 
         return ctx->loop ? NGX_OK : NGX_ERROR;
     }

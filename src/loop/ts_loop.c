@@ -20,8 +20,26 @@ const char  *ts_loop_usage_keys[TS_USAGE_N] = {
 ts_loop_t *
 ts_loop_create(const ts_input_t *in, const char *body, size_t len)
 {
-    ts_loop_t  *lp;
     ts_index_t  ix;
+    size_t      ntools;
+
+    ntools = 0;
+
+    if (ts_index_build(&ix, body, len) == TS_OK) {
+        ntools = ix.ntools;
+    }
+
+    ts_index_free(&ix);
+
+    return ts_loop_create_as(in, body, len, NULL, ntools);
+}
+
+
+ts_loop_t *
+ts_loop_create_as(const ts_input_t *in, const char *body, size_t len,
+    const ts_loop_dialect_t *dialect, size_t ntools)
+{
+    ts_loop_t  *lp;
 
     lp = calloc(1, sizeof(ts_loop_t));
     if (lp == NULL) {
@@ -38,12 +56,8 @@ ts_loop_create(const ts_input_t *in, const char *body, size_t len)
     ts_buf_init(&lp->turns, TS_LOOP_TURNS_MAX);
     ts_buf_init(&lp->content, TS_LOOP_ANSWER_MAX);
     ts_buf_init(&lp->pending, TS_LOOP_ANSWER_MAX);
-
-    if (ts_index_build(&ix, body, len) == TS_OK) {
-        lp->ntools = ix.ntools;
-    }
-
-    ts_index_free(&ix);
+    lp->dialect = dialect;
+    lp->ntools = ntools;
 
     lp->loaded = calloc(lp->ntools ? lp->ntools : 1, 1);
     if (lp->loaded == NULL) {

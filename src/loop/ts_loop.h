@@ -91,6 +91,13 @@ typedef struct {
     void            (*free)(ts_loop_t *lp);
 } ts_loop_dialect_t;
 
+/*
+ * A loop in a format's dialect (NULL: Messages) over a request with
+ * ntools tools, which its searches mark loaded
+ */
+ts_loop_t *ts_loop_create_as(const ts_input_t *in, const char *body,
+    size_t len, const ts_loop_dialect_t *dialect, size_t ntools);
+
 unsigned ts_loop_calls(const ts_loop_t *lp);
 unsigned ts_loop_searches(const ts_loop_t *lp);
 unsigned ts_loop_misses(const ts_loop_t *lp);
