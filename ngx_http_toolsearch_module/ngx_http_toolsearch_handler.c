@@ -376,6 +376,11 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     } else {
         ctx->count[TS_COUNTER_bytes_out] = ts_request_size(&rq);
         ctx->changed = ts_request_changed(&rq) || rq.betas_changed;
+
+        if (ctx->loop) {
+            /* the first call's body: not read a second time */
+            ts_loop_keep(ctx->loop, &rq);
+        }
     }
 
     ts_request_free(&rq);

@@ -122,6 +122,12 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     ts_input_t  in;
     size_t      len;
 
+    /* the first call's request, as the caller decided it */
+    if (lp->kept) {
+        lp->kept = 0;
+        goto render;
+    }
+
     if (lp->have_rq) {
         ts_request_free(&lp->rq);
         lp->have_rq = 0;
@@ -141,6 +147,8 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
         return -1;
     }
 
+render:
+
     len = ts_request_size(&lp->rq);
     ts_buf_reset(out);
 
@@ -154,6 +162,25 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     lp->calls++;
 
     return 0;
+}
+
+
+void
+ts_loop_keep(ts_loop_t *lp, ts_request_t *rq)
+{
+    /* an index in memory the worker lends lives no longer than rq */
+    if (lp->calls != 0 || lp->have_rq || rq->ix.mem != NULL
+        || rq->decision != TS_DECISION_DEFERRED_GATEWAY)
+    {
+        return;
+    }
+
+    lp->rq = *rq;
+    lp->have_rq = 1;
+    lp->kept = 1;
+
+    memset(rq, 0, sizeof(ts_request_t));
+    ts_edits_init(&rq->edits);
 }
 
 
