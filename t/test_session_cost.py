@@ -56,9 +56,8 @@ def test_hosted_session_breaks_no_cache_after_the_first_turn(blocks):
 
 
 def test_hosted_session_restores_the_same_bytes_on_every_turn():
-    # strip set: Claude Code's profile would keep the blocks
-    r = cost_session.run("claude-code", "strip", "anthropic",
-                         HOSTED + " toolsearch_search_blocks strip;")
+    # Claude Code's profile strips the blocks, with no configuration
+    r = cost_session.run("claude-code", "default", "anthropic", HOSTED)
     bodies = [q.json() for q in r.requests]
     # the assistant turn of the first discovery, as each later request
     # sends it upstream
@@ -70,6 +69,19 @@ def test_hosted_session_restores_the_same_bytes_on_every_turn():
     # the client's own history holds no search
     client = r.answers[0]["content"]
     assert [c["type"] for c in client] == ["text", "tool_use"]
+
+
+def test_claude_code_profile_costs_less_than_keeping_the_blocks():
+    # a kept search result loads every tool it found on every later
+    # turn, a restored one the tool called
+    default = cost_session.run("claude-code", "default", "anthropic",
+                               HOSTED)
+    keep = cost_session.run("claude-code", "keep", "anthropic",
+                            HOSTED + " toolsearch_search_blocks keep;")
+    assert default.rejected() == [] and keep.rejected() == []
+    assert default.bill.breaks() == [] and keep.bill.breaks() == []
+    assert default.bill.units() < 0.95 * keep.bill.units()
+    assert default.bill.peak() < keep.bill.peak()
 
 
 def test_hosted_session_costs_less_than_no_module():
