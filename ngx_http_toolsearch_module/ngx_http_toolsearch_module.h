@@ -16,6 +16,7 @@
 #include "loop/ts_loop.h"
 #include "rewrite/ts_counters.h"
 #include "rewrite/ts_request.h"
+#include "ngx_http_toolsearch_pace.h"
 
 
 /* toolsearch_search_blocks */
@@ -66,6 +67,7 @@ typedef struct {
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
     ts_answer_t    *answer;         /* the cut of the client's answer */
+    ngx_http_toolsearch_pace_t  pace;   /* of the answer's body filter */
 
     /* gateway-executed search */
     ts_loop_t      *loop;
