@@ -331,6 +331,7 @@ ngx_http_toolsearch_pace(ngx_http_request_t *r,
     ngx_http_toolsearch_pace_t *pace, ngx_chain_t *in,
     ngx_http_output_body_filter_pt next)
 {
+    size_t        busy;
     ngx_int_t     rc;
     ngx_uint_t    moved, first;
     ngx_chain_t  *out;
@@ -352,6 +353,7 @@ ngx_http_toolsearch_pace(ngx_http_request_t *r,
     for (first = 1; /* void */; first = 0) {
         out = NULL;
         moved = 0;
+        busy = ngx_http_toolsearch_pace_busy(pace);
 
         if (ngx_http_toolsearch_pace_round(r, pace, &out, &moved) != NGX_OK) {
             return NGX_ERROR;
@@ -369,7 +371,12 @@ ngx_http_toolsearch_pace(ngx_http_request_t *r,
             }
         }
 
-        if (!moved) {
+        /* on, while bytes move or the client took some of ours: the
+         * socket may take more, and no write event would say so */
+        if (!moved
+            && !(ngx_http_toolsearch_pace_waiting(pace)
+                 && ngx_http_toolsearch_pace_busy(pace) < busy))
+        {
             break;
         }
     }
