@@ -6,7 +6,6 @@ small socket buffer and over HTTP/2; and a stalled client costs the worker
 a few buffers more than plain proxy_pass, not the answer."""
 
 import json
-import os
 import socket
 import subprocess
 import time
@@ -14,42 +13,13 @@ import time
 import pytest
 
 from conftest import load_fixture, parse_raw
-from emulator import (Raw, answer_bytes, paced, text, tool_results,
-                      tool_use)
+from emulator import Raw, answer_bytes, paced, text, tool_results
 from gateway import ASAN, free_port
-from test_faults import (GATEWAY, SEARCH, ended_http1, request_head,
-                         rss_kb, worker_pid)
+from test_faults import (GATEWAY, SEARCH, ended_http1, hosted_answer,
+                         hosted_message, request_head, rss_kb, worker_pid)
 
-TARGET = "mcp__memory__create_entities"
 HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
           "send_timeout 5s;")
-
-USE = {"type": "server_tool_use", "id": "srvtoolu_1",
-       "name": "tool_search_tool_bm25", "input": {"query": "memory"}}
-RESULT = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1",
-          "content": {"type": "tool_search_tool_search_result",
-                      "tool_references": [{"type": "tool_reference",
-                                           "tool_name": TARGET}]}}
-
-
-def message(blocks):
-    return {"id": "msg_slow", "type": "message", "role": "assistant",
-            "model": "claude-sonnet-4-5", "content": blocks,
-            "stop_reason": "tool_use", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 10,
-                      "server_tool_use": {"tool_search_requests": 1}}}
-
-
-def hosted_answer(size, stream):
-    """(what the upstream sends, what the client must get): a hosted
-    search, its result, `size` bytes of text and the call it found; the
-    client's answer is the same without the search's two blocks."""
-    big = text("".join(chr(97 + i % 26) for i in range(size)))
-    call = tool_use(TARGET, {"entities": []}, "toolu_target")
-    up = answer_bytes(message([text("Searching."), USE, RESULT, big, call]),
-                      stream)
-    down = answer_bytes(message([text("Searching."), big, call]), stream)
-    return up, down
 
 
 def body_of(stream):
@@ -292,7 +262,8 @@ def stalled_rss(emulator, gateway, conf, answers, profile="anthropic"):
 
 
 def big_stream(size):
-    return paced(answer_bytes(message([text("x" * size)]), True), True)
+    return paced(answer_bytes(hosted_message([text("x" * size)]), True),
+                 True)
 
 
 @pytest.mark.skipif(ASAN, reason="ASan keeps freed memory by design")
