@@ -174,7 +174,14 @@ ngx_http_toolsearch_pace_fill(ngx_http_request_t *r,
         pace->taken += n;
     }
 
-    ts_buf_reset(&pace->held);
+    /* a large event or a JSON answer's cut leaves no memory behind */
+    if (pace->held.cap > NGX_HTTP_TOOLSEARCH_PACE_BUSY) {
+        ts_buf_free(&pace->held);
+
+    } else {
+        ts_buf_reset(&pace->held);
+    }
+
     pace->taken = 0;
 
     return NGX_OK;
