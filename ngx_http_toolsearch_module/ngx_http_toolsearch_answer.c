@@ -4,7 +4,7 @@
  *
  * The client's answer without tool-search blocks, toolsearch_search_blocks
  * strip: the answer of a deferred_hosted request passes through the
- * engine's cut (src/ts_answer.c) on its way to the client.  Gateway
+ * engine's cut (src/loop/ts_cut.c) on its way to the client.  Gateway
  * search cuts the bytes its loop gives the client (the loop's file).
  */
 
@@ -25,7 +25,7 @@ ngx_http_toolsearch_answer_cleanup(void *data)
 {
     ngx_http_toolsearch_ctx_t  *ctx = data;
 
-    ts_answer_free(ctx->answer);
+    ts_cut_free(ctx->answer);
     ngx_http_toolsearch_pace_free(&ctx->pace);
 }
 
@@ -39,17 +39,17 @@ ngx_http_toolsearch_answer_feed(ngx_http_request_t *r, u_char *p, size_t n,
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
-    if (n && ts_answer_feed(ctx->answer, (char *) p, n, out) != 0) {
+    if (n && ts_cut_feed(ctx->answer, (char *) p, n, out) != 0) {
         return NGX_ERROR;
     }
 
     if (last) {
-        if (ts_answer_end(ctx->answer, out) != 0) {
+        if (ts_cut_end(ctx->answer, out) != 0) {
             return NGX_ERROR;
         }
 
         /* a JSON answer was held whole: its memory goes now */
-        ts_answer_free(ctx->answer);
+        ts_cut_free(ctx->answer);
     }
 
     return NGX_OK;
@@ -88,7 +88,7 @@ ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
 {
     ngx_pool_cleanup_t  *cln;
 
-    ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
+    ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
     if (ctx->answer == NULL || cln == NULL) {
@@ -96,7 +96,7 @@ ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    ts_answer_init(ctx->answer, NULL, sse);
+    ts_cut_init(ctx->answer, NULL, sse);
     ngx_http_toolsearch_pace_init(&ctx->pace, ngx_http_toolsearch_answer_feed,
                                   sse);
     cln->handler = ngx_http_toolsearch_answer_cleanup;
