@@ -101,6 +101,10 @@ def test_hosted_slow_reader_http1(emulator, gateway, kind, size, how,
     status, data, ended = exchange(port, stream, piece, gap, stall)
     assert status == 200 and ended, (len(data), len(down))
     assert data == down
+    # the request ends once the last bytes are written
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not gw.access_log():
+        time.sleep(0.05)
     assert " 200 " in gw.access_log()[0]
 
 
