@@ -390,6 +390,22 @@ def test_clients_that_never_read_are_let_go(emulator, gateway, monkeypatch):
     assert "left in connection" not in gw.error_log()
 
 
+def hang_up_after(port, marker):
+    """A streaming request whose client resets the connection once the
+    answer has shown marker."""
+    fx, body = body_of(True)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(request_head(fx, len(body)) + body)
+    got = b""
+    while marker not in got:
+        piece = s.recv(65536)
+        assert piece, got
+        got += piece
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                 b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    s.close()
+
+
 def test_client_vanishes_during_a_later_call(emulator, gateway):
     """The client hangs up while the second call streams: the call stops,
     the request is logged with 499, nothing is left open."""
@@ -398,17 +414,7 @@ def test_client_vanishes_during_a_later_call(emulator, gateway):
     scripted(emulator, [SEARCH, slow])
     # the search's blocks show the second call began
     gw = gateway(server=GATEWAY + " toolsearch_search_blocks keep;")
-    fx, body = body_of(True)
-    s = socket.create_connection(("127.0.0.1", gw.port), timeout=10)
-    s.sendall(request_head(fx, len(body)) + body)
-    got = b""
-    while b"tool_search_tool_result" not in got:
-        piece = s.recv(65536)
-        assert piece, got
-        got += piece
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                 b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    s.close()
+    hang_up_after(gw.port, b"tool_search_tool_result")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not gw.access_log():
         time.sleep(0.1)
@@ -523,17 +529,7 @@ def test_hosted_client_vanishes(emulator, gateway):
     pings = (sse("ping", {"type": "ping"}).encode() for _ in range(100))
     hosted(emulator, Raw([next(start).encode()] + list(pings), delay=0.1))
     gw = gateway(server=HOSTED)
-    fx, body = body_of(True)
-    s = socket.create_connection(("127.0.0.1", gw.port), timeout=10)
-    s.sendall(request_head(fx, len(body)) + body)
-    got = b""
-    while b"event: ping" not in got:
-        piece = s.recv(65536)
-        assert piece, got
-        got += piece
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                 b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    s.close()
+    hang_up_after(gw.port, b"event: ping")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not (
             gw.access_log() and emulator.aborted):

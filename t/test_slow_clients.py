@@ -15,18 +15,12 @@ import pytest
 from conftest import load_fixture, parse_raw
 from emulator import Raw, answer_bytes, paced, text, tool_results
 from gateway import ASAN, free_port
-from test_faults import (GATEWAY, SEARCH, ended_http1, hosted_answer,
-                         hosted_message, request_head, rss_kb, worker_pid)
+from test_faults import (GATEWAY, SEARCH, body_of, ended_http1,
+                         hosted_answer, hosted_message, never_reading_clients,
+                         request_head, rss_kb, worker_pid)
 
 HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
           "send_timeout 5s;")
-
-
-def body_of(stream):
-    fx = load_fixture("ts-unset/002.json")
-    body = json.loads(fx.body)
-    body["stream"] = stream
-    return fx, json.dumps(body).encode()
 
 
 def sndbuf_gateway(gateway, conf):
@@ -244,14 +238,8 @@ def stalled_rss(emulator, gateway, conf, answers, profile="anthropic"):
     pid = worker_pid(gw)
     before = rss_kb(pid)
     fx, body = load_fixture("ts-unset/002.json"), small_body()
-    clients = []
+    clients = never_reading_clients(port, fx, body, N)
     try:
-        for _ in range(N):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            s.connect(("127.0.0.1", port))
-            s.sendall(request_head(fx, len(body)) + body)
-            clients.append(s)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and \
                 emulator.finished < finished + N:
