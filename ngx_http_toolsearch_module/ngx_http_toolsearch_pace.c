@@ -106,28 +106,55 @@ ngx_http_toolsearch_pace_buf(ngx_http_request_t *r,
 }
 
 
-/* a buffer without bytes that says flush or last; tag NULL: not reused */
-static ngx_chain_t *
-ngx_http_toolsearch_pace_special(ngx_http_request_t *r, ngx_uint_t last)
+/*
+ * A buffer without bytes that says flush, or last, after out's bytes: a
+ * flush marks the last of our buffers when there is one, else the pace's
+ * own empty buffer, the same each time (an upstream that flushes every
+ * piece would otherwise cost a buffer each); tag NULL: not for reuse.
+ */
+static ngx_int_t
+ngx_http_toolsearch_pace_special(ngx_http_request_t *r,
+    ngx_http_toolsearch_pace_t *pace, ngx_chain_t ***ll, ngx_buf_t *cur,
+    ngx_uint_t last)
 {
+    ngx_buf_t    *b;
     ngx_chain_t  *cl;
+
+    if (!last && cur) {
+        cur->flush = 1;
+        return NGX_OK;
+    }
+
+    if (last || pace->flush_buf == NULL) {
+        b = ngx_calloc_buf(r->pool);
+        if (b == NULL) {
+            return NGX_ERROR;
+        }
+
+        b->flush = 1;
+        b->last_buf = last ? 1 : 0;
+        b->last_in_chain = 1;
+
+        if (!last) {
+            pace->flush_buf = b;
+        }
+
+    } else {
+        b = pace->flush_buf;
+    }
 
     cl = ngx_alloc_chain_link(r->pool);
     if (cl == NULL) {
-        return NULL;
+        return NGX_ERROR;
     }
 
-    cl->buf = ngx_calloc_buf(r->pool);
-    if (cl->buf == NULL) {
-        return NULL;
-    }
-
-    cl->buf->flush = 1;
-    cl->buf->last_buf = last ? 1 : 0;
-    cl->buf->last_in_chain = 1;
+    cl->buf = b;
     cl->next = NULL;
 
-    return cl;
+    **ll = cl;
+    *ll = &cl->next;
+
+    return NGX_OK;
 }
 
 
@@ -253,7 +280,7 @@ ngx_http_toolsearch_pace_round(ngx_http_request_t *r,
     size_t         busy, room;
     ngx_int_t      rc;
     ngx_buf_t     *cur;
-    ngx_chain_t  **ll, *cl;
+    ngx_chain_t  **ll;
 
     busy = ngx_http_toolsearch_pace_busy(pace);
     room = busy < NGX_HTTP_TOOLSEARCH_PACE_BUSY
@@ -277,13 +304,13 @@ ngx_http_toolsearch_pace_round(ngx_http_request_t *r,
         }
 
         if ((pace->last && !pace->ended) || pace->flushing) {
-            cl = ngx_http_toolsearch_pace_special(r, pace->last);
-            if (cl == NULL) {
+            if (ngx_http_toolsearch_pace_special(r, pace, &ll, cur,
+                                                 pace->last && !pace->ended)
+                != NGX_OK)
+            {
                 return NGX_ERROR;
             }
 
-            *ll = cl;
-            ll = &cl->next;
             cur = NULL;
             pace->ended = pace->last;
             pace->flushing = 0;

@@ -44,6 +44,7 @@ typedef struct {
     ngx_chain_t                  *free;     /* our buffers, to reuse */
     ngx_chain_t                  *busy;     /* ours, not sent yet */
     ts_buf_t                      held;     /* fed, not yet in a buffer */
+    ngx_buf_t                    *flush_buf;    /* an empty one, reused */
     size_t                        taken;    /* of held, in buffers */
     ngx_http_request_t           *hooked;   /* whose write events we see */
     ngx_http_event_handler_pt     write;    /* ... and their handler */
