@@ -89,6 +89,10 @@ def exchange_http1(port, fx, body, timeout=20, pause=0.0, rcvbuf=0):
         raw = read_all(s, timeout)
     finally:
         s.close()
+    if not raw:
+        # nothing came before the connection closed: a reset can take
+        # the unread header with it
+        return Answer(0, {}, b"", False)
     status, headers, data = parse_raw(raw)
     return Answer(status, headers, data, ended_http1(raw))
 
