@@ -159,8 +159,8 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 
 # engine in process, nginx with wrk against plain proxy_pass and the Lua
 # peer, many sessions and tool sets at once, time to first byte with
-# gateway search, the prompt cache across a session, then the search
-# figures
+# gateway search, the prompt cache across a session, memory after bursts
+# of gateway searches, then the search figures
 bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
        $(B)/bench_sessions
 	$(PYTHON) bench/engine_bench.py
@@ -168,6 +168,7 @@ bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
 	$(PYTHON) bench/sessions_bench.py
 	$(PYTHON) bench/ttfb_bench.py
 	$(PYTHON) bench/cache_bench.py
+	$(PYTHON) bench/burst_bench.py
 	$(PYTHON) bench/search_bench.py
 
 # sanitizers: the engine and its unit tests built with ASan and UBSan

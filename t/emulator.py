@@ -54,6 +54,10 @@ PROXY_BETAS = {
 MID_CONVERSATION_SYSTEM_BETA = "mid-conversation-system-2026-04-07"
 UNSUPPORTED_MODELS = re.compile(r"claude-3-(5-)?haiku", re.I)
 SEARCH_TOOL_TYPE = re.compile(r"^tool_search_tool_(regex|bm25)_")
+# the tools the API itself runs: a server_tool_use names one of them
+SERVER_TOOLS = {"web_search", "web_fetch", "code_execution",
+                "bash_code_execution", "text_editor_code_execution",
+                "tool_search_tool_regex", "tool_search_tool_bm25"}
 
 
 class ApiError(Exception):
@@ -303,6 +307,10 @@ class Validator:
                 refs = (b.get("content") or {}).get("tool_references", [])
                 for ref in refs:
                     self.check_reference(where, ref, tools)
+            elif b["type"] == "server_tool_use" and \
+                    b.get("name") not in SERVER_TOOLS:
+                raise ApiError("%s.server_tool_use.name: '%s' is not a "
+                               "server tool" % (where, b.get("name")))
             elif b["type"] == "server_tool_use" and \
                     str(b.get("name", "")).startswith("tool_search_tool"):
                 self.need_search_beta(where, "server_tool_use")
