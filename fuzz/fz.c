@@ -86,10 +86,17 @@ fz_init(void)
 
 
 /*
- * d[0]: defer mode and client override; d[1]: percent; d[2]: profile
+ * d[0]: defer mode and client override; d[1]: percent (its top bits:
+ * client profiles and User-Agent); d[2]: profile
  * and flags; d[3]: search mode and scoring; d[4], d[5]: max searches and
  * results; d[6]: lists; d[7]: betas, tool name, windows, hints.
  */
+static const char  *fz_user_agents[] = {
+    NULL, "claude-cli/2.1.332 (external, sdk-cli)", "Anthropic/JS 1.14.0",
+    "curl/8"
+};
+
+
 void
 fz_policy(fz_policy_t *f, const uint8_t *d)
 {
@@ -135,6 +142,11 @@ fz_policy(fz_policy_t *f, const uint8_t *d)
     f->in.defer_percent = d[1] % 101;
     f->in.betas = fz_betas[(d[7] & 7) % 5];
     f->in.betas_len = strlen(f->in.betas);
+
+    /* the client profiles, from the percent's spare bits */
+    f->p.client_profiles = d[1] >> 7;
+    f->in.user_agent = fz_user_agents[(d[1] >> 5) & 3];
+    f->in.user_agent_len = f->in.user_agent ? strlen(f->in.user_agent) : 0;
 }
 
 

@@ -130,13 +130,12 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
-    if (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP) {
+    if (ngx_http_toolsearch_strips(tlcf, ctx)) {
         ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
     }
 
     if (cln == NULL
-        || (tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
-            && ctx->answer == NULL))
+        || (ngx_http_toolsearch_strips(tlcf, ctx) && ctx->answer == NULL))
     {
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;

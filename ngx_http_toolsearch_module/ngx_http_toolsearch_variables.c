@@ -24,6 +24,7 @@ typedef enum {
     NGX_HTTP_TOOLSEARCH_MODE,
     NGX_HTTP_TOOLSEARCH_UPSTREAM,
     NGX_HTTP_TOOLSEARCH_RULE,
+    NGX_HTTP_TOOLSEARCH_CLIENT,
     NGX_HTTP_TOOLSEARCH_COUNT,
     NGX_HTTP_TOOLSEARCH_TOKENS
 } ngx_http_toolsearch_var_e;
@@ -62,6 +63,7 @@ static ngx_http_toolsearch_kind_t  ngx_http_toolsearch_kinds[] = {
     { ngx_http_toolsearch_mode_value, 1 },
     { ngx_http_toolsearch_word_value, 1 },
     { ngx_http_toolsearch_word_value, 1 },
+    { ngx_http_toolsearch_word_value, 1 },
     { ngx_http_toolsearch_count_value, 0 },
     { ngx_http_toolsearch_count_value, 0 }
 };
@@ -89,6 +91,7 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
     NGX_HTTP_TOOLSEARCH_VAR(mode, MODE, 0)
     NGX_HTTP_TOOLSEARCH_VAR(upstream, UPSTREAM, 0)
     NGX_HTTP_TOOLSEARCH_VAR(defer_rule, RULE, 0)
+    NGX_HTTP_TOOLSEARCH_VAR(client, CLIENT, 0)
 
     TS_COUNTERS(NGX_HTTP_TOOLSEARCH_COUNT_VAR)
     TS_COUNTERS_TOKENS(NGX_HTTP_TOOLSEARCH_TOKENS_VAR)
@@ -134,7 +137,7 @@ ngx_http_toolsearch_variable(ngx_http_request_t *r,
  * The words: the decision; the upstream profile the request was handled
  * as (a compatible upstream that forwards tool_reference is treated as
  * Anthropic's API); the name shape that chose the deferred tools
- * (rewrite/ts_shape.h).
+ * (rewrite/ts_shape.h); the client's profile (rewrite/ts_client.h).
  */
 static ngx_int_t
 ngx_http_toolsearch_word_value(ngx_http_request_t *r,
@@ -161,6 +164,10 @@ ngx_http_toolsearch_word_value(ngx_http_request_t *r,
         }
 
         word = ts_upstream_name(upstream);
+        break;
+
+    case NGX_HTTP_TOOLSEARCH_CLIENT:
+        word = ts_client_name(ctx->client);
         break;
 
     default: /* NGX_HTTP_TOOLSEARCH_RULE */

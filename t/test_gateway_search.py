@@ -652,12 +652,14 @@ def test_the_uri_travels_as_the_client_wrote_it(emulator, gateway, extra,
 
 @pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
 def test_search_blocks_stripped_by_default(emulator, gateway, stream):
-    """toolsearch_search_blocks strip (the default): the gateway's searches
-    stay inside it, the client gets the final content only, and its next
-    turn loads the tool it called."""
+    """toolsearch_search_blocks strip (the default for a client without a
+    profile; the profiles are off for the recorded Claude Code here): the
+    gateway's searches stay inside it, the client gets the final content
+    only, and its next turn loads the tool it called."""
     emulator.profile = "proxy"
     emulator.script = searcher("memory create entities")
-    gw = gateway(server="toolsearch on; toolsearch_upstream compatible;")
+    gw = gateway(server="toolsearch on; toolsearch_upstream compatible; "
+                 "toolsearch_client_profiles off;")
     fx, body = body_of(stream)
     r = send(gw, fx, body)
     assert r.status == 200 and r.decision == "deferred_gateway"
