@@ -1038,6 +1038,11 @@ ts_restorable_calls(ts_request_t *rq, const ts_message_t *m,
 
         if (*first == NULL) {
             *first = b;
+
+            /* the search's id derives from it: none, nothing restored */
+            if (b->id.kind != TS_STRING) {
+                return 0;
+            }
         }
 
         tool = ts_restorable_tool(rq, b);
