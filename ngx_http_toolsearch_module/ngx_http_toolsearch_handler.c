@@ -17,6 +17,7 @@
 #include "ngx_http_toolsearch_body.h"
 #include "ngx_http_toolsearch_betas.h"
 #include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
@@ -341,7 +342,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
 
     ngx_http_toolsearch_input(r, tlcf, &in);
 
-    /* the format's dialect reads the body; Responses passes for now */
+    /* the format's dialect reads the body */
     switch (ctx->format) {
 
     case TS_FORMAT_CHAT:
@@ -349,8 +350,8 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
         break;
 
     case TS_FORMAT_RESPONSES:
-        ctx->decision = TS_DECISION_PASSTHROUGH;
-        return;
+        ctx->decision = ts_responses_process(&rq, &in, (char *) body, len);
+        break;
 
     default:
         ctx->decision = ts_request_process(&rq, &in, (char *) body, len);
@@ -398,6 +399,13 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
     if (ctx->format == TS_FORMAT_CHAT) {
         ctx->sse = ts_chat_stream(rq);
         ctx->loop = ts_chat_loop_create(in, (char *) body, len);
+
+        return ctx->loop ? NGX_OK : NGX_ERROR;
+    }
+
+    if (ctx->format == TS_FORMAT_RESPONSES) {
+        ctx->sse = ts_responses_stream(rq);
+        ctx->loop = ts_responses_loop_create(in, (char *) body, len);
 
         return ctx->loop ? NGX_OK : NGX_ERROR;
     }

@@ -105,37 +105,6 @@ ts_chat_start(ts_loop_t *lp)
 }
 
 
-/* adds a usage object's numbers to the sum, nested objects too */
-static void
-ts_chat_usage_add(cJSON *sum, const cJSON *u)
-{
-    const cJSON  *it;
-    cJSON        *s;
-
-    cJSON_ArrayForEach(it, u) {
-        s = cJSON_GetObjectItemCaseSensitive(sum, it->string);
-
-        if (cJSON_IsNumber(it)) {
-            if (cJSON_IsNumber(s)) {
-                cJSON_SetNumberValue(s, s->valuedouble + it->valuedouble);
-
-            } else if (s == NULL) {
-                cJSON_AddNumberToObject(sum, it->string, it->valuedouble);
-            }
-
-        } else if (cJSON_IsObject(it)) {
-            if (s == NULL) {
-                s = cJSON_AddObjectToObject(sum, it->string);
-            }
-
-            if (cJSON_IsObject(s)) {
-                ts_chat_usage_add(s, it);
-            }
-        }
-    }
-}
-
-
 static void
 ts_chat_usage(ts_chat_loop_t *st, const cJSON *u)
 {
@@ -148,7 +117,7 @@ ts_chat_usage(ts_chat_loop_t *st, const cJSON *u)
     }
 
     if (st->usage != NULL) {
-        ts_chat_usage_add(st->usage, u);
+        ts_loop_usage_sum(st->usage, u);
     }
 
     st->usage_seen = 1;

@@ -139,6 +139,8 @@ void ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
 void ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
     const ts_buf_t *content, ts_buf_t *out);
 int ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced);
+/* adds an OpenAI usage object's numbers to sum, nested objects too */
+void ts_loop_usage_sum(cJSON *sum, const cJSON *u);
 ts_loop_next_t ts_loop_final(ts_loop_t *lp, const char *stop_reason,
     ts_buf_t *out);
 

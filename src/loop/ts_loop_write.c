@@ -555,3 +555,34 @@ ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     free(s);
     cJSON_Delete(doc);
 }
+
+
+/* adds a usage object's numbers to the sum, nested objects too */
+void
+ts_loop_usage_sum(cJSON *sum, const cJSON *u)
+{
+    const cJSON  *it;
+    cJSON        *s;
+
+    cJSON_ArrayForEach(it, u) {
+        s = cJSON_GetObjectItemCaseSensitive(sum, it->string);
+
+        if (cJSON_IsNumber(it)) {
+            if (cJSON_IsNumber(s)) {
+                cJSON_SetNumberValue(s, s->valuedouble + it->valuedouble);
+
+            } else if (s == NULL) {
+                cJSON_AddNumberToObject(sum, it->string, it->valuedouble);
+            }
+
+        } else if (cJSON_IsObject(it)) {
+            if (s == NULL) {
+                s = cJSON_AddObjectToObject(sum, it->string);
+            }
+
+            if (cJSON_IsObject(s)) {
+                ts_loop_usage_sum(s, it);
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ const char *const  ts_default_first_party_hosts[] = {
 static const char  *ts_mode_names[] = { "off", "on", "auto" };
 
 static const char *const  ts_upstream_names[] = {
-    "auto", "anthropic", "vertex", "bedrock", "compatible"
+    "auto", "anthropic", "vertex", "bedrock", "compatible", "openai"
 };
 
 static const char *const  ts_search_mode_names[] = {

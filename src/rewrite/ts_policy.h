@@ -27,7 +27,10 @@ typedef enum {
     TS_UPSTREAM_ANTHROPIC,
     TS_UPSTREAM_VERTEX,
     TS_UPSTREAM_BEDROCK,
-    TS_UPSTREAM_COMPATIBLE
+    TS_UPSTREAM_COMPATIBLE,
+    TS_UPSTREAM_OPENAI          /* OpenAI's Responses API: hosted
+                                   tool_search for the models that have
+                                   it (src/responses) */
 } ts_upstream_t;
 
 
