@@ -377,6 +377,11 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     } else {
         ctx->count[TS_COUNTER_bytes_out] = ts_request_size(&rq);
         ctx->changed = ts_request_changed(&rq) || rq.betas_changed;
+
+        if (ctx->loop) {
+            /* the first call's body: not read a second time */
+            ts_loop_keep(ctx->loop, &rq);
+        }
     }
 
     ts_request_free(&rq);
@@ -398,7 +403,7 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
 
     if (ctx->format == TS_FORMAT_CHAT) {
         ctx->sse = ts_chat_stream(rq);
-        ctx->loop = ts_chat_loop_create(in, (char *) body, len);
+        ctx->loop = ts_chat_loop_create(in, rq);
 
         return ctx->loop ? NGX_OK : NGX_ERROR;
     }

@@ -31,8 +31,10 @@ ts_decision_t ts_chat_process(ts_request_t *rq, const ts_input_t *in,
 /* 1 when the request asks for a stream ("stream": true) */
 int ts_chat_stream(const ts_request_t *rq);
 
-/* the gateway loop in this format; NULL without memory */
-ts_loop_t *ts_chat_loop_create(const ts_input_t *in, const char *body,
-    size_t len);
+/*
+ * The gateway loop in this format for the request rq read (its body must
+ * outlive the loop); NULL without memory
+ */
+ts_loop_t *ts_chat_loop_create(const ts_input_t *in, const ts_request_t *rq);
 
 #endif /* TS_CHAT_H */

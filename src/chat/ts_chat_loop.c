@@ -942,17 +942,19 @@ static const ts_loop_dialect_t  ts_chat_dialect = {
 
 
 ts_loop_t *
-ts_chat_loop_create(const ts_input_t *in, const char *body, size_t len)
+ts_chat_loop_create(const ts_input_t *in, const ts_request_t *rq)
 {
     ts_loop_t       *lp;
     ts_chat_loop_t  *st;
-    ts_request_t     rq;
 
-    lp = ts_loop_create(in, body, len);
     st = calloc(1, sizeof(ts_chat_loop_t));
+    if (st == NULL) {
+        return NULL;
+    }
 
-    if (lp == NULL || st == NULL) {
-        ts_loop_free(lp);
+    lp = ts_loop_create_as(in, rq->ix.buf, rq->ix.len, &ts_chat_dialect,
+                           rq->ix.ntools);
+    if (lp == NULL) {
         free(st);
         return NULL;
     }
@@ -960,20 +962,6 @@ ts_chat_loop_create(const ts_input_t *in, const char *body, size_t len)
     ts_buf_init(&st->text, TS_LOOP_ANSWER_MAX);
     ts_buf_init(&st->said, TS_LOOP_ANSWER_MAX);
     lp->format = st;
-    lp->dialect = &ts_chat_dialect;
-
-    /* this format's tools, which the loop's searches mark loaded */
-    (void) ts_chat_process(&rq, NULL, body, len);
-    lp->ntools = rq.ix.ntools;
-    ts_request_free(&rq);
-
-    free(lp->loaded);
-    lp->loaded = calloc(lp->ntools ? lp->ntools : 1, 1);
-
-    if (lp->loaded == NULL) {
-        ts_loop_free(lp);
-        return NULL;
-    }
 
     return lp;
 }

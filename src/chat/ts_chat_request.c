@@ -67,18 +67,18 @@ ts_chat_is(const char *buf, const ts_val_t *v, const char *s, size_t len)
 static void
 ts_chat_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
 {
+    static const char *const  tool[] = { "type", "function" };
     static const char *const  keys[] = { "name", "description",
                                          "parameters" };
-    ts_val_t                  type, fn, v[3];
+    ts_val_t                  m[2], v[3];
 
     memset(t, 0, sizeof(ts_tool_t));
     t->elem = *item;
 
     if (item->kind != TS_OBJECT
-        || ts_object_member(buf, item, "type", &type) != TS_OK
-        || ts_object_member(buf, item, "function", &fn) != TS_OK
-        || !ts_str_eq(buf, &type, "function") || fn.kind != TS_OBJECT
-        || ts_object_members(buf, &fn, keys, 3, v) != TS_OK
+        || ts_object_members(buf, item, tool, 2, m) != TS_OK
+        || !ts_str_eq(buf, &m[0], "function") || m[1].kind != TS_OBJECT
+        || ts_object_members(buf, &m[1], keys, 3, v) != TS_OK
         || v[0].kind != TS_STRING)
     {
         return;

@@ -20,8 +20,26 @@ const char  *ts_loop_usage_keys[TS_USAGE_N] = {
 ts_loop_t *
 ts_loop_create(const ts_input_t *in, const char *body, size_t len)
 {
-    ts_loop_t  *lp;
     ts_index_t  ix;
+    size_t      ntools;
+
+    ntools = 0;
+
+    if (ts_index_build(&ix, body, len) == TS_OK) {
+        ntools = ix.ntools;
+    }
+
+    ts_index_free(&ix);
+
+    return ts_loop_create_as(in, body, len, NULL, ntools);
+}
+
+
+ts_loop_t *
+ts_loop_create_as(const ts_input_t *in, const char *body, size_t len,
+    const ts_loop_dialect_t *dialect, size_t ntools)
+{
+    ts_loop_t  *lp;
 
     lp = calloc(1, sizeof(ts_loop_t));
     if (lp == NULL) {
@@ -38,12 +56,8 @@ ts_loop_create(const ts_input_t *in, const char *body, size_t len)
     ts_buf_init(&lp->turns, TS_LOOP_TURNS_MAX);
     ts_buf_init(&lp->content, TS_LOOP_ANSWER_MAX);
     ts_buf_init(&lp->pending, TS_LOOP_ANSWER_MAX);
-
-    if (ts_index_build(&ix, body, len) == TS_OK) {
-        lp->ntools = ix.ntools;
-    }
-
-    ts_index_free(&ix);
+    lp->dialect = dialect;
+    lp->ntools = ntools;
 
     lp->loaded = calloc(lp->ntools ? lp->ntools : 1, 1);
     if (lp->loaded == NULL) {
@@ -108,6 +122,12 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     ts_input_t  in;
     size_t      len;
 
+    /* the first call's request, as the caller decided it */
+    if (lp->kept) {
+        lp->kept = 0;
+        goto render;
+    }
+
     if (lp->have_rq) {
         ts_request_free(&lp->rq);
         lp->have_rq = 0;
@@ -127,6 +147,8 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
         return -1;
     }
 
+render:
+
     len = ts_request_size(&lp->rq);
     ts_buf_reset(out);
 
@@ -140,6 +162,25 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     lp->calls++;
 
     return 0;
+}
+
+
+void
+ts_loop_keep(ts_loop_t *lp, ts_request_t *rq)
+{
+    /* an index in memory the worker lends lives no longer than rq */
+    if (lp->calls != 0 || lp->have_rq || rq->ix.mem != NULL
+        || rq->decision != TS_DECISION_DEFERRED_GATEWAY)
+    {
+        return;
+    }
+
+    lp->rq = *rq;
+    lp->have_rq = 1;
+    lp->kept = 1;
+
+    memset(rq, 0, sizeof(ts_request_t));
+    ts_edits_init(&rq->edits);
 }
 
 

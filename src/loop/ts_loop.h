@@ -39,6 +39,14 @@ ts_loop_t *ts_loop_create(const ts_input_t *in, const char *body,
     size_t len);
 void ts_loop_free(ts_loop_t *lp);
 
+/*
+ * Takes the request the caller read and decided (DEFERRED_GATEWAY) as
+ * the first call's, so that the body is not read again; rq is left
+ * empty.  A request whose index borrows a worker's memory stays the
+ * caller's.
+ */
+void ts_loop_keep(ts_loop_t *lp, ts_request_t *rq);
+
 /* the body of the next upstream call, in out (reset first) */
 int ts_loop_request(ts_loop_t *lp, ts_buf_t *out);
 
@@ -90,6 +98,13 @@ typedef struct {
                             const ts_loop_error_t *e, ts_buf_t *out);
     void            (*free)(ts_loop_t *lp);
 } ts_loop_dialect_t;
+
+/*
+ * A loop in a format's dialect (NULL: Messages) over a request with
+ * ntools tools, which its searches mark loaded
+ */
+ts_loop_t *ts_loop_create_as(const ts_input_t *in, const char *body,
+    size_t len, const ts_loop_dialect_t *dialect, size_t ntools);
 
 unsigned ts_loop_calls(const ts_loop_t *lp);
 unsigned ts_loop_searches(const ts_loop_t *lp);

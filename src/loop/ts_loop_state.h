@@ -84,6 +84,7 @@ struct ts_loop_s {
     size_t              nloaded;
     ts_request_t        rq;
     int                 have_rq;
+    int                 kept;       /* rq is the caller's, for call 1 */
     ts_buf_t            turns;      /* appended to the messages */
     ts_buf_t            content;    /* JSON: the client's blocks so far */
     unsigned            calls;

@@ -144,15 +144,19 @@ test_chat_loop_round(void)
         "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},"
         "\"finish_reason\":\"tool_calls\"}]}\n\n"
         "data: [DONE]\n\n";
-    tpol_t      t;
-    ts_loop_t  *lp;
-    ts_buf_t    call, out;
-    char       *body;
-    size_t      len, i;
+    tpol_t        t;
+    ts_loop_t    *lp;
+    ts_buf_t      call, out;
+    ts_request_t  rq;
+    char         *body;
+    size_t        len, i;
 
     tpol_init(&t);
     body = tst_quote(CHEAD "'stream':true," CTOOLS "}", &len);
-    lp = ts_chat_loop_create(&t.in, body, len);
+    CHECK(ts_chat_process(&rq, &t.in, body, len)
+          == TS_DECISION_DEFERRED_GATEWAY);
+    lp = ts_chat_loop_create(&t.in, &rq);
+    ts_request_free(&rq);
     ts_buf_init(&call, 0);
     ts_buf_init(&out, 0);
 
