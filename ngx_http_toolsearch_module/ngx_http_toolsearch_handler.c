@@ -410,7 +410,7 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
 
     if (ctx->format == TS_FORMAT_RESPONSES) {
         ctx->sse = ts_responses_stream(rq);
-        ctx->loop = ts_responses_loop_create(in, (char *) body, len);
+        ctx->loop = ts_responses_loop_create(in, rq);
 
         return ctx->loop ? NGX_OK : NGX_ERROR;
     }

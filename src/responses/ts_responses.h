@@ -32,8 +32,11 @@ int ts_responses_stream(const ts_request_t *rq);
 /* 1 when a model runs OpenAI's hosted tool_search: gpt-5.4 and later */
 int ts_responses_hosted_model(const char *model, size_t len);
 
-/* the gateway loop in this format; NULL without memory */
-ts_loop_t *ts_responses_loop_create(const ts_input_t *in, const char *body,
-    size_t len);
+/*
+ * The gateway loop in this format for the request rq read (its body must
+ * outlive the loop); NULL without memory
+ */
+ts_loop_t *ts_responses_loop_create(const ts_input_t *in,
+    const ts_request_t *rq);
 
 #endif /* TS_RESPONSES_H */

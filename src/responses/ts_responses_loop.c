@@ -82,6 +82,10 @@ ts_rs_free(ts_loop_t *lp)
 {
     ts_rs_loop_t  *st = lp->format;
 
+    if (st == NULL) {
+        return;
+    }
+
     ts_rs_answer_reset(st);
     cJSON_Delete(st->usage);
     cJSON_Delete(st->output);
@@ -790,39 +794,27 @@ static const ts_loop_dialect_t  ts_rs_dialect = {
 
 
 ts_loop_t *
-ts_responses_loop_create(const ts_input_t *in, const char *body,
-    size_t len)
+ts_responses_loop_create(const ts_input_t *in, const ts_request_t *rq)
 {
     ts_loop_t     *lp;
     ts_rs_loop_t  *st;
-    ts_request_t   rq;
 
-    lp = ts_loop_create(in, body, len);
     st = calloc(1, sizeof(ts_rs_loop_t));
 
-    if (lp == NULL || st == NULL || (st->output = cJSON_CreateArray())
-                                    == NULL)
-    {
-        ts_loop_free(lp);
+    if (st == NULL || (st->output = cJSON_CreateArray()) == NULL) {
+        free(st);
+        return NULL;
+    }
+
+    lp = ts_loop_create_as(in, rq->ix.buf, rq->ix.len, &ts_rs_dialect,
+                           rq->ix.ntools);
+    if (lp == NULL) {
+        cJSON_Delete(st->output);
         free(st);
         return NULL;
     }
 
     lp->format = st;
-    lp->dialect = &ts_rs_dialect;
-
-    /* this format's tools, which the loop's searches mark loaded */
-    (void) ts_responses_process(&rq, NULL, body, len);
-    lp->ntools = rq.ix.ntools;
-    ts_request_free(&rq);
-
-    free(lp->loaded);
-    lp->loaded = calloc(lp->ntools ? lp->ntools : 1, 1);
-
-    if (lp->loaded == NULL) {
-        ts_loop_free(lp);
-        return NULL;
-    }
 
     return lp;
 }
