@@ -152,6 +152,7 @@ deb: $(B)/ngx_http_toolsearch_module.so
 
 search-eval: $(B)/toolsearch
 	$(PYTHON) bench/search_eval.py
+	$(PYTHON) bench/search_sets.py
 
 bench-search: $(B)/toolsearch $(B)/bench_search
 	$(PYTHON) bench/search_bench.py

@@ -98,11 +98,13 @@ def recorded_step_split(tasks):
 
 
 def run(tools, scoring, queries):
-    """the ranked names of every query, in order"""
+    """the ranked names of every query, in order (a line break inside a
+    query is a blank: --batch reads one query a line)"""
     out = subprocess.run(
         [os.path.join(ROOT, "build", "toolsearch"), "search", "--tools", tools,
          "--batch", "--scoring", scoring, "--max", str(DEPTH)],
-        input="".join(q["query"] + "\n" for q in queries),
+        input="".join(" ".join(q["query"].splitlines()) + "\n"
+                      for q in queries),
         capture_output=True, text=True, check=True, timeout=300).stdout
     lines = out.split("\n")[:len(queries)]
     if len(lines) != len(queries):

@@ -9,7 +9,7 @@
  * events stay valid events, a valid JSON answer stays valid JSON; every
  * next call's body is valid JSON with no dangling tool_reference and the
  * client's other members untouched; renumbering an event changes its
- * index only; an answer without its search blocks (ts_answer) does not
+ * index only; an answer without its search blocks (ts_cut) does not
  * depend on the cuts either, and stays valid events or valid JSON.
  */
 
@@ -19,7 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "fz.h"
-#include "loop/ts_answer.h"
+#include "loop/ts_cut.h"
 #include "loop/ts_loop.h"
 #include "loop/ts_sse.h"
 
@@ -164,18 +164,18 @@ fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
 static void
 fz_strip(const char *p, size_t n, int sse, size_t step, ts_buf_t *out)
 {
-    ts_answer_t  a;
+    ts_cut_t     a;
     size_t       at, k;
 
-    ts_answer_init(&a, "tool_search", sse);
+    ts_cut_init(&a, "tool_search", sse);
 
     for (at = 0; at < n; at += k) {
         k = step < n - at ? step : n - at;
-        fz_assert(ts_answer_feed(&a, p + at, k, out) == 0, "answer feed");
+        fz_assert(ts_cut_feed(&a, p + at, k, out) == 0, "answer feed");
     }
 
-    fz_assert(ts_answer_end(&a, out) == 0, "answer end");
-    ts_answer_free(&a);
+    fz_assert(ts_cut_end(&a, out) == 0, "answer end");
+    ts_cut_free(&a);
 }
 
 

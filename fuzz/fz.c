@@ -18,10 +18,10 @@
 /* the pattern lists a policy picks from; 0 stays empty */
 #define FZ_LISTS  4
 
-static ts_match_list_t  fz_lists[FZ_LISTS];
-static ts_match_list_t  fz_search_tools;
-static ts_match_list_t  fz_unsupported;
-static ts_match_list_t  fz_windows;
+static ts_match_list_t    fz_lists[FZ_LISTS];
+static ts_match_list_t    fz_windows;
+static ts_policy_t        fz_default;       /* ts_policy_init()'s */
+static ts_policy_lists_t  fz_default_lists;
 
 static const char *const  fz_patterns[FZ_LISTS][4] = {
     { NULL },
@@ -39,7 +39,7 @@ static const char *const  fz_betas[] = {
 };
 
 static const char *const  fz_tool_names[] = {
-    NULL, "tool_search", "find_tools", "ToolSearch"
+    "tool_search", "find_tools", "ToolSearch", "search-2"
 };
 
 static const char *const  fz_window_patterns[] = { "~^claude-", NULL };
@@ -68,6 +68,7 @@ void
 fz_init(void)
 {
     size_t  i;
+    char    err[256];
 
     if (fz_windows.n) {
         return;
@@ -77,8 +78,9 @@ fz_init(void)
         fz_add_all(&fz_lists[i], fz_patterns[i]);
     }
 
-    fz_add_all(&fz_search_tools, ts_default_client_search_tools);
-    fz_add_all(&fz_unsupported, ts_default_unsupported_models);
+    ts_policy_init(&fz_default);
+    fz_assert(ts_policy_lists_init(&fz_default_lists, &fz_default, err,
+                                   sizeof(err)) == 0, err);
     fz_add_all(&fz_windows, fz_window_patterns);
 }
 
@@ -92,13 +94,16 @@ void
 fz_policy(fz_policy_t *f, const uint8_t *d)
 {
     static const ts_match_list_t  *search_tools[] = {
-        &fz_search_tools, &fz_lists[0], &fz_lists[2], &fz_lists[3]
+        &fz_default_lists.client_search_tools, &fz_lists[0], &fz_lists[2],
+        &fz_lists[3]
     };
     static const ts_match_list_t  *unsupported[] = {
-        &fz_unsupported, &fz_lists[0], &fz_lists[1], &fz_lists[3]
+        &fz_default_lists.unsupported_models, &fz_lists[0], &fz_lists[1],
+        &fz_lists[3]
     };
 
     memset(f, 0, sizeof(fz_policy_t));
+    f->p = fz_default;
 
     f->p.defer_mode = d[0] % 3;
     f->p.defer_percent = d[1] % 101;

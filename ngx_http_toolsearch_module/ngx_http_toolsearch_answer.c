@@ -4,7 +4,7 @@
  *
  * The client's answer without tool-search blocks, toolsearch_search_blocks
  * strip: the answer of a deferred_hosted request passes through the
- * engine's cut (src/ts_answer.c) on its way to the client.  Gateway
+ * engine's cut (src/loop/ts_cut.c) on its way to the client.  Gateway
  * search cuts the bytes its loop gives the client (the loop's file).
  */
 
@@ -23,7 +23,7 @@ static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
 static void
 ngx_http_toolsearch_answer_cleanup(void *data)
 {
-    ts_answer_free(data);
+    ts_cut_free(data);
 }
 
 
@@ -59,7 +59,7 @@ ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
 {
     ngx_pool_cleanup_t  *cln;
 
-    ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
+    ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
     if (ctx->answer == NULL || cln == NULL) {
@@ -67,7 +67,7 @@ ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    ts_answer_init(ctx->answer, NULL, sse);
+    ts_cut_init(ctx->answer, NULL, sse);
     cln->handler = ngx_http_toolsearch_answer_cleanup;
     cln->data = ctx->answer;
 
@@ -144,15 +144,15 @@ ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
     for (cl = in; cl; cl = cl->next) {
         b = cl->buf;
 
-        (void) ts_answer_feed(ctx->answer, (char *) b->pos, b->last - b->pos,
-                              &cut);
+        (void) ts_cut_feed(ctx->answer, (char *) b->pos, b->last - b->pos,
+                           &cut);
         b->pos = b->last;
         last |= b->last_buf;
         flush |= b->flush;
     }
 
     if (last) {
-        (void) ts_answer_end(ctx->answer, &cut);
+        (void) ts_cut_end(ctx->answer, &cut);
     }
 
     if (cut.failed) {

@@ -37,19 +37,49 @@ ngx_http_toolsearch_conf_invalid(ngx_conf_t *cf, ngx_str_t *value,
 
 
 char *
+ngx_http_toolsearch_conf_flag(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    int        *fp;
+    ngx_str_t  *value;
+
+    fp = (int *) ((char *) conf + cmd->offset);
+
+    if (*fp != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (ngx_strcasecmp(value[1].data, (u_char *) "on") == 0) {
+        *fp = 1;
+
+    } else if (ngx_strcasecmp(value[1].data, (u_char *) "off") == 0) {
+        *fp = 0;
+
+    } else {
+        ngx_http_toolsearch_conf_invalid(cf, &value[1],
+                                         "it must be \"on\" or \"off\"");
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+char *
 ngx_http_toolsearch_conf_words(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf)
 {
-    int                v;
+    int                v, *np;
     u_char            *p, *last;
-    ngx_uint_t         i, *np;
+    ngx_uint_t         i;
     ngx_str_t         *value;
     const ts_words_t  *w;
     u_char             allowed[NGX_MAX_CONF_ERRSTR];
 
-    np = (ngx_uint_t *) ((char *) conf + cmd->offset);
+    np = (int *) ((char *) conf + cmd->offset);
 
-    if (*np != NGX_CONF_UNSET_UINT) {
+    if (*np != NGX_CONF_UNSET) {
         return "is duplicate";
     }
 
@@ -111,11 +141,12 @@ ngx_http_toolsearch_conf_size(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 char *
 ngx_http_toolsearch_conf_num(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_int_t              *np, n;
+    int                    *np;
+    ngx_int_t               n;
     ngx_str_t              *value;
     ngx_conf_num_bounds_t  *bounds;
 
-    np = (ngx_int_t *) ((char *) conf + cmd->offset);
+    np = (int *) ((char *) conf + cmd->offset);
 
     if (*np != NGX_CONF_UNSET) {
         return "is duplicate";
@@ -132,7 +163,7 @@ ngx_http_toolsearch_conf_num(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    *np = n;
+    *np = (int) n;
 
     return NGX_CONF_OK;
 }

@@ -21,10 +21,14 @@
 void ngx_http_toolsearch_conf_invalid(ngx_conf_t *cf, ngx_str_t *value,
     const char *fmt, ...);
 
+/* ngx_conf_set_flag_slot for an int, the engine's booleans */
+char *ngx_http_toolsearch_conf_flag(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+
 /*
- * ngx_conf_set_enum_slot over the words of the ts_words_t of cmd->post
- * (the engine's, which its command line accepts too): the value is the
- * word's place; an error lists the words
+ * ngx_conf_set_enum_slot for an int over the words of the ts_words_t of
+ * cmd->post (the engine's, which its command line accepts too): the value
+ * is the word's place; an error lists the words
  */
 char *ngx_http_toolsearch_conf_words(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
@@ -33,7 +37,8 @@ char *ngx_http_toolsearch_conf_words(ngx_conf_t *cf, ngx_command_t *cmd,
 char *ngx_http_toolsearch_conf_size(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 
-/* ngx_conf_set_num_slot within the ngx_conf_num_bounds_t of cmd->post */
+/* ngx_conf_set_num_slot for an int within the ngx_conf_num_bounds_t of
+ * cmd->post */
 char *ngx_http_toolsearch_conf_num(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 

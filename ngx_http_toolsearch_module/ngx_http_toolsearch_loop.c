@@ -3,7 +3,7 @@
  *
  * Gateway-executed search in Nginx: each upstream call is a subrequest
  * to the request's own location, whose proxy_pass runs it; the response
- * filters feed its answer to the engine's loop (src/ts_loop.c) and send
+ * filters feed its answer to the engine's loop (src/loop/ts_loop.c) and send
  * the client what the loop gives.  The first call starts from the
  * request's content handler, each later one from the main request's
  * write handler, once the previous one has ended.
@@ -45,7 +45,7 @@ ngx_http_toolsearch_loop_cleanup(void *data)
     ctx->loop = NULL;
 
     if (ctx->answer) {
-        ts_answer_free(ctx->answer);
+        ts_cut_free(ctx->answer);
         ctx->answer = NULL;
     }
 }
@@ -92,7 +92,7 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
             && ctx->format == TS_FORMAT_MESSAGES;
 
     if (strip) {
-        ctx->answer = ngx_palloc(r->pool, sizeof(ts_answer_t));
+        ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
     }
 
     if (cln == NULL || (strip && ctx->answer == NULL))
@@ -112,8 +112,7 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     /* what the client gets of the searches: their blocks, or only the
      * final content (the cut runs over the loop's bytes for the client) */
     if (ctx->answer) {
-        ts_answer_init(ctx->answer, ts_policy_search_tool(&tlcf->policy),
-                       ctx->sse);
+        ts_cut_init(ctx->answer, tlcf->policy.search_tool, ctx->sse);
     }
 
     r->content_handler = ngx_http_toolsearch_loop_content;
@@ -364,11 +363,11 @@ ngx_http_toolsearch_cut(ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
     }
 
     ts_buf_init(&cut, 0);
-    (void) ts_answer_feed(ctx->answer, ctx->out.p, ctx->out.len, &cut);
+    (void) ts_cut_feed(ctx->answer, ctx->out.p, ctx->out.len, &cut);
 
     if (last) {
-        (void) ts_answer_end(ctx->answer, &cut);
-        ts_answer_free(ctx->answer);
+        (void) ts_cut_end(ctx->answer, &cut);
+        ts_cut_free(ctx->answer);
         ctx->answer = NULL;
     }
 
@@ -483,23 +482,12 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 }
 
 
-#define NGX_HTTP_TOOLSEARCH_FROM_IX(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_RQ(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_FN(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_GLUE(name, expr)
-#define NGX_HTTP_TOOLSEARCH_FROM_LOOP(name, expr)                         \
-    ctx->count[TS_COUNTER_##name] = expr(ctx->loop);
-#define NGX_HTTP_TOOLSEARCH_LOOP_COUNT(name, var, metric, when, log, from, \
-                                       expr, help)                         \
-    NGX_HTTP_TOOLSEARCH_FROM_##from(name, expr)
-
-
 /* the counters the loop fills (LOOP in ts_counters.h), and their sums */
 static void
 ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
-    TS_COUNTERS(NGX_HTTP_TOOLSEARCH_LOOP_COUNT)
+    ts_loop_counters(ctx->count, ctx->loop);
 
     ngx_http_toolsearch_stat_loop(r, ctx->count);
 }

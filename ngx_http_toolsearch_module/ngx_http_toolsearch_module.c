@@ -23,6 +23,11 @@
 /* each search is one subrequest; nginx allows 50 per request */
 #define NGX_HTTP_TOOLSEARCH_MAX_SEARCHES  20
 
+/* a directive row's offset of an engine setting */
+#define NGX_HTTP_TOOLSEARCH_POLICY(field)                                    \
+    (offsetof(ngx_http_toolsearch_loc_conf_t, policy)                         \
+     + offsetof(ts_policy_t, field))
+
 
 static char *ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
@@ -115,28 +120,28 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, always_load),
+      NGX_HTTP_TOOLSEARCH_POLICY(always_load),
       NULL },
 
     { ngx_string("toolsearch_defer_tools"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, defer_tools),
+      NGX_HTTP_TOOLSEARCH_POLICY(defer_tools),
       NULL },
 
     { ngx_string("toolsearch_client_search_tools"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, client_search_tools),
+      NGX_HTTP_TOOLSEARCH_POLICY(client_search_tools),
       NULL },
 
     { ngx_string("toolsearch_unsupported_models"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
       ngx_http_toolsearch_list,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, unsupported_models),
+      NGX_HTTP_TOOLSEARCH_POLICY(unsupported_models),
       NULL },
 
     { ngx_string("toolsearch_first_party_hosts"),
@@ -162,37 +167,37 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
 
     { ngx_string("toolsearch_upstream_tool_reference"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
-      ngx_conf_set_flag_slot,
+      ngx_http_toolsearch_conf_flag,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, upstream_tool_reference),
+      NGX_HTTP_TOOLSEARCH_POLICY(upstream_tool_reference),
       NULL },
 
     { ngx_string("toolsearch_disable_betas"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
-      ngx_conf_set_flag_slot,
+      ngx_http_toolsearch_conf_flag,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, disable_betas),
+      NGX_HTTP_TOOLSEARCH_POLICY(disable_betas),
       NULL },
 
     { ngx_string("toolsearch_turn_boundary"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
-      ngx_conf_set_flag_slot,
+      ngx_http_toolsearch_conf_flag,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, turn_boundary),
+      NGX_HTTP_TOOLSEARCH_POLICY(turn_boundary),
       NULL },
 
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, hosted_search),
+      NGX_HTTP_TOOLSEARCH_POLICY(hosted_search),
       (void *) &ts_hosted_words },
 
     { ngx_string("toolsearch_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, search),
+      NGX_HTTP_TOOLSEARCH_POLICY(search),
       (void *) &ts_search_mode_words },
 
     { ngx_string("toolsearch_search_blocks"),
@@ -206,28 +211,28 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_tool_name,
       NGX_HTTP_LOC_CONF_OFFSET,
-      0,
+      NGX_HTTP_TOOLSEARCH_POLICY(search_tool),
       NULL },
 
     { ngx_string("toolsearch_max_searches"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_num,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, max_searches),
+      NGX_HTTP_TOOLSEARCH_POLICY(max_searches),
       &ngx_http_toolsearch_max_searches_bounds },
 
     { ngx_string("toolsearch_max_results"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_num,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, max_results),
+      NGX_HTTP_TOOLSEARCH_POLICY(max_results),
       &ngx_http_toolsearch_max_results_bounds },
 
     { ngx_string("toolsearch_search_scoring"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_words,
       NGX_HTTP_LOC_CONF_OFFSET,
-      offsetof(ngx_http_toolsearch_loc_conf_t, scoring),
+      NGX_HTTP_TOOLSEARCH_POLICY(scoring),
       &ngx_http_toolsearch_scorings },
 
     { ngx_string("toolsearch_hint"),
@@ -286,6 +291,61 @@ ngx_module_t  ngx_http_toolsearch_module = {
 };
 
 
+/*
+ * A row whose setter writes an int into the policy: the booleans, words
+ * and numbers of the engine, unset and merged by their offsets.
+ */
+static ngx_uint_t
+ngx_http_toolsearch_is_setting(ngx_command_t *cmd)
+{
+    size_t  start;
+
+    start = offsetof(ngx_http_toolsearch_loc_conf_t, policy);
+
+    return cmd->offset >= start
+           && cmd->offset < start + sizeof(ts_policy_t)
+           && (cmd->set == ngx_http_toolsearch_conf_flag
+               || cmd->set == ngx_http_toolsearch_conf_words
+               || cmd->set == ngx_http_toolsearch_conf_num);
+}
+
+
+static void
+ngx_http_toolsearch_settings_unset(ngx_http_toolsearch_loc_conf_t *conf)
+{
+    ngx_command_t  *cmd;
+
+    for (cmd = ngx_http_toolsearch_commands; cmd->name.len; cmd++) {
+        if (ngx_http_toolsearch_is_setting(cmd)) {
+            *(int *) ((char *) conf + cmd->offset) = NGX_CONF_UNSET;
+        }
+    }
+}
+
+
+/* an unset setting takes the parent's, or at the top ts_policy_init()'s */
+static void
+ngx_http_toolsearch_settings_merge(ngx_http_toolsearch_loc_conf_t *prev,
+    ngx_http_toolsearch_loc_conf_t *conf, const ts_policy_t *def)
+{
+    int            *v, *up;
+    size_t          field;
+    ngx_command_t  *cmd;
+
+    for (cmd = ngx_http_toolsearch_commands; cmd->name.len; cmd++) {
+        if (!ngx_http_toolsearch_is_setting(cmd)) {
+            continue;
+        }
+
+        field = cmd->offset - offsetof(ngx_http_toolsearch_loc_conf_t, policy);
+        v = (int *) ((char *) conf + cmd->offset);
+        up = (int *) ((char *) prev + cmd->offset);
+
+        ngx_conf_merge_value(*v, *up, *(int *) ((char *) def + field));
+    }
+}
+
+
 static void *
 ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
 {
@@ -296,25 +356,19 @@ ngx_http_toolsearch_create_loc_conf(ngx_conf_t *cf)
         return NULL;
     }
 
-    /* set by ngx_pcalloc(): the lists and window_tokens (NULL) */
+    /* set by ngx_pcalloc(): the lists, windows and hints (NULL) */
 
     conf->enable = NGX_CONF_UNSET;
     conf->max_body_size = NGX_CONF_UNSET_SIZE;
     conf->recall_tools = NGX_CONF_UNSET_SIZE;
-    conf->defer_mode = NGX_CONF_UNSET;
-    conf->defer_percent = NGX_CONF_UNSET_UINT;
     conf->client_mode = NGX_CONF_UNSET;
     conf->recall = NGX_CONF_UNSET;
-    conf->upstream = NGX_CONF_UNSET_UINT;
-    conf->upstream_tool_reference = NGX_CONF_UNSET;
-    conf->disable_betas = NGX_CONF_UNSET;
-    conf->turn_boundary = NGX_CONF_UNSET;
-    conf->search_blocks = NGX_CONF_UNSET_UINT;
-    conf->hosted_search = NGX_CONF_UNSET_UINT;
-    conf->search = NGX_CONF_UNSET_UINT;
-    conf->max_searches = NGX_CONF_UNSET_UINT;
-    conf->max_results = NGX_CONF_UNSET_UINT;
-    conf->scoring = NGX_CONF_UNSET_UINT;
+    conf->upstream = NGX_CONF_UNSET;
+    conf->search_blocks = NGX_CONF_UNSET;
+    conf->policy.defer_mode = NGX_CONF_UNSET;
+    conf->policy.search_tool = NGX_CONF_UNSET_PTR;
+
+    ngx_http_toolsearch_settings_unset(conf);
 
     return conf;
 }
@@ -367,20 +421,23 @@ ngx_http_toolsearch_list_add(ngx_conf_t *cf, ts_match_list_t *l,
 static char *
 ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_uint_t         i;
-    ngx_str_t         *value;
-    ts_match_list_t  **lp;
+    ngx_uint_t               i;
+    ngx_str_t               *value;
+    ts_match_list_t         *l;
+    const ts_match_list_t  **lp;
 
-    lp = (ts_match_list_t **) ((char *) conf + cmd->offset);
+    lp = (const ts_match_list_t **) ((char *) conf + cmd->offset);
 
     if (*lp != NULL) {
         return "is duplicate";
     }
 
-    *lp = ngx_http_toolsearch_list_create(cf);
-    if (*lp == NULL) {
+    l = ngx_http_toolsearch_list_create(cf);
+    if (l == NULL) {
         return NGX_CONF_ERROR;
     }
+
+    *lp = l;
 
     value = cf->args->elts;
 
@@ -393,7 +450,7 @@ ngx_http_toolsearch_list(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     for (i = 1; i < cf->args->nelts; i++) {
-        if (ngx_http_toolsearch_list_add(cf, *lp, &value[i])
+        if (ngx_http_toolsearch_list_add(cf, l, &value[i])
             != NGX_CONF_OK)
         {
             return NGX_CONF_ERROR;
@@ -413,7 +470,7 @@ ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     unsigned    percent;
     ngx_str_t  *value;
 
-    if (tlcf->defer_mode != NGX_CONF_UNSET) {
+    if (tlcf->policy.defer_mode != NGX_CONF_UNSET) {
         return "is duplicate";
     }
 
@@ -429,8 +486,8 @@ ngx_http_toolsearch_defer(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    tlcf->defer_mode = mode;
-    tlcf->defer_percent = percent;
+    tlcf->policy.defer_mode = mode;
+    tlcf->policy.defer_percent = percent;
 
     return NGX_CONF_OK;
 }
@@ -503,7 +560,7 @@ ngx_http_toolsearch_tool_name(ngx_conf_t *cf, ngx_command_t *cmd,
     ngx_uint_t   i;
     u_char       c;
 
-    if (tlcf->tool_name.data != NULL) {
+    if (tlcf->policy.search_tool != NGX_CONF_UNSET_PTR) {
         return "is duplicate";
     }
 
@@ -528,7 +585,7 @@ ngx_http_toolsearch_tool_name(ngx_conf_t *cf, ngx_command_t *cmd,
     }
 
     /* the engine reads it as a C string: the parser ends args with NUL */
-    tlcf->tool_name = value[1];
+    tlcf->policy.search_tool = (char *) value[1].data;
 
     return NGX_CONF_OK;
 }
@@ -573,10 +630,12 @@ ngx_http_toolsearch_hint(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
 /* an unset list takes the parent's, or at the top its defaults */
 static char *
-ngx_http_toolsearch_merge_list(ngx_conf_t *cf, ts_match_list_t **conf,
-    ts_match_list_t *prev, const char *const *defaults)
+ngx_http_toolsearch_merge_list(ngx_conf_t *cf,
+    const ts_match_list_t **conf, const ts_match_list_t *prev,
+    const char *const *defaults)
 {
-    char  err[NGX_MAX_CONF_ERRSTR];
+    char              err[NGX_MAX_CONF_ERRSTR];
+    ts_match_list_t  *l;
 
     if (*conf != NULL) {
         return NGX_CONF_OK;
@@ -587,12 +646,14 @@ ngx_http_toolsearch_merge_list(ngx_conf_t *cf, ts_match_list_t **conf,
         return NGX_CONF_OK;
     }
 
-    *conf = ngx_http_toolsearch_list_create(cf);
-    if (*conf == NULL) {
+    l = ngx_http_toolsearch_list_create(cf);
+    if (l == NULL) {
         return NGX_CONF_ERROR;
     }
 
-    if (ts_match_add_all(*conf, defaults, err, sizeof(err)) != 0) {
+    *conf = l;
+
+    if (ts_match_add_all(l, defaults, err, sizeof(err)) != 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
         return NGX_CONF_ERROR;
     }
@@ -605,18 +666,23 @@ static char *
 ngx_http_toolsearch_merge_lists(ngx_conf_t *cf,
     ngx_http_toolsearch_loc_conf_t *prev, ngx_http_toolsearch_loc_conf_t *conf)
 {
-    if (ngx_http_toolsearch_merge_list(cf, &conf->always_load,
-                                       prev->always_load, NULL)
+    ts_policy_t  *p, *up;
+
+    p = &conf->policy;
+    up = &prev->policy;
+
+    if (ngx_http_toolsearch_merge_list(cf, &p->always_load, up->always_load,
+                                       NULL)
         != NGX_CONF_OK
-        || ngx_http_toolsearch_merge_list(cf, &conf->defer_tools,
-                                          prev->defer_tools, NULL)
+        || ngx_http_toolsearch_merge_list(cf, &p->defer_tools,
+                                          up->defer_tools, NULL)
            != NGX_CONF_OK
-        || ngx_http_toolsearch_merge_list(cf, &conf->client_search_tools,
-                                          prev->client_search_tools,
+        || ngx_http_toolsearch_merge_list(cf, &p->client_search_tools,
+                                          up->client_search_tools,
                                           ts_default_client_search_tools)
            != NGX_CONF_OK
-        || ngx_http_toolsearch_merge_list(cf, &conf->unsupported_models,
-                                          prev->unsupported_models,
+        || ngx_http_toolsearch_merge_list(cf, &p->unsupported_models,
+                                          up->unsupported_models,
                                           ts_default_unsupported_models)
            != NGX_CONF_OK
         || ngx_http_toolsearch_merge_list(cf, &conf->first_party_hosts,
@@ -627,6 +693,15 @@ ngx_http_toolsearch_merge_lists(ngx_conf_t *cf,
         return NGX_CONF_ERROR;
     }
 
+    return NGX_CONF_OK;
+}
+
+
+/* the windows and hints: patterns and their values, taken as pairs */
+static void
+ngx_http_toolsearch_merge_pairs(ngx_http_toolsearch_loc_conf_t *prev,
+    ngx_http_toolsearch_loc_conf_t *conf)
+{
     if (conf->windows == NULL) {
         conf->windows = prev->windows;
         conf->window_tokens = prev->window_tokens;
@@ -637,37 +712,30 @@ ngx_http_toolsearch_merge_lists(ngx_conf_t *cf,
         conf->hint_phrases = prev->hint_phrases;
     }
 
-    return NGX_CONF_OK;
+    conf->policy.windows = conf->windows;
+    conf->policy.window_tokens = conf->window_tokens
+                                 ? conf->window_tokens->elts : NULL;
+    conf->policy.hint_names = conf->hint_names;
+    conf->policy.hint_phrases = conf->hint_phrases
+                                ? conf->hint_phrases->elts : NULL;
 }
 
 
+/* toolsearch_defer sets a mode and its percent together */
 static void
-ngx_http_toolsearch_set_policy(ngx_http_toolsearch_loc_conf_t *conf)
+ngx_http_toolsearch_merge_defer(ngx_http_toolsearch_loc_conf_t *prev,
+    ngx_http_toolsearch_loc_conf_t *conf, const ts_policy_t *def)
 {
-    ts_policy_t  *p;
+    const ts_policy_t  *from;
 
-    p = &conf->policy;
+    if (conf->policy.defer_mode != NGX_CONF_UNSET) {
+        return;
+    }
 
-    p->defer_mode = (int) conf->defer_mode;
-    p->defer_percent = (unsigned) conf->defer_percent;
-    p->always_load = conf->always_load;
-    p->defer_tools = conf->defer_tools;
-    p->client_search_tools = conf->client_search_tools;
-    p->unsupported_models = conf->unsupported_models;
-    p->windows = conf->windows;
-    p->window_tokens = conf->window_tokens ? conf->window_tokens->elts
-                                           : NULL;
-    p->upstream_tool_reference = (int) conf->upstream_tool_reference;
-    p->disable_betas = (int) conf->disable_betas;
-    p->turn_boundary = (int) conf->turn_boundary;
-    p->hosted_search = (int) conf->hosted_search;
-    p->search = (int) conf->search;
-    p->search_tool = (char *) conf->tool_name.data;
-    p->max_searches = (unsigned) conf->max_searches;
-    p->max_results = (unsigned) conf->max_results;
-    p->scoring = (int) conf->scoring;
-    p->hint_names = conf->hint_names;
-    p->hint_phrases = conf->hint_phrases ? conf->hint_phrases->elts : NULL;
+    from = prev->policy.defer_mode != NGX_CONF_UNSET ? &prev->policy : def;
+
+    conf->policy.defer_mode = from->defer_mode;
+    conf->policy.defer_percent = from->defer_percent;
 }
 
 
@@ -677,48 +745,28 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_http_toolsearch_loc_conf_t *prev = parent;
     ngx_http_toolsearch_loc_conf_t *conf = child;
 
+    ts_policy_t  def;
+
+    ts_policy_init(&def);
+
     ngx_conf_merge_value(conf->enable, prev->enable, 0);
     ngx_conf_merge_size_value(conf->max_body_size, prev->max_body_size,
                               16 * 1024 * 1024);
-
-    if (conf->defer_mode == NGX_CONF_UNSET) {
-        conf->defer_mode = prev->defer_mode;
-        conf->defer_percent = prev->defer_percent;
-    }
-
-    ngx_conf_merge_value(conf->defer_mode, prev->defer_mode, TS_DEFER_ON);
-    ngx_conf_merge_uint_value(conf->defer_percent, prev->defer_percent, 0);
     ngx_conf_merge_value(conf->client_mode, prev->client_mode, 0);
     ngx_conf_merge_value(conf->recall, prev->recall, 1);
     ngx_conf_merge_size_value(conf->recall_tools, prev->recall_tools,
                               TS_RECALL_SIZE);
-    ngx_conf_merge_uint_value(conf->upstream, prev->upstream,
-                              TS_UPSTREAM_AUTO);
-    ngx_conf_merge_value(conf->upstream_tool_reference,
-                         prev->upstream_tool_reference, 0);
-    ngx_conf_merge_value(conf->disable_betas, prev->disable_betas, 0);
-    ngx_conf_merge_value(conf->turn_boundary, prev->turn_boundary, 1);
-    ngx_conf_merge_uint_value(conf->search_blocks, prev->search_blocks,
-                              NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP);
-    ngx_conf_merge_uint_value(conf->hosted_search, prev->hosted_search,
-                              TS_HOSTED_BM25);
-    ngx_conf_merge_uint_value(conf->search, prev->search, TS_SEARCH_AUTO);
-    ngx_conf_merge_str_value(conf->tool_name, prev->tool_name,
-                             TS_SEARCH_TOOL_DEFAULT);
-    ngx_conf_merge_uint_value(conf->max_searches, prev->max_searches,
-                              TS_MAX_SEARCHES_DEFAULT);
-    ngx_conf_merge_uint_value(conf->max_results, prev->max_results,
-                              TS_MAX_RESULTS_DEFAULT);
-    ngx_conf_merge_uint_value(conf->scoring, prev->scoring,
-                              TS_SCORING_DEFAULT);
+    ngx_conf_merge_value(conf->upstream, prev->upstream, TS_UPSTREAM_AUTO);
+    ngx_conf_merge_value(conf->search_blocks, prev->search_blocks,
+                         NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP);
 
-    if (ngx_http_toolsearch_merge_lists(cf, prev, conf) != NGX_CONF_OK) {
-        return NGX_CONF_ERROR;
-    }
+    ngx_http_toolsearch_settings_merge(prev, conf, &def);
+    ngx_http_toolsearch_merge_defer(prev, conf, &def);
+    ngx_conf_merge_ptr_value(conf->policy.search_tool,
+                             prev->policy.search_tool, def.search_tool);
+    ngx_http_toolsearch_merge_pairs(prev, conf);
 
-    ngx_http_toolsearch_set_policy(conf);
-
-    return NGX_CONF_OK;
+    return ngx_http_toolsearch_merge_lists(cf, prev, conf);
 }
 
 

@@ -12,7 +12,7 @@
 #include <ngx_core.h>
 #include <ngx_http.h>
 
-#include "loop/ts_answer.h"
+#include "loop/ts_cut.h"
 #include "loop/ts_loop.h"
 #include "rewrite/ts_counters.h"
 #include "rewrite/ts_format.h"
@@ -24,34 +24,24 @@
 #define NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP  1
 
 
+/*
+ * The engine's settings live in policy: a directive row points into it,
+ * create_loc_conf() unsets them, the merge takes ts_policy_init()'s
+ * defaults.  The fields before it are the glue's own.
+ */
 typedef struct {
     ngx_flag_t          enable;
     size_t              max_body_size;
-    ngx_int_t           defer_mode;
-    ngx_uint_t          defer_percent;
     ngx_flag_t          client_mode;
     ngx_flag_t          recall;
     size_t              recall_tools;
-    ngx_uint_t          upstream;
-    ngx_flag_t          upstream_tool_reference;
-    ngx_flag_t          disable_betas;
-    ngx_flag_t          turn_boundary;
-    ngx_uint_t          hosted_search;
-    ngx_uint_t          search;
-    ngx_uint_t          search_blocks;
-    ngx_str_t           tool_name;
-    ngx_uint_t          max_searches;
-    ngx_uint_t          max_results;
-    ngx_uint_t          scoring;
-    ts_match_list_t    *hint_names;
-    ngx_array_t        *hint_phrases;       /* of char * */
-    ts_match_list_t    *always_load;
-    ts_match_list_t    *defer_tools;
-    ts_match_list_t    *client_search_tools;
-    ts_match_list_t    *unsupported_models;
-    ts_match_list_t    *first_party_hosts;
+    int                 upstream;           /* ts_upstream_t */
+    int                 search_blocks;
+    const ts_match_list_t  *first_party_hosts;
     ts_match_list_t    *windows;
     ngx_array_t        *window_tokens;      /* of unsigned long */
+    ts_match_list_t    *hint_names;
+    ngx_array_t        *hint_phrases;       /* of char * */
     ts_policy_t         policy;
 } ngx_http_toolsearch_loc_conf_t;
 
@@ -67,7 +57,7 @@ typedef struct {
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
-    ts_answer_t    *answer;         /* the cut of the client's answer */
+    ts_cut_t       *answer;         /* the cut of the client's answer */
 
     /* gateway-executed search */
     ts_loop_t      *loop;

@@ -120,7 +120,7 @@ extern ngx_module_t  ngx_http_toolsearch_module;
 
 
 #define NGX_HTTP_TOOLSEARCH_METRIC(name, var, metric, when, log, from,    \
-                                   expr, help)                            \
+                                   help)                                  \
     { ngx_string(metric), TS_COUNTER_##name, NGX_HTTP_TOOLSEARCH_ADD_##when, \
       ngx_string(log), help },
 

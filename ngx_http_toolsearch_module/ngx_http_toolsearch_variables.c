@@ -78,7 +78,7 @@ static ngx_http_toolsearch_kind_t  ngx_http_toolsearch_kinds[] = {
 #define NGX_HTTP_TOOLSEARCH_VAR_VAR(name)                                 \
     NGX_HTTP_TOOLSEARCH_VAR(name, COUNT, TS_COUNTER_##name)
 #define NGX_HTTP_TOOLSEARCH_COUNT_VAR(name, var, metric, when, log, from, \
-                                      expr, help)                         \
+                                      help)                               \
     NGX_HTTP_TOOLSEARCH_VAR_##var(name)
 
 #define NGX_HTTP_TOOLSEARCH_TOKENS_VAR(name, counter, help)               \
@@ -158,7 +158,7 @@ ngx_http_toolsearch_word_value(ngx_http_request_t *r,
         tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
 
         if (upstream == TS_UPSTREAM_COMPATIBLE
-            && tlcf->upstream_tool_reference)
+            && tlcf->policy.upstream_tool_reference)
         {
             upstream = TS_UPSTREAM_ANTHROPIC;
         }

@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = os.path.join(ROOT, "src", "rewrite", "ts_counters.h")
 DOC = os.path.join(ROOT, "docs", "directives.md")
 
-COLUMNS = ["name", "var", "metric", "when", "log", "from", "expr", "help"]
+COLUMNS = ["name", "var", "metric", "when", "log", "from", "help"]
 
 WHEN = {
     "ANALYSED": "every decided request",

@@ -119,3 +119,26 @@ def test_source_lists_name_every_file():
                                         "*.[ch]"))
                if os.sep + "cli" + os.sep not in p}
     assert on_disk == listed("src") | listed("ngx_http_toolsearch_module")
+
+
+def path_table():
+    """(function, file) of each row of docs/design.md's table of a
+    request's path."""
+    with open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8") as f:
+        section = f.read().split("## A request's path", 1)[1]
+    rows = re.findall(r"^\| [^|]+ \| `(\w+)\(\)` \(`([\w./]+)`\) \|",
+                      section.split("\n\n", 2)[1], re.M)
+    return rows
+
+
+def test_path_table_names_defined_functions():
+    rows = path_table()
+    assert len(rows) >= 8, rows
+    missing = []
+    for function, path in rows:
+        if "/" not in path:
+            path = os.path.join("ngx_http_toolsearch_module", path)
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            if not re.search(r"^%s\(" % function, f.read(), re.M):
+                missing.append("%s() in %s" % (function, path))
+    assert not missing, "not defined where the path table says: %s" % missing

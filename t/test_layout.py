@@ -57,3 +57,30 @@ def test_engine_floors_include_down():
         if inc not in floors or floors.index(inc) > floors.index(folder):
             wrong.append("%s:%d includes %s/" % (path, n, inc))
     assert not wrong, "includes reaching up a floor:\n" + "\n".join(wrong)
+
+
+def design_glue_calls():
+    """{caller: {callees}} of docs/design.md's sentence "`module` calls
+    `conf`, ...; `handler` calls ...": the glue's calls as the map says."""
+    with open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8") as f:
+        text = " ".join(f.read().split())
+    sentence = text.split("The glue's files call one another one way only, "
+                          "from the module down:", 1)[1].split(".", 1)[0]
+    said = {}
+    for clause in re.split(r";|, and ", sentence):
+        caller, _, callees = clause.partition(" calls ")
+        said[caller.strip().strip("`")] = set(re.findall(r"`(\w+)`", callees))
+    return said
+
+
+def test_design_names_the_glue_calls():
+    r = subprocess.run([sys.executable, SCRIPT, OBJECTS],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    built = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"(\w+) -> (\w+):", line)
+        if m:
+            built.setdefault(m.group(1), set()).add(m.group(2))
+    assert built, r.stdout
+    assert design_glue_calls() == built

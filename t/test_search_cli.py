@@ -97,3 +97,54 @@ def test_step_retrieval_holds():
         res = table[half]
         assert res["hybrid"][1] >= 1.2 * res["bm25"][1] - 1e-9
         assert res["hybrid"][0] > res["bm25"][0] > res["seed"][0]
+
+
+PUBLIC = os.path.join(ROOT, "t", "search", "public")
+
+# dev-half queries of the public sets (t/search/README.md) whose gold the
+# default scorer finds in its top 5: request words left out ("give",
+# "looking", "able", "like") and the words past the 16th of a task
+# sentence ("item recipes") decide them
+PINNED = [
+    ("bfcl-multiturn",
+     "Before I set off, I want to share my travel excitement with friends "
+     "on Twitter by describing the wonderful places I'll be exploring "
+     "during this adventure. Would you be able to post a tweet saying "
+     "'Excited for the trip!'?", ["post_tweet"]),
+    ("bfcl-multiturn",
+     "Oh man, I've just logged into my trading account and I'm super keen "
+     "to take a look at the stocks I'm keeping an eye on. Could I get you "
+     "to pull up the latest stock symbols from my watchlist?",
+     ["get_watchlist"]),
+    ("metatool", "Can you give me some tips on creating a clear product "
+     "vision?", ["kraftful"]),
+    ("metatool", "I'm looking for a brandable .com domain name for my "
+     "startup.", ["URLTool"]),
+    ("stabletoolbench",
+     "I need to create a comprehensive guide for Lost Ark players. Can you "
+     "fetch me the list of all classes in the game, along with the "
+     "characters associated with each class? Additionally, please provide "
+     "me with the details of the stronghold item recipes and battle item "
+     "recipes.", ["Lost Ark Simple::Get Classes List",
+                  "Lost Ark Simple::Get Stronghold Item Recipes",
+                  "Lost Ark Simple::Get Battle Item Recipes"]),
+]
+
+
+def test_public_sets_pinned_queries():
+    for name, query, gold in PINNED:
+        r = search(query, tools=os.path.join(PUBLIC, name, "tools.json"))
+        assert r.returncode == 0
+        assert set(gold) <= set(r.stdout.splitlines()), (name, query)
+
+
+def test_a_query_of_request_words_only_keeps_them():
+    """words around a request are left out of a query that has others
+    (the same ranking as without them); a query of nothing else is
+    searched with them"""
+    plain = search("github issues", tools=FIXTURE)
+    wordy = search("could you kindly provide information about github "
+                   "issues", tools=FIXTURE)
+    assert wordy.returncode == 0 and wordy.stdout == plain.stdout
+    r = search("help", tools=FIXTURE)
+    assert r.returncode == 0 and "mcp__everything__get-env" in r.stdout

@@ -651,8 +651,7 @@ ts_chat_goes_on(const ts_loop_t *lp)
     const ts_chat_loop_t  *st = lp->format;
     unsigned               max;
 
-    max = lp->in.policy->max_searches ? lp->in.policy->max_searches
-                                      : TS_MAX_SEARCHES_DEFAULT;
+    max = lp->in.policy->max_searches;
 
     return st->held > 0 && st->nclient == 0 && !lp->ans.broken
            && strcmp(st->finish, "length") != 0

@@ -14,17 +14,12 @@
 
 /* the policy of a rewrite run, built from options like the directives */
 typedef struct {
-    ts_policy_t       policy;
-    ts_input_t        in;
-    ts_match_list_t   always_load;
-    ts_match_list_t   defer_tools;
-    ts_match_list_t   client_search_tools;
-    ts_match_list_t   unsupported_models;
-    ts_match_list_t   windows;
-    unsigned long     tokens[64];
-    char              betas[4096];
-    int               own_client_search_tools;
-    int               own_unsupported_models;
+    ts_policy_t        policy;
+    ts_input_t         in;
+    ts_policy_lists_t  lists;
+    char               betas[4096];
+    int                own_client_search_tools;
+    int                own_unsupported_models;
 } ts_cli_conf_t;
 
 
@@ -37,7 +32,8 @@ int ts_cli_open(const char *path, FILE **in);
 int ts_cli_main_search(int argc, char **argv);
 
 /*
- * fills a zeroed conf from the options of toolsearch rewrite; the last
+ * fills a zeroed conf from ts_policy_init() and the options of
+ * toolsearch rewrite (a list option replaces its default); the last
  * argument not an option is the path.  -1 after printing the error.
  */
 int ts_cli_conf_parse(ts_cli_conf_t *c, int argc, char **argv,

@@ -52,21 +52,37 @@ ts_cli_beta(ts_cli_conf_t *c, const char *value)
 static int
 ts_cli_window(ts_cli_conf_t *c, const char *re, const char *tokens)
 {
-    char  *end;
+    char               *end;
+    ts_policy_lists_t  *l;
 
-    if (c->windows.n == sizeof(c->tokens) / sizeof(c->tokens[0])) {
+    l = &c->lists;
+
+    if (l->windows.n == TS_POLICY_WINDOWS) {
         fprintf(stderr, "toolsearch: too many --context-window options\n");
         return -1;
     }
 
-    c->tokens[c->windows.n] = strtoul(tokens, &end, 10);
+    l->window_tokens[l->windows.n] = strtoul(tokens, &end, 10);
 
-    if (*end != '\0' || c->tokens[c->windows.n] == 0) {
+    if (*end != '\0' || l->window_tokens[l->windows.n] == 0) {
         fprintf(stderr, "toolsearch: bad window \"%s\"\n", tokens);
         return -1;
     }
 
-    return ts_cli_list(&c->windows, re);
+    return ts_cli_list(&l->windows, re);
+}
+
+
+/* a list option: its first pattern replaces the list's defaults */
+static int
+ts_cli_own(ts_match_list_t *l, int *own, const char *pattern)
+{
+    if (!*own) {
+        ts_match_free(l);
+        *own = 1;
+    }
+
+    return ts_cli_list(l, pattern) == 0 ? 2 : -1;
 }
 
 
@@ -133,21 +149,21 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
     }
 
     if (strcmp(o, "--always-load") == 0) {
-        return ts_cli_list(&c->always_load, argv[1]) == 0 ? 2 : -1;
+        return ts_cli_list(&c->lists.always_load, argv[1]) == 0 ? 2 : -1;
     }
 
     if (strcmp(o, "--defer-tools") == 0) {
-        return ts_cli_list(&c->defer_tools, argv[1]) == 0 ? 2 : -1;
+        return ts_cli_list(&c->lists.defer_tools, argv[1]) == 0 ? 2 : -1;
     }
 
     if (strcmp(o, "--client-search-tools") == 0) {
-        c->own_client_search_tools = 1;
-        return ts_cli_list(&c->client_search_tools, argv[1]) == 0 ? 2 : -1;
+        return ts_cli_own(&c->lists.client_search_tools,
+                          &c->own_client_search_tools, argv[1]);
     }
 
     if (strcmp(o, "--unsupported-models") == 0) {
-        c->own_unsupported_models = 1;
-        return ts_cli_list(&c->unsupported_models, argv[1]) == 0 ? 2 : -1;
+        return ts_cli_own(&c->lists.unsupported_models,
+                          &c->own_unsupported_models, argv[1]);
     }
 
     if (strcmp(o, "--context-window") == 0 && argc >= 3) {
@@ -158,59 +174,29 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
 }
 
 
-static int
-ts_cli_defaults(ts_cli_conf_t *c)
-{
-    char  err[300];
-
-    if ((!c->own_client_search_tools
-         && ts_match_add_all(&c->client_search_tools,
-                             ts_default_client_search_tools, err,
-                             sizeof(err)) != 0)
-        || (!c->own_unsupported_models
-            && ts_match_add_all(&c->unsupported_models,
-                                ts_default_unsupported_models, err,
-                                sizeof(err)) != 0))
-    {
-        fprintf(stderr, "toolsearch: %s\n", err);
-        return -1;
-    }
-
-    c->policy.always_load = &c->always_load;
-    c->policy.defer_tools = &c->defer_tools;
-    c->policy.client_search_tools = &c->client_search_tools;
-    c->policy.unsupported_models = &c->unsupported_models;
-    c->policy.windows = &c->windows;
-    c->policy.window_tokens = c->tokens;
-
-    c->in.policy = &c->policy;
-    c->in.defer_mode = -1;
-    c->in.betas = c->betas;
-    c->in.betas_len = strlen(c->betas);
-
-    return 0;
-}
-
-
 void
 ts_cli_conf_free(ts_cli_conf_t *c)
 {
-    ts_match_free(&c->always_load);
-    ts_match_free(&c->defer_tools);
-    ts_match_free(&c->client_search_tools);
-    ts_match_free(&c->unsupported_models);
-    ts_match_free(&c->windows);
+    ts_policy_lists_free(&c->lists);
 }
 
 
 int
 ts_cli_conf_parse(ts_cli_conf_t *c, int argc, char **argv, const char **path)
 {
-    int  i, n;
+    int   i, n;
+    char  err[300];
 
+    ts_policy_init(&c->policy);
+
+    if (ts_policy_lists_init(&c->lists, &c->policy, err, sizeof(err)) != 0) {
+        fprintf(stderr, "toolsearch: %s\n", err);
+        return -1;
+    }
+
+    c->in.policy = &c->policy;
     c->in.upstream = TS_UPSTREAM_ANTHROPIC;
-    c->policy.defer_mode = TS_DEFER_ON;
-    c->policy.turn_boundary = 1;
+    c->in.defer_mode = -1;
     *path = NULL;
 
     for (i = 0; i < argc; i += n) {
@@ -227,5 +213,8 @@ ts_cli_conf_parse(ts_cli_conf_t *c, int argc, char **argv, const char **path)
         }
     }
 
-    return ts_cli_defaults(c);
+    c->in.betas = c->betas;
+    c->in.betas_len = strlen(c->betas);
+
+    return 0;
 }

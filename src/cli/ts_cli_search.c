@@ -23,11 +23,11 @@ typedef struct {
     int               batch;
     ts_match_list_t   hint_names;
     const char       *phrases[TS_CLI_HINTS_MAX];
-} ts_search_conf_t;
+} ts_cli_search_conf_t;
 
 
 static int
-ts_search_option(ts_search_conf_t *c, int argc, char **argv)
+ts_cli_search_option(ts_cli_search_conf_t *c, int argc, char **argv)
 {
     char  err[256];
 
@@ -82,7 +82,7 @@ ts_search_option(ts_search_conf_t *c, int argc, char **argv)
 
 /* a bare array of tools becomes the tools of a request */
 static char *
-ts_search_body(char *buf, size_t *len)
+ts_cli_search_body(char *buf, size_t *len)
 {
     static const char   head[] = "{\"tools\":";
     char               *out;
@@ -111,7 +111,7 @@ ts_search_body(char *buf, size_t *len)
 
 
 static void
-ts_search_print(const ts_catalog_t *cat, const ts_search_conf_t *c,
+ts_cli_search_print(const ts_catalog_t *cat, const ts_cli_search_conf_t *c,
     const char *query, const ts_result_t *r)
 {
     const ts_entry_t  *e;
@@ -149,15 +149,16 @@ ts_search_print(const ts_catalog_t *cat, const ts_search_conf_t *c,
     }
 
     if (r->truncated) {
-        fprintf(stderr, "toolsearch: query cut to %d bytes, %d terms and "
-                "%d names\n", TS_SEARCH_QUERY_MAX, TS_SEARCH_TERMS_MAX,
+        fprintf(stderr, "toolsearch: query cut to %d bytes, %d terms (%d "
+                "words hybrid) and %d names\n", TS_SEARCH_QUERY_MAX,
+                TS_SEARCH_TERMS_MAX, TS_SEARCH_WORDS_MAX,
                 TS_SEARCH_SELECT_MAX);
     }
 }
 
 
 static int
-ts_search_one(const ts_catalog_t *cat, const ts_search_conf_t *c,
+ts_cli_search_one(const ts_catalog_t *cat, const ts_cli_search_conf_t *c,
     const char *query)
 {
     ts_result_t  r;
@@ -171,7 +172,7 @@ ts_search_one(const ts_catalog_t *cat, const ts_search_conf_t *c,
         return -1;
     }
 
-    ts_search_print(cat, c, query, &r);
+    ts_cli_search_print(cat, c, query, &r);
     found = r.nhits > 0;
 
     if (!found && !c->batch) {
@@ -186,7 +187,7 @@ ts_search_one(const ts_catalog_t *cat, const ts_search_conf_t *c,
 
 /* one query per line of standard input */
 static int
-ts_search_batch(const ts_catalog_t *cat, const ts_search_conf_t *c)
+ts_cli_search_batch(const ts_catalog_t *cat, const ts_cli_search_conf_t *c)
 {
     char    line[TS_SEARCH_QUERY_MAX + 2];
     size_t  n;
@@ -195,7 +196,7 @@ ts_search_batch(const ts_catalog_t *cat, const ts_search_conf_t *c)
         n = strcspn(line, "\r\n");
         line[n] = '\0';
 
-        if (ts_search_one(cat, c, line) < 0) {
+        if (ts_cli_search_one(cat, c, line) < 0) {
             return 2;
         }
 
@@ -207,7 +208,7 @@ ts_search_batch(const ts_catalog_t *cat, const ts_search_conf_t *c)
 
 
 static int
-ts_search_catalogue(ts_search_conf_t *c)
+ts_cli_search_catalogue(ts_cli_search_conf_t *c)
 {
     ts_catalog_t   cat;
     ts_index_t     ix;
@@ -223,7 +224,7 @@ ts_search_catalogue(ts_search_conf_t *c)
 
     buf = ts_read_all(in, &len);
     fclose(in);
-    buf = buf ? ts_search_body(buf, &len) : NULL;
+    buf = buf ? ts_cli_search_body(buf, &len) : NULL;
 
     if (buf == NULL || ts_index_build(&ix, buf, len) != TS_OK) {
         fprintf(stderr, "toolsearch: %s: not a tool array or request\n",
@@ -241,10 +242,10 @@ ts_search_catalogue(ts_search_conf_t *c)
         rc = 2;
 
     } else if (c->batch) {
-        rc = ts_search_batch(&cat, c);
+        rc = ts_cli_search_batch(&cat, c);
 
     } else {
-        rc = ts_search_one(&cat, c, c->query);
+        rc = ts_cli_search_one(&cat, c, c->query);
         rc = rc < 0 ? 2 : !rc;
     }
 
@@ -259,11 +260,13 @@ ts_search_catalogue(ts_search_conf_t *c)
 int
 ts_cli_main_search(int argc, char **argv)
 {
-    ts_search_conf_t  c;
-    int               i, n, rc;
+    ts_cli_search_conf_t  c;
+    ts_policy_t           def;
+    int                   i, n, rc;
 
-    memset(&c, 0, sizeof(ts_search_conf_t));
-    c.scoring = TS_SCORING_DEFAULT;
+    ts_policy_init(&def);
+    memset(&c, 0, sizeof(ts_cli_search_conf_t));
+    c.scoring = def.scoring;
     c.max = TS_SEARCH_DEFAULT;
 
     for (i = 0; i < argc; i += n) {
@@ -272,7 +275,7 @@ ts_cli_main_search(int argc, char **argv)
             break;
         }
 
-        n = ts_search_option(&c, argc - i, argv + i);
+        n = ts_cli_search_option(&c, argc - i, argv + i);
         if (n < 0) {
             fprintf(stderr, "toolsearch: bad option \"%s\"\n", argv[i]);
             ts_match_free(&c.hint_names);
@@ -285,7 +288,7 @@ ts_cli_main_search(int argc, char **argv)
         return 2;
     }
 
-    rc = ts_search_catalogue(&c);
+    rc = ts_cli_search_catalogue(&c);
     ts_match_free(&c.hint_names);
 
     return rc;

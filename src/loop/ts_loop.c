@@ -8,6 +8,7 @@
 #include "search/ts_catalog.h"
 #include "rewrite/ts_gateway.h"
 #include "loop/ts_loop_state.h"
+#include "rewrite/ts_counters.h"
 #include "search/ts_search.h"
 
 
@@ -52,7 +53,7 @@ ts_loop_create_as(const ts_input_t *in, const char *body, size_t len,
     lp->in.index_mem = NULL;
     lp->body = body;
     lp->len = len;
-    lp->tool = ts_policy_search_tool(in->policy);
+    lp->tool = in->policy->search_tool;
     ts_buf_init(&lp->turns, TS_LOOP_TURNS_MAX);
     ts_buf_init(&lp->content, TS_LOOP_ANSWER_MAX);
     ts_buf_init(&lp->pending, TS_LOOP_ANSWER_MAX);
@@ -367,7 +368,7 @@ ts_call_max(const ts_loop_t *lp, const char *buf, const ts_val_t *in)
     ts_val_t  n;
     double    d;
 
-    cap = ts_policy_max_results(lp->in.policy);
+    cap = lp->in.policy->max_results;
 
     (void) ts_object_member(buf, in, "max_results", &n);
 
@@ -464,14 +465,14 @@ typedef struct {
     const ts_lblock_t  *b;
     ts_buf_t           *refs;
     ts_buf_t           *result;
-} ts_found_t;
+} ts_loop_result_t;
 
 
 static int
-ts_found_result(void *arg, const ts_name_t *names, size_t n,
+ts_loop_result_add(void *arg, const ts_name_t *names, size_t n,
     const ts_buf_t *servers)
 {
-    ts_found_t  *f = arg;
+    ts_loop_result_t  *f = arg;
 
     ts_gateway_references(f->refs, names, n);
 
@@ -484,18 +485,19 @@ ts_found_result(void *arg, const ts_name_t *names, size_t n,
 }
 
 
+/* runs one search; the found tools are marked loaded and listed */
 static int
-ts_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
+ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     ts_buf_t *result)
 {
-    ts_found_t  f;
+    ts_loop_result_t  f;
 
     f.lp = lp;
     f.b = b;
     f.refs = refs;
     f.result = result;
 
-    return ts_loop_search(lp, b->input, ts_found_result, &f);
+    return ts_loop_search(lp, b->input, ts_loop_result_add, &f);
 }
 
 
@@ -513,8 +515,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     ts_buf_init(&content, 0);
     ts_buf_init(&results, 0);
     referenced = 0;
-    max = lp->in.policy->max_searches ? lp->in.policy->max_searches
-                                      : TS_MAX_SEARCHES_DEFAULT;
+    max = lp->in.policy->max_searches;
 
     for (i = 0; i < lp->ans.nblocks; i++) {
         b = &lp->ans.blocks[i];
@@ -535,7 +536,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
         if (lp->searches >= max) {
             ts_loop_spent(lp, b, max, &content);
 
-        } else if (ts_search_call(lp, b, &refs, &results) == 0) {
+        } else if (ts_loop_search_call(lp, b, &refs, &results) == 0) {
             ts_loop_found(&content, &refs);
             referenced |= lp->rq.load_refs && refs.len > 0;
 
@@ -650,4 +651,16 @@ int
 ts_loop_paused(const ts_loop_t *lp)
 {
     return lp->paused;
+}
+
+
+/* the counters of ts_counters.h whose from is LOOP */
+void
+ts_loop_counters(size_t *count, const ts_loop_t *lp)
+{
+    count[TS_COUNTER_searches] = ts_loop_searches(lp);
+    count[TS_COUNTER_search_misses] = ts_loop_misses(lp);
+    count[TS_COUNTER_loop_iterations] = ts_loop_calls(lp);
+    count[TS_COUNTER_pause_turns] = ts_loop_paused(lp);
+    count[TS_COUNTER_loaded] = ts_loop_loaded(lp);
 }

@@ -112,4 +112,7 @@ unsigned ts_loop_misses(const ts_loop_t *lp);
 size_t ts_loop_loaded(const ts_loop_t *lp);
 int ts_loop_paused(const ts_loop_t *lp);
 
+/* sets the loop's counters (LOOP in rewrite/ts_counters.h) from those */
+void ts_loop_counters(size_t *count, const ts_loop_t *lp);
+
 #endif /* TS_LOOP_H */

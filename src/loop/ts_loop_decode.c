@@ -37,7 +37,7 @@ ts_loop_num(const char *buf, const ts_val_t *v, double *d)
  * cJSON's does; NULL when v is none.  The caller frees it.
  */
 static char *
-ts_str_dup(const char *buf, const ts_val_t *v)
+ts_loop_str_dup(const char *buf, const ts_val_t *v)
 {
     char    *s;
     size_t   n;
@@ -67,7 +67,7 @@ ts_loop_query(const char *input, const ts_val_t *in)
 
     (void) ts_object_member(input, in, "query", &q);
 
-    return ts_str_dup(input, &q);
+    return ts_loop_str_dup(input, &q);
 }
 
 
@@ -213,7 +213,7 @@ ts_delta_add(ts_buf_t *b, const char *buf, const ts_val_t *v)
 {
     char  *s;
 
-    s = ts_str_dup(buf, v);
+    s = ts_loop_str_dup(buf, v);
 
     if (s != NULL) {
         ts_buf_str(b, s);
@@ -310,7 +310,7 @@ ts_event_delta(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
 
     (void) ts_object_member(e->buf, &e->m[TS_EV_DELTA], "stop_reason",
                             &stop);
-    s = ts_str_dup(e->buf, &stop);
+    s = ts_loop_str_dup(e->buf, &stop);
     ts_set_stop_reason(lp, s);
     free(s);
 
@@ -463,7 +463,7 @@ ts_loop_json_members(const ts_loop_t *lp, ts_val_t m[TS_MSG_N])
 
 /* a string as a C string, or "" when it is none or longer than cap - 1 */
 static const char *
-ts_str_copy(const char *buf, const ts_val_t *v, char *tmp, size_t cap)
+ts_loop_str_copy(const char *buf, const ts_val_t *v, char *tmp, size_t cap)
 {
     const char  *s;
     size_t       len;
@@ -499,7 +499,7 @@ static const char  *ts_json_block_keys[TS_JB_N] = {
 
 
 static int
-ts_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
+ts_loop_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
 {
     const char   *buf;
     char          id[TS_NAME_MAX], name[TS_NAME_MAX];
@@ -519,9 +519,9 @@ ts_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
 
     if (ts_str_eq(buf, &m[TS_JB_TYPE], "tool_use")) {
         ts_loop_classify(lp, b,
-                         ts_str_copy(buf, &m[TS_JB_ID], id, sizeof(id)),
-                         ts_str_copy(buf, &m[TS_JB_NAME], name,
-                                     sizeof(name)));
+                         ts_loop_str_copy(buf, &m[TS_JB_ID], id, sizeof(id)),
+                         ts_loop_str_copy(buf, &m[TS_JB_NAME], name,
+                                          sizeof(name)));
     }
 
     if (b->search) {
@@ -552,7 +552,7 @@ ts_loop_json_answer(ts_loop_t *lp)
     }
 
     for (i = 0; i < n; i++) {
-        if (ts_json_block(lp, &items[i], (long) i) != 0) {
+        if (ts_loop_json_block(lp, &items[i], (long) i) != 0) {
             lp->ans.broken = 1;
             break;
         }
@@ -560,7 +560,7 @@ ts_loop_json_answer(ts_loop_t *lp)
 
     free(items);
 
-    s = ts_str_dup(lp->pending.p, &m[TS_MSG_STOP]);
+    s = ts_loop_str_dup(lp->pending.p, &m[TS_MSG_STOP]);
     ts_set_stop_reason(lp, s);
     free(s);
 

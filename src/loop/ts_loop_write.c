@@ -10,7 +10,7 @@
 
 
 static void
-ts_json_set_num(cJSON *obj, const char *key, double v)
+ts_loop_json_set_num(cJSON *obj, const char *key, double v)
 {
     cJSON  *n;
 
@@ -42,7 +42,7 @@ ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage)
         if (n || cJSON_GetObjectItemCaseSensitive(usage,
                                                   ts_loop_usage_keys[i]))
         {
-            ts_json_set_num(usage, ts_loop_usage_keys[i], (double) n);
+            ts_loop_json_set_num(usage, ts_loop_usage_keys[i], (double) n);
         }
     }
 
@@ -62,7 +62,7 @@ ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage)
         cJSON_AddItemToObject(usage, "server_tool_use", server);
     }
 
-    ts_json_set_num(server, "tool_search_requests", lp->searches);
+    ts_loop_json_set_num(server, "tool_search_requests", lp->searches);
 }
 
 
@@ -176,7 +176,7 @@ ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
 
 
 static void
-ts_sse_block_event(ts_buf_t *out, const char *name, long index,
+ts_loop_sse_block_event(ts_buf_t *out, const char *name, long index,
     const char *rest, const ts_buf_t *body)
 {
     ts_buf_str(out, "event: ");
@@ -222,22 +222,22 @@ ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
     ts_buf_str(&blk, ",\"name\":\"");
     ts_buf_str(&blk, lp->tool);
     ts_buf_str(&blk, "\",\"input\":{}");
-    ts_sse_block_event(out, "content_block_start", k, ",\"content_block\":",
-                       &blk);
+    ts_loop_sse_block_event(out, "content_block_start", k,
+                            ",\"content_block\":", &blk);
 
     ts_buf_reset(&blk);
     ts_buf_str(&blk, "{\"type\":\"input_json_delta\",\"partial_json\":\"");
     ts_buf_escaped(&blk, b->input, strlen(b->input));
     ts_buf_str(&blk, "\"");
-    ts_sse_block_event(out, "content_block_delta", k, ",\"delta\":", &blk);
-    ts_sse_block_event(out, "content_block_stop", k, "", NULL);
+    ts_loop_sse_block_event(out, "content_block_delta", k, ",\"delta\":", &blk);
+    ts_loop_sse_block_event(out, "content_block_stop", k, "", NULL);
 
     ts_buf_reset(&blk);
     ts_result_block(b, content, &blk);
     blk.len--;
-    ts_sse_block_event(out, "content_block_start", k + 1,
-                       ",\"content_block\":", &blk);
-    ts_sse_block_event(out, "content_block_stop", k + 1, "", NULL);
+    ts_loop_sse_block_event(out, "content_block_start", k + 1,
+                            ",\"content_block\":", &blk);
+    ts_loop_sse_block_event(out, "content_block_stop", k + 1, "", NULL);
 
     lp->ans.broken |= blk.failed;
     ts_buf_free(&blk);
@@ -356,7 +356,7 @@ ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced)
 
 /* the last answer with the loop's content, stop reason and usage */
 static int
-ts_json_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
+ts_loop_json_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
 {
     ts_val_t    m[TS_MSG_N], *content, *stop, *usage;
     ts_edits_t  e;
@@ -427,7 +427,7 @@ ts_loop_final(ts_loop_t *lp, const char *stop_reason, ts_buf_t *out)
     cJSON  *d, *delta, *usage;
 
     if (!lp->sse) {
-        (void) ts_json_final(lp, stop_reason, out);
+        (void) ts_loop_json_final(lp, stop_reason, out);
         ts_loop_totals_add(lp);
         return TS_LOOP_DONE;
     }

@@ -12,7 +12,7 @@
 
 
 static int
-ts_str_prefix(const char *buf, const ts_val_t *v, const char *prefix)
+ts_history_prefix(const char *buf, const ts_val_t *v, const char *prefix)
 {
     size_t  n;
 
@@ -31,14 +31,14 @@ ts_history_is_hosted(const ts_index_t *ix, const ts_block_t *b)
     }
 
     return ts_str_eq(ix->buf, &b->type, "server_tool_use")
-           && ts_str_prefix(ix->buf, &b->name, TS_HOSTED_PREFIX);
+           && ts_history_prefix(ix->buf, &b->name, TS_HOSTED_PREFIX);
 }
 
 
 int
 ts_history_is_hosted_tool(const char *buf, const ts_tool_t *t)
 {
-    return ts_str_prefix(buf, &t->type, TS_HOSTED_PREFIX);
+    return ts_history_prefix(buf, &t->type, TS_HOSTED_PREFIX);
 }
 
 

@@ -365,8 +365,7 @@ ts_rs_goes_on(const ts_loop_t *lp)
     const ts_rs_loop_t  *st = lp->format;
     unsigned             max;
 
-    max = lp->in.policy->max_searches ? lp->in.policy->max_searches
-                                      : TS_MAX_SEARCHES_DEFAULT;
+    max = lp->in.policy->max_searches;
 
     return st->held > 0 && st->nclient == 0 && !lp->ans.broken
            && strcmp(st->status, "completed") == 0

@@ -1,27 +1,30 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * The counters the engine fills, expanded from the table of
- * rewrite/ts_counters.h.
+ * The counters the engine fills, those of rewrite/ts_counters.h's table
+ * whose from is ENGINE, one line each.
  */
 
 #include "rewrite/ts_counters.h"
 #include "messages/ts_history.h"
 
 
-#define TS_FROM_IX(name, expr)    count[TS_COUNTER_##name] = rq->ix.expr;
-#define TS_FROM_RQ(name, expr)    count[TS_COUNTER_##name] = rq->expr;
-#define TS_FROM_FN(name, expr)    count[TS_COUNTER_##name] = expr(rq);
-#define TS_FROM_LOOP(name, expr)
-#define TS_FROM_GLUE(name, expr)
-#define TS_COUNTER_FILL(name, var, metric, when, log, from, expr, help)    \
-    TS_FROM_##from(name, expr)
-
-
+/* the counters of ts_counters.h whose from is ENGINE */
 void
 ts_counters_from_request(size_t *count, const ts_request_t *rq)
 {
-    TS_COUNTERS(TS_COUNTER_FILL)
+    count[TS_COUNTER_tools_total] = rq->ix.ntools;
+    count[TS_COUNTER_tools_recalled] = rq->ix.tools_recalled;
+    count[TS_COUNTER_messages_recalled] = rq->ix.messages_recalled;
+    count[TS_COUNTER_tools_deferred] = rq->tools_deferred;
+    count[TS_COUNTER_defer_chars] = rq->defer_chars;
+    count[TS_COUNTER_threshold_chars] = rq->threshold_chars;
+    count[TS_COUNTER_hosted_searches] = ts_counters_hosted_searches(rq);
+    count[TS_COUNTER_refs_converted] = rq->hygiene.refs_converted;
+    count[TS_COUNTER_refs_stale] = rq->hygiene.refs_stale;
+    count[TS_COUNTER_siblings_moved] = rq->hygiene.siblings_moved;
+    count[TS_COUNTER_boundaries_added] = rq->hygiene.boundaries_added;
+    count[TS_COUNTER_discovered] = rq->discovered;
 }
 
 

@@ -223,7 +223,7 @@ ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
     const ts_history_t *h, const ts_facts_t *f)
 {
     const ts_policy_t  *p;
-    ts_decision_t       hosted;
+    ts_decision_t       deferred;   /* hosted, gateway, or why neither */
 
     p = in->policy;
 
@@ -235,21 +235,21 @@ ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
         return TS_DECISION_STANDARD_MODE;
     }
 
-    hosted = ts_hosted_decision(rq, p);
+    deferred = ts_hosted_decision(rq, p);
 
-    if (hosted != TS_DECISION_DEFERRED_HOSTED
+    if (deferred != TS_DECISION_DEFERRED_HOSTED
         && p->search == TS_SEARCH_HOSTED)
     {
-        return hosted;
+        return deferred;
     }
 
     if (p->search == TS_SEARCH_GATEWAY
-        || hosted != TS_DECISION_DEFERRED_HOSTED)
+        || deferred != TS_DECISION_DEFERRED_HOSTED)
     {
-        hosted = TS_DECISION_DEFERRED_GATEWAY;
+        deferred = TS_DECISION_DEFERRED_GATEWAY;
     }
 
-    if (ts_mark_tools(rq, f, h, hosted == TS_DECISION_DEFERRED_GATEWAY)
+    if (ts_mark_tools(rq, f, h, deferred == TS_DECISION_DEFERRED_GATEWAY)
         != 0)
     {
         return TS_DECISION_ERROR;
@@ -259,8 +259,8 @@ ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
      * A search loop's later call goes on with what its first call began,
      * also once its searches have loaded every deferred tool.
      */
-    if (in->loaded != NULL && hosted == TS_DECISION_DEFERRED_GATEWAY) {
-        return hosted;
+    if (in->loaded != NULL && deferred == TS_DECISION_DEFERRED_GATEWAY) {
+        return deferred;
     }
 
     /*
@@ -272,7 +272,7 @@ ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
      */
     if (rq->tools_deferrable == 0
         || (rq->tools_deferred == 0
-            && (hosted != TS_DECISION_DEFERRED_GATEWAY
+            && (deferred != TS_DECISION_DEFERRED_GATEWAY
                 || rq->history_searches == 0)))
     {
         return TS_DECISION_NOTHING_TO_DEFER;
@@ -287,7 +287,7 @@ ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
         }
     }
 
-    return hosted;
+    return deferred;
 }
 
 

@@ -333,7 +333,7 @@ ts_edit_delete_items(ts_edits_t *e, const ts_val_t *items, size_t n,
 
 
 static int
-ts_json_ws(char c)
+ts_edit_ws(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
@@ -348,7 +348,7 @@ ts_member_span(const char *buf, const ts_member_t *m, size_t *from,
     f = m->off;
     t = m->off + m->len;
 
-    while (f > 0 && ts_json_ws(buf[f - 1])) {
+    while (f > 0 && ts_edit_ws(buf[f - 1])) {
         f--;
     }
 
@@ -359,7 +359,7 @@ ts_member_span(const char *buf, const ts_member_t *m, size_t *from,
         return;
     }
 
-    while (ts_json_ws(buf[t])) {
+    while (ts_edit_ws(buf[t])) {
         t++;
     }
 

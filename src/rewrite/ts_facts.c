@@ -51,8 +51,8 @@ ts_is_search_tool(const char *buf, const ts_tool_t *t, const ts_policy_t *p)
      * that name would be refused upstream.
      */
     if (p->search != TS_SEARCH_HOSTED
-        && strlen(ts_policy_search_tool(p)) == len
-        && memcmp(ts_policy_search_tool(p), name, len) == 0)
+        && strlen(p->search_tool) == len
+        && memcmp(p->search_tool, name, len) == 0)
     {
         return 1;
     }
@@ -156,7 +156,7 @@ ts_tool_chars(const ts_tool_t *t)
  * names count only when they weigh enough to be worth a search.
  */
 static int
-ts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
+ts_facts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
@@ -213,7 +213,7 @@ ts_facts_tools(ts_facts_t *f, const ts_index_t *ix, const ts_policy_t *p,
     ts_val_t          name;
     size_t            i;
 
-    f->rule = ts_defer_rule(ix, p);
+    f->rule = ts_facts_defer_rule(ix, p);
 
     for (i = 0; i < ix->ntools; i++) {
         t = &ix->tools[i];
@@ -274,7 +274,7 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
     const char  *tool;
     size_t       n, i;
 
-    tool = ts_policy_search_tool(p);
+    tool = p->search_tool;
     n = strlen(tool) + 1;
 
     f = calloc(1, sizeof(ts_facts_t));
@@ -327,7 +327,7 @@ ts_facts_fit(const ts_facts_t *f, const ts_policy_t *p)
     }
 
     return f->own_search == (p->search != TS_SEARCH_HOSTED)
-           && strcmp(f->search_tool, ts_policy_search_tool(p)) == 0;
+           && strcmp(f->search_tool, p->search_tool) == 0;
 }
 
 

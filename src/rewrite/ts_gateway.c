@@ -29,7 +29,7 @@ typedef struct {
     ts_edits_t          edits;
     ts_buf_t            out;
     ts_names_t          found;
-    unsigned char      *answered;   /* per block: a result already used */
+    unsigned char      *used;       /* per block: a result already used */
     size_t              calls;
     int                 refs;       /* results as references */
     ts_buf_t            servers;    /* the no-match text, once needed */
@@ -49,9 +49,9 @@ ts_is_gateway_call(const ts_index_t *ix, const ts_block_t *b,
 }
 
 
-/* the result block answering the call at block c, or -1 */
+/* the result block of the call at block c, or -1 */
 static long
-ts_answer_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
+ts_gateway_result_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
 {
     const ts_index_t  *ix;
     const ts_block_t  *b;
@@ -62,7 +62,7 @@ ts_answer_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
     for (i = c + 1; i < m->block_end; i++) {
         b = &ix->blocks[i];
 
-        if (b->parent < 0 && !nm->answered[i]
+        if (b->parent < 0 && !nm->used[i]
             && ts_str_eq(ix->buf, &b->type, "tool_search_tool_result")
             && ts_str_same_raw(ix->buf, &b->id, &ix->blocks[c].id))
         {
@@ -107,8 +107,8 @@ ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c)
 
 
 /*
- * An error answer, such as a search past the budget: its message is the
- * result the model reads.  1: not an error answer.
+ * An error result, such as a search past the budget: its message is the
+ * result the model reads.  1: not an error result.
  */
 static int
 ts_error_as_result(ts_normal_t *nm, const ts_block_t *c, const ts_block_t *a)
@@ -144,9 +144,9 @@ ts_error_as_result(ts_normal_t *nm, const ts_block_t *c, const ts_block_t *a)
 }
 
 
-/* the tool_result of a call, from the references of its answer */
+/* the tool_result of a call, from the references of its result block */
 static int
-ts_answer_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
+ts_gateway_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
 {
     const ts_index_t  *ix;
     ts_val_t          *refs, name;
@@ -250,7 +250,7 @@ ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
     for (i = m->block_first; i < m->block_end; i++) {
         b = &ix->blocks[i];
 
-        if (b->parent >= 0 || nm->answered[i]) {
+        if (b->parent >= 0 || nm->used[i]) {
             continue;
         }
 
@@ -261,16 +261,16 @@ ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
             continue;
         }
 
-        a = ts_answer_of(nm, m, i);
+        a = ts_gateway_result_of(nm, m, i);
         if (a >= 0) {
-            nm->answered[a] = 1;
+            nm->used[a] = 1;
         }
 
         nm->calls++;
         ts_call_as_tool_use(&nm->out, ix, b);
         ts_buf_str(&nm->out, "]},{\"role\":\"user\",\"content\":[");
 
-        if (ts_answer_as_result(nm, b, a) != 0) {
+        if (ts_gateway_as_result(nm, b, a) != 0) {
             return -1;
         }
 
@@ -365,15 +365,15 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
 
     memset(&nm, 0, sizeof(ts_normal_t));
     nm.ix = &rq->ix;
-    nm.tool = ts_policy_search_tool(p);
+    nm.tool = p->search_tool;
     nm.refs = rq->load_refs;
     ts_edits_init(&nm.edits);
     ts_buf_init(&nm.out, 0);
     ts_buf_init(&nm.servers, 0);
     ts_names_init(&nm.found);
 
-    nm.answered = calloc(rq->ix.nblocks ? rq->ix.nblocks : 1, 1);
-    rc = nm.answered ? 0 : -1;
+    nm.used = calloc(rq->ix.nblocks ? rq->ix.nblocks : 1, 1);
+    rc = nm.used ? 0 : -1;
 
     for (i = 0; rc == 0 && i < rq->ix.nmessages; i++) {
         if (ts_has_gateway_call(&nm, &rq->ix.messages[i])) {
@@ -386,7 +386,7 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
         rc = ts_normal_commit(&nm, rq);
     }
 
-    free(nm.answered);
+    free(nm.used);
     ts_names_free(&nm.found);
     ts_buf_free(&nm.out);
     ts_buf_free(&nm.servers);
@@ -581,7 +581,7 @@ ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
     const char *schema)
 {
     ts_buf_str(b, "\"name\":\"");
-    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, p->search_tool);
     ts_buf_str(b, "\",\"description\":\"");
     ts_buf_str(b, ts_search_description);
     ts_buf_str(b, "\",\"");
@@ -591,15 +591,15 @@ ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
                   "\"select:name1,name2, or keywords\"},"
                   "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
                   "\"maximum\":");
-    ts_buf_num(b, ts_policy_max_results(p));
+    ts_buf_num(b, p->max_results);
     ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
                   "\"required\":[\"query\"]}");
 }
 
 
 static void
-ts_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
-    const char *buf)
+ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p,
+    const ts_val_t *cache, const char *buf)
 {
     ts_buf_str(b, "{");
     ts_gateway_search_fields(b, p, "input_schema");
@@ -676,7 +676,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
         ts_buf_str(b, ",");
     }
 
-    ts_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
+    ts_gateway_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
 
     for (i = 0; i < ix->ntools; i++) {
         if (rq->defer[i] || !(rq->loaded && rq->loaded[i])) {
@@ -737,7 +737,7 @@ ts_gateway_announcement(const ts_index_t *ix,
     ts_names_sort(&names);
     ts_buf_reset(b);
     ts_buf_str(b, "Call ");
-    ts_buf_str(b, ts_policy_search_tool(p));
+    ts_buf_str(b, p->search_tool);
     ts_buf_str(b, " (select:<name> or keywords) to load one of these tools "
                   "before you call it, unless it is in your tool list "
                   "already; name the tools you loaded in any summary of "

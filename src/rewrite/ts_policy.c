@@ -100,17 +100,56 @@ ts_words_parse(const ts_words_t *w, const char *s, size_t len)
     return -1;
 }
 
-const char *
-ts_policy_search_tool(const ts_policy_t *p)
+void
+ts_policy_init(ts_policy_t *p)
 {
-    return p->search_tool ? p->search_tool : TS_SEARCH_TOOL_DEFAULT;
+    memset(p, 0, sizeof(ts_policy_t));
+
+    p->defer_mode = TS_DEFER_ON;
+    p->defer_percent = 0;
+    p->upstream_tool_reference = 0;
+    p->disable_betas = 0;
+    p->hosted_search = TS_HOSTED_BM25;
+    p->turn_boundary = 1;
+    p->search = TS_SEARCH_AUTO;
+    p->search_tool = "tool_search";
+    p->max_searches = 3;
+    p->max_results = 10;
+    p->scoring = TS_SCORING_HYBRID;
 }
 
 
-unsigned
-ts_policy_max_results(const ts_policy_t *p)
+int
+ts_policy_lists_init(ts_policy_lists_t *l, ts_policy_t *p, char *err,
+    size_t len)
 {
-    return p->max_results ? p->max_results : TS_MAX_RESULTS_DEFAULT;
+    if (ts_match_add_all(&l->client_search_tools,
+                         ts_default_client_search_tools, err, len) != 0
+        || ts_match_add_all(&l->unsupported_models,
+                            ts_default_unsupported_models, err, len) != 0)
+    {
+        return -1;
+    }
+
+    p->always_load = &l->always_load;
+    p->defer_tools = &l->defer_tools;
+    p->client_search_tools = &l->client_search_tools;
+    p->unsupported_models = &l->unsupported_models;
+    p->windows = &l->windows;
+    p->window_tokens = l->window_tokens;
+
+    return 0;
+}
+
+
+void
+ts_policy_lists_free(ts_policy_lists_t *l)
+{
+    ts_match_free(&l->always_load);
+    ts_match_free(&l->defer_tools);
+    ts_match_free(&l->client_search_tools);
+    ts_match_free(&l->unsupported_models);
+    ts_match_free(&l->windows);
 }
 
 

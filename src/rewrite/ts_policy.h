@@ -48,6 +48,14 @@ typedef enum {
 } ts_hosted_t;
 
 
+/* the gateway search's scorer; the default ranks better (docs/search.md) */
+typedef enum {
+    TS_SCORING_SEED = 0,    /* docs/spec/search.md's scorer, exactly */
+    TS_SCORING_HYBRID,      /* seed + weighted BM25 with expansion */
+    TS_SCORING_BM25         /* plain BM25, the evaluation's baseline */
+} ts_scoring_t;
+
+
 /*
  * The words of a setting, in the order of its values: what the
  * configuration and the command line accept, and how a value is named.
@@ -70,10 +78,6 @@ extern const ts_words_t  ts_hosted_words;       /* ts_hosted_t */
 #define TS_CONTEXT_1M_BETA         "context-1m-"
 #define TS_AUTO_DEFAULT_PERCENT    10
 
-#define TS_SEARCH_TOOL_DEFAULT     "tool_search"
-#define TS_MAX_SEARCHES_DEFAULT    3
-#define TS_MAX_RESULTS_DEFAULT     10
-
 /* longest model name and tool name the policy matches */
 #define TS_NAME_MAX                512
 
@@ -84,6 +88,10 @@ extern const char *const  ts_default_unsupported_models[];
 extern const char *const  ts_default_first_party_hosts[];
 
 
+/*
+ * The settings of the directives the engine reads.  Every value means
+ * itself, zero included: defaults come from ts_policy_init() only.
+ */
 typedef struct {
     int                     defer_mode;     /* ts_defer_mode_t */
     unsigned                defer_percent;  /* 0..100, for auto */
@@ -127,12 +135,41 @@ typedef struct {
 } ts_input_t;
 
 
+/* the most context windows ts_policy_lists_t holds */
+#define TS_POLICY_WINDOWS  64
+
+/*
+ * The pattern lists of a policy built outside nginx (the command line,
+ * the unit tests, fuzzing, the benchmarks), and their windows' tokens.
+ */
+typedef struct {
+    ts_match_list_t         always_load;
+    ts_match_list_t         defer_tools;
+    ts_match_list_t         client_search_tools;
+    ts_match_list_t         unsupported_models;
+    ts_match_list_t         windows;
+    unsigned long           window_tokens[TS_POLICY_WINDOWS];
+} ts_policy_lists_t;
+
+
+/*
+ * Every setting at its default, the one home of the directives'
+ * defaults: the glue merges against it, and everything else starts from
+ * it.  The lists are NULL (the glue's own, or ts_policy_lists_init()'s).
+ */
+void ts_policy_init(ts_policy_t *p);
+
+/*
+ * Compiles the lists' defaults into a zeroed l and points p's lists at
+ * l's; -1 with err on failure.
+ */
+int ts_policy_lists_init(ts_policy_lists_t *l, ts_policy_t *p, char *err,
+    size_t len);
+void ts_policy_lists_free(ts_policy_lists_t *l);
+
+
 /* parses "off", "on", "auto" or "auto:N"; -1 when invalid */
 int ts_defer_mode_parse(const char *s, size_t len, unsigned *percent);
-
-/* the search tool's name and result cap; unset fields read as defaults */
-const char *ts_policy_search_tool(const ts_policy_t *p);
-unsigned ts_policy_max_results(const ts_policy_t *p);
 
 /* the value whose word s is (len bytes); -1 when none is */
 int ts_words_parse(const ts_words_t *w, const char *s, size_t len);

@@ -341,7 +341,7 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     if (ts_gateway_normalize(rq, in->policy) != 0
         || ts_request_loaded(rq, in) != 0
         || ts_history_build(&h, &rq->ix,
-                            ts_policy_search_tool(in->policy)) != 0)
+                            in->policy->search_tool) != 0)
     {
         ts_history_free(&h);
         ts_request_fail(rq);

@@ -16,6 +16,8 @@
 
 
 int ts_stopword(const char *w, size_t len);
+/* a word around a request rather than of it ("kindly", "provide") */
+int ts_request_word(const char *w, size_t len);
 
 /* the length of w's stem: w without a plural or verb suffix */
 size_t ts_stem(const char *w, size_t len);

@@ -37,6 +37,7 @@ typedef struct {
     ts_term_t    terms[TS_TERMS_MAX];
     size_t       nterms;
     size_t       nwords;    /* terms from the query itself */
+    size_t       maxwords;  /* their limit */
     size_t       nrequired;
     unsigned     whole:1;   /* BM25 counts whole words only */
     unsigned     truncated:1;

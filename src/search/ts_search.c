@@ -105,7 +105,7 @@ ts_add_word(ts_query_t *q, const char *p, size_t len, size_t scan)
 {
     ts_term_t  *t;
 
-    if (q->nwords == TS_SEARCH_TERMS_MAX) {
+    if (q->nwords == q->maxwords) {
         q->truncated = 1;
         return NULL;
     }
@@ -157,7 +157,7 @@ ts_add_synonyms(ts_query_t *q, const char *w, size_t len)
     size_t      n, k, stem, room;
 
     n = ts_synonyms(w, len, syn, TS_SYNONYMS_MAX);
-    room = TS_TERMS_MAX - (TS_SEARCH_TERMS_MAX - q->nwords);
+    room = TS_TERMS_MAX - (q->maxwords - q->nwords);
 
     for (k = 0; k < n && q->nterms < room; k++) {
         stem = ts_stem(syn[k].p, syn[k].len);
@@ -172,18 +172,20 @@ ts_add_synonyms(ts_query_t *q, const char *w, size_t len)
 
 /*
  * Content words: alphanumeric runs without stop words.  The hybrid
- * scorer scores them by the seed's rules too, searches their stems as
- * word prefixes and adds their thesaurus relatives; plain BM25 counts
- * whole words.
+ * scorer leaves out the words around a request too (with skip), takes
+ * up to TS_SEARCH_WORDS_MAX of them, scores them by the seed's rules
+ * too, searches their stems as word prefixes and adds their thesaurus
+ * relatives; plain BM25 counts whole words.
  */
 static void
-ts_content_terms(ts_query_t *q, int hybrid)
+ts_content_terms(ts_query_t *q, int hybrid, int skip)
 {
     ts_term_t   *t;
     const char  *w;
     size_t       i, start, len;
 
     q->whole = !hybrid;
+    q->maxwords = hybrid ? TS_SEARCH_WORDS_MAX : TS_SEARCH_TERMS_MAX;
 
     for (i = 0; i < q->len; i = start) {
         while (i < q->len && !ts_ascii_alnum((unsigned char) q->buf[i])) {
@@ -198,7 +200,9 @@ ts_content_terms(ts_query_t *q, int hybrid)
         w = q->buf + i;
         len = start - i;
 
-        if (len < 2 || ts_stopword(w, len)) {
+        if (len < 2 || ts_stopword(w, len)
+            || (skip && ts_request_word(w, len)))
+        {
             continue;
         }
 
@@ -538,16 +542,33 @@ ts_starts(const char *s, size_t len, const char *prefix)
 }
 
 
-/* +required terms keep the seed's exact behaviour */
+/*
+ * +required terms keep the seed's exact behaviour.  A query of nothing
+ * but the words around a request keeps them: they are all it has.
+ */
 static void
 ts_query_terms(ts_query_t *q, int scoring)
 {
-    ts_seed_terms(q);
+    unsigned  cut;
+    int       hybrid, skip;
 
-    if (scoring != TS_SCORING_SEED && q->nrequired == 0) {
+    cut = q->truncated;
+    q->maxwords = TS_SEARCH_TERMS_MAX;
+    ts_seed_terms(q);
+    hybrid = scoring == TS_SCORING_HYBRID;
+
+    for (skip = hybrid;
+         scoring != TS_SCORING_SEED && q->nrequired == 0 && skip >= 0;
+         skip--)
+    {
         q->nterms = 0;
         q->nwords = 0;
-        ts_content_terms(q, scoring == TS_SCORING_HYBRID);
+        q->truncated = cut;
+        ts_content_terms(q, hybrid, skip);
+
+        if (q->nwords > 0) {
+            break;
+        }
     }
 }
 

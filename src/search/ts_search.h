@@ -16,19 +16,11 @@
 
 #define TS_SEARCH_QUERY_MAX    1024    /* bytes of a query that are read */
 #define TS_SEARCH_TERMS_MAX    16      /* terms of a keyword query */
+#define TS_SEARCH_WORDS_MAX    32      /* words of a hybrid query: a task
+                                          sentence has more */
 #define TS_SEARCH_SELECT_MAX   32      /* names of a select: query */
 #define TS_SEARCH_DEFAULT      5       /* results when none are asked for */
 #define TS_SEARCH_FALLBACK_MAX 4096    /* bytes of a no-match name list */
-
-
-typedef enum {
-    TS_SCORING_SEED = 0,    /* docs/spec/search.md's scorer, exactly */
-    TS_SCORING_HYBRID,      /* seed + weighted BM25 with expansion */
-    TS_SCORING_BM25         /* plain BM25, the evaluation's baseline */
-} ts_scoring_t;
-
-/* the better ranking on docs/search.md's evaluation */
-#define TS_SCORING_DEFAULT  TS_SCORING_HYBRID
 
 
 typedef enum {

@@ -24,7 +24,7 @@ static const tst_case_t  *tst_tables[] = {
     tst_policy_tests,
     tst_shape_tests,
     tst_undiscovered_tests,
-    tst_answer_tests,
+    tst_cut_tests,
     tst_search_tests,
     tst_gateway_tests,
     tst_loop_tests,

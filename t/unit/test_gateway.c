@@ -76,7 +76,7 @@ test_gateway_request(void)
     CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(
               cJSON_GetObjectItem(st, "input_schema"), "properties"),
               "max_results"), "maximum")->valueint
-          == TS_MAX_RESULTS_DEFAULT);
+          == (int) t.p.max_results);
 
     /* the left-out tool's cache breakpoint moves to the search tool */
     CHECK(cJSON_GetObjectItem(st, "cache_control") != NULL);

@@ -14,6 +14,7 @@
 #include "tpol.h"
 #include "loop/ts_loop.h"
 #include "loop/ts_sse.h"
+#include "rewrite/ts_counters.h"
 
 
 #define LOOP_BODY                                                           \
@@ -139,6 +140,8 @@ static void
 test_loop_sse_search_then_answer(void)
 {
     tloop_t  l;
+    trun_t   r;
+    size_t   count[TS_COUNTER_N];
 
     tloop_init(&l, LOOP_BODY);
 
@@ -185,6 +188,23 @@ test_loop_sse_search_then_answer(void)
 
     CHECK(ts_loop_calls(l.lp) == 2 && ts_loop_searches(l.lp) == 1
           && ts_loop_loaded(l.lp) == 1 && !ts_loop_paused(l.lp));
+
+    /* ts_loop_counters() sets the table's LOOP counters, and only those */
+    memset(count, 0xff, sizeof(count));
+    ts_loop_counters(count, l.lp);
+    CHECK(counters_filled(count, "LOOP"));
+    CHECK(count[TS_COUNTER_searches] == 1
+          && count[TS_COUNTER_loop_iterations] == 2);
+
+    /* ts_counters_from_request() sets the ENGINE ones, and only those */
+    memset(count, 0xff, sizeof(count));
+    CHECK(trun(&r, &l.t, LOOP_BODY) == TS_DECISION_DEFERRED_GATEWAY);
+    ts_counters_from_request(count, &r.rq);
+    CHECK(counters_filled(count, "ENGINE"));
+    CHECK(count[TS_COUNTER_tools_total] == 3
+          && count[TS_COUNTER_tools_deferred] == 2);
+    trun_free(&r);
+
     tloop_free(&l);
 }
 

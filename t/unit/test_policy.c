@@ -25,9 +25,9 @@ test_policy_priority_chain(void)
     trun_t  r;
 
     tpol_init(&t);
-    tpol_add(&t.always_load, "mcp__db__query");
-    tpol_add(&t.defer_tools, "~^Cron");
-    tpol_add(&t.defer_tools, "WebFetch");
+    tpol_add(&t.l.always_load, "mcp__db__query");
+    tpol_add(&t.l.defer_tools, "~^Cron");
+    tpol_add(&t.l.defer_tools, "WebFetch");
 
     CHECK(trun(&r, &t, HEAD HI ",'tools':[" TOOL("Read") ","
                TOOL("mcp__db__query") "," TOOL("mcp__gh__create_issue") ","
@@ -279,8 +279,8 @@ test_policy_windows(void)
     /* no pattern matches: the default 200000 */
     t.in.betas = "";
     t.in.betas_len = 0;
-    ts_match_free(&t.windows);
-    memset(&t.windows, 0, sizeof(t.windows));
+    ts_match_free(&t.l.windows);
+    memset(&t.l.windows, 0, sizeof(t.l.windows));
     tpol_window(&t, "~opus", 1000);
     CHECK(trun(&r, &t, body) == TS_DECISION_BELOW_THRESHOLD);
     CHECK(r.rq.threshold_chars == 50000);

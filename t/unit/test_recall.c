@@ -435,7 +435,7 @@ test_recall_facts(void)
     CHECK(tst_doc_load(&d, TST_BIG) == 0);
     tpol_init(&a);
     tpol_init(&b);
-    tpol_add(&b.always_load, "~^mcp__");
+    tpol_add(&b.l.always_load, "~^mcp__");
 
     want_a = tst_output(&a, NULL, &d, TS_DECISION_DEFERRED_HOSTED, &len_a);
     want_b = tst_output(&b, NULL, &d, TS_DECISION_NOTHING_TO_DEFER, &len_b);
@@ -464,7 +464,7 @@ test_recall_facts(void)
      */
     tpol_free(&b);
     tpol_init(&b);
-    tpol_add(&b.always_load, "mcp__chrome-devtools__click");
+    tpol_add(&b.l.always_load, "mcp__chrome-devtools__click");
     free(want_b);
     want_b = tst_output(&b, NULL, &d, TS_DECISION_DEFERRED_HOSTED, &len_b);
     CHECK(len_b != len_a);

@@ -495,6 +495,13 @@ test_stems(void)
     CHECK(ts_stem("pr", 2) == 2);
     CHECK(ts_stem("entry", 5) == 4 && ts_stem("query", 5) == 4);
     CHECK(ts_stem("copy", 4) == 4);
+
+    /* an adverb's -ly, not the end of "supply", "family" or "daily" */
+    CHECK(ts_stem("monthly", 7) == 5 && ts_stem("weekly", 6) == 4);
+    CHECK(ts_stem("supply", 6) == 5 && ts_stem("family", 6) == 5);
+    CHECK(ts_stem("daily", 5) == 4);
+    CHECK(ts_request_word("kindly", 6) && ts_request_word("provide", 7));
+    CHECK(!ts_request_word("find", 4) && !ts_request_word("details", 7));
     CHECK(ts_word_start("a blacklist", 2) && !ts_word_start("blacklist", 5));
     CHECK(ts_word_end("lists", 5, 5) && !ts_word_end("lists", 5, 4));
     CHECK(ts_word_bounded("read it", 7, 0, 4));

@@ -145,7 +145,7 @@ test_shape_compound(void)
     trun_free(&r);
 
     /* always_load takes a tool out of the rule and of its count */
-    tpol_add(&t.always_load, "memory_tool_9");
+    tpol_add(&t.l.always_load, "memory_tool_9");
     CHECK(trun(&r, &t, body) == TS_DECISION_NOTHING_TO_DEFER);
     CHECK(r.rq.defer_rule == TS_SHAPE_NONE);
     CHECK(!ts_request_changed(&r.rq));
@@ -178,7 +178,7 @@ test_shape_compound_floor(void)
     trun_free(&r);
 
     /* toolsearch_defer_tools still defers what it lists */
-    tpol_add(&t.defer_tools, "get_time");
+    tpol_add(&t.l.defer_tools, "get_time");
     CHECK(trun(&r, &t, HEAD HI ",'tools':[" TOOL("get_weather") ","
                TOOL("get_time") "]}") == TS_DECISION_DEFERRED_HOSTED);
     CHECK(deferred(&r, "get_time"));

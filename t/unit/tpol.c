@@ -2,34 +2,24 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  */
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tst.h"
 #include "tpol.h"
+#include "rewrite/ts_counters.h"
 
 
-/* the directives' defaults; upstream anthropic */
+/* the directives' defaults (ts_policy_init()); upstream anthropic */
 void
 tpol_init(tpol_t *t)
 {
     char  err[256];
 
     memset(t, 0, sizeof(tpol_t));
-    CHECK(ts_match_add_all(&t->search_tools, ts_default_client_search_tools,
-                           err, sizeof(err)) == 0);
-    CHECK(ts_match_add_all(&t->unsupported, ts_default_unsupported_models,
-                           err, sizeof(err)) == 0);
-
-    t->p.defer_mode = TS_DEFER_ON;
-    t->p.always_load = &t->always_load;
-    t->p.defer_tools = &t->defer_tools;
-    t->p.client_search_tools = &t->search_tools;
-    t->p.unsupported_models = &t->unsupported;
-    t->p.windows = &t->windows;
-    t->p.window_tokens = t->tokens;
-
-    t->p.turn_boundary = 1;
+    ts_policy_init(&t->p);
+    CHECK(ts_policy_lists_init(&t->l, &t->p, err, sizeof(err)) == 0);
 
     t->in.policy = &t->p;
     t->in.upstream = TS_UPSTREAM_ANTHROPIC;
@@ -50,19 +40,15 @@ tpol_add(ts_match_list_t *l, const char *pattern)
 void
 tpol_window(tpol_t *t, const char *re, unsigned long tokens)
 {
-    t->tokens[t->windows.n] = tokens;
-    tpol_add(&t->windows, re);
+    t->l.window_tokens[t->l.windows.n] = tokens;
+    tpol_add(&t->l.windows, re);
 }
 
 
 void
 tpol_free(tpol_t *t)
 {
-    ts_match_free(&t->always_load);
-    ts_match_free(&t->defer_tools);
-    ts_match_free(&t->search_tools);
-    ts_match_free(&t->unsupported);
-    ts_match_free(&t->windows);
+    ts_policy_lists_free(&t->l);
 }
 
 
@@ -135,4 +121,27 @@ int
 has_text(const char *hay, size_t len, const char *needle)
 {
     return tst_memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+
+#define TPOL_FROM(name, var, metric, when, log, from, help)  #from,
+
+int
+counters_filled(const size_t *count, const char *from)
+{
+    static const char *const  fills[] = { TS_COUNTERS(TPOL_FROM) };
+
+    int     ok;
+    size_t  i;
+
+    ok = 1;
+
+    for (i = 0; i < TS_COUNTER_N; i++) {
+        if ((count[i] != (size_t) -1) != (strcmp(fills[i], from) == 0)) {
+            fprintf(stderr, "counter %zu: from %s\n", i, fills[i]);
+            ok = 0;
+        }
+    }
+
+    return ok;
 }

@@ -1,7 +1,7 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * Policy test helpers: a policy with the directives' defaults, and one
+ * Policy test helpers: a policy from ts_policy_init(), and one
  * request run through the engine with its output parsed by cJSON.
  */
 
@@ -15,14 +15,9 @@
 
 
 typedef struct {
-    ts_match_list_t  always_load;
-    ts_match_list_t  defer_tools;
-    ts_match_list_t  search_tools;
-    ts_match_list_t  unsupported;
-    ts_match_list_t  windows;
-    unsigned long    tokens[8];
-    ts_policy_t      p;
-    ts_input_t       in;
+    ts_policy_lists_t  l;
+    ts_policy_t        p;
+    ts_input_t         in;
 } tpol_t;
 
 
@@ -51,6 +46,12 @@ void trun_free(trun_t *r);
 cJSON *tool_named(const trun_t *r, const char *name);
 int deferred(const trun_t *r, const char *name);
 int has_text(const char *hay, size_t len, const char *needle);
+
+/*
+ * Of a count array filled with 0xff bytes before one fill: the counters
+ * set are those whose from in rewrite/ts_counters.h's table is from.
+ */
+int counters_filled(const size_t *count, const char *from);
 
 
 #define TOOL(n)  "{'name':'" n "','description':'D " n "'," \

@@ -36,7 +36,7 @@ extern const tst_case_t  tst_request_tests[];
 extern const tst_case_t  tst_policy_tests[];
 extern const tst_case_t  tst_shape_tests[];
 extern const tst_case_t  tst_undiscovered_tests[];
-extern const tst_case_t  tst_answer_tests[];
+extern const tst_case_t  tst_cut_tests[];
 extern const tst_case_t  tst_search_tests[];
 extern const tst_case_t  tst_gateway_tests[];
 extern const tst_case_t  tst_loop_tests[];

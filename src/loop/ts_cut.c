@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loop/ts_answer.h"
+#include "loop/ts_cut.h"
 #include "rewrite/ts_edit.h"
 #include "scan/ts_json.h"
 #include "scan/ts_str.h"
@@ -16,24 +16,24 @@
 
 
 void
-ts_answer_init(ts_answer_t *a, const char *tool, int sse)
+ts_cut_init(ts_cut_t *a, const char *tool, int sse)
 {
-    memset(a, 0, sizeof(ts_answer_t));
+    memset(a, 0, sizeof(ts_cut_t));
     a->sse = sse;
     a->tool = tool;
-    ts_buf_init(&a->in, sse ? TS_ANSWER_EVENT_MAX : TS_ANSWER_JSON_MAX);
+    ts_buf_init(&a->in, sse ? TS_CUT_EVENT_MAX : TS_CUT_JSON_MAX);
 }
 
 
 void
-ts_answer_free(ts_answer_t *a)
+ts_cut_free(ts_cut_t *a)
 {
     ts_buf_free(&a->in);
 }
 
 
 long
-ts_answer_removed(const ts_answer_t *a)
+ts_cut_removed(const ts_cut_t *a)
 {
     return a->dropped;
 }
@@ -41,7 +41,7 @@ ts_answer_removed(const ts_answer_t *a)
 
 /* a content block of tool search: the search call or its result */
 static int
-ts_search_block(const ts_answer_t *a, const char *buf, const ts_val_t *b)
+ts_cut_search_block(const ts_cut_t *a, const char *buf, const ts_val_t *b)
 {
     char         tmp[64];
     const char  *name;
@@ -77,11 +77,11 @@ ts_search_block(const ts_answer_t *a, const char *buf, const ts_val_t *b)
 
 /* the blocks removed before index i */
 static long
-ts_dropped_before(const ts_answer_t *a, long i)
+ts_dropped_before(const ts_cut_t *a, long i)
 {
     long  k, n;
 
-    if (i >= TS_ANSWER_BLOCKS_MAX) {
+    if (i >= TS_CUT_BLOCKS_MAX) {
         return a->dropped;
     }
 
@@ -95,7 +95,7 @@ ts_dropped_before(const ts_answer_t *a, long i)
 
 /* one event: dropped, renumbered, or passed on as it came */
 static int
-ts_answer_event(ts_answer_t *a, const ts_sse_event_t *ev, ts_buf_t *out)
+ts_cut_event(ts_cut_t *a, const ts_sse_event_t *ev, ts_buf_t *out)
 {
     ts_val_t  doc, idx, block;
     long      i, before;
@@ -111,16 +111,16 @@ ts_answer_event(ts_answer_t *a, const ts_sse_event_t *ev, ts_buf_t *out)
 
     i = strtol(ev->data + idx.off, NULL, 10);
 
-    if (i >= 0 && i < TS_ANSWER_BLOCKS_MAX
+    if (i >= 0 && i < TS_CUT_BLOCKS_MAX
         && ts_object_member(ev->data, &doc, "content_block", &block)
            == TS_OK
-        && ts_search_block(a, ev->data, &block))
+        && ts_cut_search_block(a, ev->data, &block))
     {
         a->drop[i] = 1;
         a->dropped++;
     }
 
-    if (i >= 0 && i < TS_ANSWER_BLOCKS_MAX && a->drop[i]) {
+    if (i >= 0 && i < TS_CUT_BLOCKS_MAX && a->drop[i]) {
         return 0;
     }
 
@@ -132,7 +132,7 @@ ts_answer_event(ts_answer_t *a, const ts_sse_event_t *ev, ts_buf_t *out)
 
 
 static int
-ts_answer_events(ts_answer_t *a, ts_buf_t *out)
+ts_cut_events(ts_cut_t *a, ts_buf_t *out)
 {
     ts_sse_event_t  ev;
     size_t          used;
@@ -143,7 +143,7 @@ ts_answer_events(ts_answer_t *a, ts_buf_t *out)
             return 0;
         }
 
-        if (ts_answer_event(a, &ev, out) != 0) {
+        if (ts_cut_event(a, &ev, out) != 0) {
             return -1;
         }
 
@@ -154,7 +154,7 @@ ts_answer_events(ts_answer_t *a, ts_buf_t *out)
 
 
 int
-ts_answer_feed(ts_answer_t *a, const char *p, size_t n, ts_buf_t *out)
+ts_cut_feed(ts_cut_t *a, const char *p, size_t n, ts_buf_t *out)
 {
     if (a->through) {
         return ts_buf_add(out, p, n);
@@ -173,13 +173,13 @@ ts_answer_feed(ts_answer_t *a, const char *p, size_t n, ts_buf_t *out)
         return ts_buf_add(out, p, n);
     }
 
-    return a->sse ? ts_answer_events(a, out) : 0;
+    return a->sse ? ts_cut_events(a, out) : 0;
 }
 
 
 /* the JSON message without its search blocks, or as it came */
 static int
-ts_answer_json(ts_answer_t *a, ts_buf_t *out)
+ts_cut_json(ts_cut_t *a, ts_buf_t *out)
 {
     ts_val_t        doc, content, *items;
     ts_edits_t      edits;
@@ -200,7 +200,7 @@ ts_answer_json(ts_answer_t *a, ts_buf_t *out)
     rc = del == NULL ? -1 : 0;
 
     for (i = 0; rc == 0 && i < n; i++) {
-        del[i] = (unsigned char) ts_search_block(a, a->in.p, &items[i]);
+        del[i] = (unsigned char) ts_cut_search_block(a, a->in.p, &items[i]);
         a->dropped += del[i];
     }
 
@@ -230,7 +230,7 @@ ts_answer_json(ts_answer_t *a, ts_buf_t *out)
 
 
 int
-ts_answer_end(ts_answer_t *a, ts_buf_t *out)
+ts_cut_end(ts_cut_t *a, ts_buf_t *out)
 {
     if (a->through) {
         return 0;
@@ -241,5 +241,5 @@ ts_answer_end(ts_answer_t *a, ts_buf_t *out)
         return ts_buf_add(out, a->in.p, a->in.len);
     }
 
-    return ts_answer_json(a, out);
+    return ts_cut_json(a, out);
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tst.h"
-#include "loop/ts_answer.h"
+#include "loop/ts_cut.h"
 
 
 #define EV(name, data)  "event: " name "\ndata: " data "\n\n"
@@ -62,26 +62,26 @@ static void
 strip(const char *in, const char *tool, int sse, size_t step, ts_buf_t *out,
     long *removed)
 {
-    ts_answer_t  a;
+    ts_cut_t     a;
     size_t       i, n, len;
 
     len = strlen(in);
-    ts_answer_init(&a, tool, sse);
+    ts_cut_init(&a, tool, sse);
     ts_buf_init(out, 0);
 
     for (i = 0; i < len; i += n) {
         n = len - i < step ? len - i : step;
-        CHECK(ts_answer_feed(&a, in + i, n, out) == 0);
+        CHECK(ts_cut_feed(&a, in + i, n, out) == 0);
     }
 
-    CHECK(ts_answer_end(&a, out) == 0);
+    CHECK(ts_cut_end(&a, out) == 0);
 
     /* a C string for strstr() */
     CHECK(ts_buf_add(out, "", 1) == 0);
     out->len--;
 
-    *removed = ts_answer_removed(&a);
-    ts_answer_free(&a);
+    *removed = ts_cut_removed(&a);
+    ts_cut_free(&a);
 }
 
 
@@ -93,7 +93,7 @@ same(const ts_buf_t *b, const char *s)
 
 
 static void
-test_answer_stream(void)
+test_cut_stream(void)
 {
     ts_buf_t  out;
     long      removed;
@@ -130,7 +130,7 @@ test_answer_stream(void)
 
 
 static void
-test_answer_json(void)
+test_cut_json(void)
 {
     ts_buf_t  out;
     long      removed;
@@ -157,8 +157,8 @@ test_answer_json(void)
 }
 
 
-const tst_case_t  tst_answer_tests[] = {
-    { "answer_stream", test_answer_stream },
-    { "answer_json", test_answer_json },
+const tst_case_t  tst_cut_tests[] = {
+    { "cut_stream", test_cut_stream },
+    { "cut_json", test_cut_json },
     { NULL, NULL }
 };

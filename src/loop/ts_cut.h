@@ -18,21 +18,21 @@
  * the client.
  */
 
-#ifndef TS_ANSWER_H
-#define TS_ANSWER_H
+#ifndef TS_CUT_H
+#define TS_CUT_H
 
 #include "scan/ts_buf.h"
 
 
 /* an event stream's blocks tracked by index; later ones are kept */
-#define TS_ANSWER_BLOCKS_MAX  256
+#define TS_CUT_BLOCKS_MAX  256
 
 /*
  * A JSON answer is held whole for the cut, an event until it is complete;
  * past these, the held bytes and the rest of the answer go on as they are
  */
-#define TS_ANSWER_JSON_MAX    (16 * 1024 * 1024)
-#define TS_ANSWER_EVENT_MAX   (4 * 1024 * 1024)
+#define TS_CUT_JSON_MAX    (16 * 1024 * 1024)
+#define TS_CUT_EVENT_MAX   (4 * 1024 * 1024)
 
 
 typedef struct {
@@ -40,23 +40,23 @@ typedef struct {
     const char     *tool;       /* the gateway's search tool, or NULL */
     ts_buf_t        in;         /* an incomplete event, the JSON answer */
     size_t          seen;
-    unsigned char   drop[TS_ANSWER_BLOCKS_MAX];     /* by upstream index */
+    unsigned char   drop[TS_CUT_BLOCKS_MAX];     /* by upstream index */
     long            dropped;    /* blocks removed so far */
     int             through;    /* past a cap: the rest as it comes */
-} ts_answer_t;
+} ts_cut_t;
 
 
 /* sse: an event stream, else one JSON message */
-void ts_answer_init(ts_answer_t *a, const char *tool, int sse);
-void ts_answer_free(ts_answer_t *a);
+void ts_cut_init(ts_cut_t *a, const char *tool, int sse);
+void ts_cut_free(ts_cut_t *a);
 
 /* bytes of the answer; what the client gets now is appended to out */
-int ts_answer_feed(ts_answer_t *a, const char *p, size_t n, ts_buf_t *out);
+int ts_cut_feed(ts_cut_t *a, const char *p, size_t n, ts_buf_t *out);
 
 /* the answer ended: the rest for the client in out */
-int ts_answer_end(ts_answer_t *a, ts_buf_t *out);
+int ts_cut_end(ts_cut_t *a, ts_buf_t *out);
 
 /* the tool-search blocks removed */
-long ts_answer_removed(const ts_answer_t *a);
+long ts_cut_removed(const ts_cut_t *a);
 
-#endif /* TS_ANSWER_H */
+#endif /* TS_CUT_H */
