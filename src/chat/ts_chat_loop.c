@@ -867,23 +867,6 @@ ts_chat_end(ts_loop_t *lp, ts_buf_t *out)
 }
 
 
-/* the error type OpenAI's APIs give a status */
-static const char *
-ts_chat_error_type(unsigned status)
-{
-    if (status == 401) {
-        return "authentication_error";
-    }
-
-    if (status == 429) {
-        return "rate_limit_exceeded";
-    }
-
-    return (status >= 400 && status < 500) ? "invalid_request_error"
-                                             : "server_error";
-}
-
-
 /*
  * A failed call's error for the client: the upstream's own error
  * document ({"error": {…}}) where it gave one, else one made from the
@@ -894,25 +877,14 @@ ts_chat_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     ts_buf_t *out)
 {
     ts_chat_loop_t  *st = lp->format;
-    cJSON           *doc, *err;
+    cJSON           *doc;
     char            *s;
 
     ts_buf_reset(&lp->pending);
     lp->seen = 0;
     st->errored = 1;
 
-    doc = e->body ? cJSON_ParseWithLength(e->body, e->len) : NULL;
-
-    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "error"))) {
-        cJSON_Delete(doc);
-        doc = cJSON_CreateObject();
-        err = cJSON_AddObjectToObject(doc, "error");
-        cJSON_AddStringToObject(err, "message", e->message);
-        cJSON_AddStringToObject(err, "type", ts_chat_error_type(e->status));
-        cJSON_AddNullToObject(err, "param");
-        cJSON_AddNullToObject(err, "code");
-    }
-
+    doc = ts_loop_openai_error(e);
     s = doc ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
 

@@ -18,6 +18,7 @@
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_gateway.h"
 #include "chat/ts_chat.h"
 
@@ -90,70 +91,6 @@ ts_chat_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
 }
 
 
-static ts_status_t
-ts_chat_tools(ts_index_t *ix, const ts_val_t *tools)
-{
-    ts_val_t  *items;
-    size_t     i, n;
-
-    if (ts_container_items(ix->buf, tools, &items, &n) != TS_OK) {
-        return TS_ERR_NOMEM;
-    }
-
-    ix->tools = calloc(n ? n : 1, sizeof(ts_tool_t));
-
-    if (ix->tools == NULL) {
-        free(items);
-        return TS_ERR_NOMEM;
-    }
-
-    for (i = 0; i < n; i++) {
-        ts_chat_tool(ix->buf, &items[i], &ix->tools[i]);
-    }
-
-    ix->ntools = n;
-    free(items);
-
-    return TS_OK;
-}
-
-
-static ts_status_t
-ts_chat_messages(ts_index_t *ix, const ts_val_t *msgs)
-{
-    ts_val_t      *items;
-    ts_message_t  *m;
-    size_t         i, n;
-
-    if (ts_container_items(ix->buf, msgs, &items, &n) != TS_OK) {
-        return TS_ERR_NOMEM;
-    }
-
-    ix->messages = calloc(n ? n : 1, sizeof(ts_message_t));
-
-    if (ix->messages == NULL) {
-        free(items);
-        return TS_ERR_NOMEM;
-    }
-
-    for (i = 0; i < n; i++) {
-        m = &ix->messages[i];
-        m->elem = items[i];
-
-        if (items[i].kind == TS_OBJECT) {
-            (void) ts_object_member(ix->buf, &items[i], "role", &m->role);
-            (void) ts_object_member(ix->buf, &items[i], "content",
-                                    &m->content);
-        }
-    }
-
-    ix->nmessages = n;
-    free(items);
-
-    return TS_OK;
-}
-
-
 /* 1 when n asks for more choices than one completion can carry */
 static int
 ts_chat_choices(const char *buf, const ts_val_t *n)
@@ -182,35 +119,20 @@ ts_chat_choices(const char *buf, const ts_val_t *n)
 static ts_decision_t
 ts_chat_index(ts_request_t *rq, const char *body, size_t len)
 {
-    ts_index_t   *ix;
-    ts_val_t      top, v[TS_CHAT_KEYS];
-    ts_status_t   st;
-    size_t        i;
+    ts_index_t     *ix;
+    ts_val_t        top, v[TS_CHAT_KEYS];
+    ts_decision_t   d;
+    size_t          i;
 
     ix = &rq->ix;
-    ix->buf = body;
-    ix->len = len;
+    d = ts_format_object(ix, body, len, ts_chat_keys, TS_CHAT_KEYS, &top, v);
 
-    for (i = 0; i < TS_TOP_N; i++) {
-        ix->top[i] = -1;
+    if (d != TS_DECISION_NONE) {
+        return d;
     }
 
-    st = ts_value_parse(body, len, &top);
-
-    if (st == TS_ERR_SYNTAX) {
-        return TS_DECISION_MALFORMED;
-    }
-
-    if (st == TS_ERR_DEPTH) {
-        return TS_DECISION_TOO_DEEP;
-    }
-
-    if (st != TS_OK || top.kind != TS_OBJECT
-        || ts_object_members(body, &top, ts_chat_keys, TS_CHAT_KEYS, v)
-           != TS_OK
-        || v[TS_CHAT_MESSAGES].kind != TS_ARRAY)
-    {
-        return st == TS_OK ? TS_DECISION_PASSTHROUGH : TS_DECISION_ERROR;
+    if (v[TS_CHAT_MESSAGES].kind != TS_ARRAY) {
+        return TS_DECISION_PASSTHROUGH;
     }
 
     if ((v[TS_CHAT_TOOLS].kind != TS_ARRAY
@@ -241,8 +163,8 @@ ts_chat_index(ts_request_t *rq, const char *body, size_t len)
     ix->nmembers = TS_CHAT_TOOL_CHOICE + 1;
 
     if ((v[TS_CHAT_TOOLS].kind == TS_ARRAY
-         && ts_chat_tools(ix, &v[TS_CHAT_TOOLS]) != TS_OK)
-        || ts_chat_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
+         && ts_format_tools(ix, &v[TS_CHAT_TOOLS], ts_chat_tool) != TS_OK)
+        || ts_format_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
     {
         return TS_DECISION_ERROR;
     }

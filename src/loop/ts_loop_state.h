@@ -142,6 +142,12 @@ void ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
 int ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced);
 /* adds an OpenAI usage object's numbers to sum, nested objects too */
 void ts_loop_usage_sum(cJSON *sum, const cJSON *u);
+
+/*
+ * An OpenAI error document ({"error": {…}}) for a failed call: the
+ * upstream's own where its body is one, else one made from the status
+ */
+cJSON *ts_loop_openai_error(const ts_loop_error_t *e);
 ts_loop_next_t ts_loop_final(ts_loop_t *lp, const char *stop_reason,
     ts_buf_t *out);
 

@@ -586,3 +586,43 @@ ts_loop_usage_sum(cJSON *sum, const cJSON *u)
         }
     }
 }
+
+
+/* the error type OpenAI's APIs give a status */
+static const char *
+ts_loop_openai_type(unsigned status)
+{
+    if (status == 401) {
+        return "authentication_error";
+    }
+
+    if (status == 429) {
+        return "rate_limit_exceeded";
+    }
+
+    return (status >= 400 && status < 500) ? "invalid_request_error"
+                                             : "server_error";
+}
+
+
+cJSON *
+ts_loop_openai_error(const ts_loop_error_t *e)
+{
+    cJSON  *doc, *err;
+
+    doc = e->body ? cJSON_ParseWithLength(e->body, e->len) : NULL;
+
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "error"))) {
+        return doc;
+    }
+
+    cJSON_Delete(doc);
+    doc = cJSON_CreateObject();
+    err = cJSON_AddObjectToObject(doc, "error");
+    cJSON_AddStringToObject(err, "message", e->message);
+    cJSON_AddStringToObject(err, "type", ts_loop_openai_type(e->status));
+    cJSON_AddNullToObject(err, "param");
+    cJSON_AddNullToObject(err, "code");
+
+    return doc;
+}

@@ -737,20 +737,8 @@ ts_rs_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e, ts_buf_t *out)
     lp->seen = 0;
     st->errored = 1;
 
-    doc = e->body ? cJSON_ParseWithLength(e->body, e->len) : NULL;
+    doc = ts_loop_openai_error(e);
     err = cJSON_GetObjectItemCaseSensitive(doc, "error");
-
-    if (!cJSON_IsObject(err)) {
-        cJSON_Delete(doc);
-        doc = cJSON_CreateObject();
-        err = cJSON_AddObjectToObject(doc, "error");
-        cJSON_AddStringToObject(err, "message", e->message);
-        cJSON_AddStringToObject(err, "type",
-                                e->status >= 400 && e->status < 500
-                                ? "invalid_request_error" : "server_error");
-        cJSON_AddNullToObject(err, "param");
-        cJSON_AddNullToObject(err, "code");
-    }
 
     if (sse) {
         ev = cJSON_CreateObject();

@@ -19,6 +19,7 @@
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_gateway.h"
 #include "responses/ts_responses.h"
 
@@ -107,71 +108,6 @@ ts_rs_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
 }
 
 
-static ts_status_t
-ts_rs_tools(ts_index_t *ix, const ts_val_t *tools)
-{
-    ts_val_t  *items;
-    size_t     i, n;
-
-    if (ts_container_items(ix->buf, tools, &items, &n) != TS_OK) {
-        return TS_ERR_NOMEM;
-    }
-
-    ix->tools = calloc(n ? n : 1, sizeof(ts_tool_t));
-
-    if (ix->tools == NULL) {
-        free(items);
-        return TS_ERR_NOMEM;
-    }
-
-    for (i = 0; i < n; i++) {
-        ts_rs_tool(ix->buf, &items[i], &ix->tools[i]);
-    }
-
-    ix->ntools = n;
-    free(items);
-
-    return TS_OK;
-}
-
-
-/* the input's items: a message's role and content; others by type */
-static ts_status_t
-ts_rs_items(ts_index_t *ix, const ts_val_t *input)
-{
-    ts_val_t      *items;
-    ts_message_t  *m;
-    size_t         i, n;
-
-    if (ts_container_items(ix->buf, input, &items, &n) != TS_OK) {
-        return TS_ERR_NOMEM;
-    }
-
-    ix->messages = calloc(n ? n : 1, sizeof(ts_message_t));
-
-    if (ix->messages == NULL) {
-        free(items);
-        return TS_ERR_NOMEM;
-    }
-
-    for (i = 0; i < n; i++) {
-        m = &ix->messages[i];
-        m->elem = items[i];
-
-        if (items[i].kind == TS_OBJECT) {
-            (void) ts_object_member(ix->buf, &items[i], "role", &m->role);
-            (void) ts_object_member(ix->buf, &items[i], "content",
-                                    &m->content);
-        }
-    }
-
-    ix->nmessages = n;
-    free(items);
-
-    return TS_OK;
-}
-
-
 /*
  * The body read into the index: an object with an input (a string or
  * an array of items).  What is not of this shape passes untouched.
@@ -179,35 +115,20 @@ ts_rs_items(ts_index_t *ix, const ts_val_t *input)
 static ts_decision_t
 ts_rs_index(ts_request_t *rq, const char *body, size_t len)
 {
-    ts_index_t   *ix;
-    ts_val_t      top, v[TS_RS_KEYS];
-    ts_status_t   st;
-    size_t        i;
+    ts_index_t     *ix;
+    ts_val_t        top, v[TS_RS_KEYS];
+    ts_decision_t   d;
+    size_t          i;
 
     ix = &rq->ix;
-    ix->buf = body;
-    ix->len = len;
+    d = ts_format_object(ix, body, len, ts_rs_keys, TS_RS_KEYS, &top, v);
 
-    for (i = 0; i < TS_TOP_N; i++) {
-        ix->top[i] = -1;
+    if (d != TS_DECISION_NONE) {
+        return d;
     }
 
-    st = ts_value_parse(body, len, &top);
-
-    if (st == TS_ERR_SYNTAX) {
-        return TS_DECISION_MALFORMED;
-    }
-
-    if (st == TS_ERR_DEPTH) {
-        return TS_DECISION_TOO_DEEP;
-    }
-
-    if (st != TS_OK || top.kind != TS_OBJECT
-        || ts_object_members(body, &top, ts_rs_keys, TS_RS_KEYS, v) != TS_OK
-        || (v[TS_RS_INPUT].kind != TS_ARRAY
-            && v[TS_RS_INPUT].kind != TS_STRING))
-    {
-        return st == TS_OK ? TS_DECISION_PASSTHROUGH : TS_DECISION_ERROR;
+    if (v[TS_RS_INPUT].kind != TS_ARRAY && v[TS_RS_INPUT].kind != TS_STRING) {
+        return TS_DECISION_PASSTHROUGH;
     }
 
     if ((v[TS_RS_TOOLS].kind != TS_ARRAY && v[TS_RS_TOOLS].kind != TS_NONE)
@@ -240,9 +161,9 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len)
                                                              : -1;
 
     if ((v[TS_RS_TOOLS].kind == TS_ARRAY
-         && ts_rs_tools(ix, &v[TS_RS_TOOLS]) != TS_OK)
+         && ts_format_tools(ix, &v[TS_RS_TOOLS], ts_rs_tool) != TS_OK)
         || (v[TS_RS_INPUT].kind == TS_ARRAY
-            && ts_rs_items(ix, &v[TS_RS_INPUT]) != TS_OK))
+            && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {
         return TS_DECISION_ERROR;
     }
