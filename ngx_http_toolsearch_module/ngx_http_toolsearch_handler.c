@@ -408,15 +408,14 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
         return ctx->loop ? NGX_OK : NGX_ERROR;
     }
 
+    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
+    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
+
     if (ctx->format == TS_FORMAT_RESPONSES) {
-        ctx->sse = ts_responses_stream(rq);
         ctx->loop = ts_responses_loop_create(in, rq);
 
         return ctx->loop ? NGX_OK : NGX_ERROR;
     }
-
-    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
-    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
 
     ctx->loop = ts_loop_create(in, (char *) body, len);
 

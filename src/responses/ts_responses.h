@@ -26,9 +26,6 @@
 ts_decision_t ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len);
 
-/* 1 when the request asks for a stream ("stream": true) */
-int ts_responses_stream(const ts_request_t *rq);
-
 /* 1 when a model runs OpenAI's hosted tool_search: gpt-5.4 and later */
 int ts_responses_hosted_model(const char *model, size_t len);
 

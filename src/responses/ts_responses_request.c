@@ -733,13 +733,3 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     return rq->decision;
 }
 
-
-int
-ts_responses_stream(const ts_request_t *rq)
-{
-    const ts_member_t  *m;
-
-    m = ts_index_top(&rq->ix, TS_TOP_STREAM);
-
-    return m != NULL && m->val.kind == TS_TRUE;
-}
