@@ -13,7 +13,8 @@ Rules checked (ApiError, status 400):
   namespace ("Missing namespace for function_call …");
 * two tool_search_output items declaring the same namespace are refused;
 * an item_reference or previous_response_id the store does not hold is
-  refused;
+  refused, and so is an input item with an id when store is false
+  (observed: "Items are not persisted when `store` is set to false.");
 * every function_call is answered by a function_call_output, and each
   output answers a call before it.
 
@@ -189,6 +190,17 @@ def context(state, body):
     if not isinstance(inp, list):
         raise api_error("Invalid type for 'input'.")
     for it in inp:
+        if isinstance(it, dict) and it.get("id") and \
+                it.get("type") != "item_reference" and \
+                body.get("store") is False:
+            raise api_error("Item with id '%s' not found. Items are not "
+                            "persisted when `store` is set to false. Try "
+                            "again with `store` set to true, or remove "
+                            "this item from your input." % it["id"], 404)
+        if isinstance(it, dict) and it.get("type") == "reasoning" and \
+                "encrypted_content" not in it and body.get("store") is False:
+            raise api_error("Reasoning items need their encrypted_content "
+                            "when `store` is set to false.")
         if isinstance(it, dict) and it.get("type") == "item_reference":
             if it.get("id") not in state.items:
                 raise api_error("Item with id '%s' not found." % it.get("id"),
@@ -244,6 +256,12 @@ def responses_seeker(target, arguments, query, final, search="tool_search"):
 
 def response_object(emu, body, reply, ctx, size):
     out = []
+    if body.get("reasoning"):
+        # a reasoning model's item; its content only when include asks
+        item = {"type": "reasoning", "id": emu.next_id("rs"), "summary": []}
+        if "reasoning.encrypted_content" in (body.get("include") or []):
+            item["encrypted_content"] = "enc_%d" % len(ctx.items)
+        out.append(item)
     for paths, tools in reply.searches:
         out.append({"type": "tool_search_call",
                     "id": emu.next_id("tsc"), "execution": "server",

@@ -72,6 +72,7 @@ def responses_body(body, shape="ai-sdk", stream=True, model="gpt-4.1"):
     if shape == "ai-sdk":
         out["store"] = False
         out["include"] = ["reasoning.encrypted_content"]
+        out["reasoning"] = {"effort": "low"}
     elif shape == "codex":
         out["store"] = False
         out["parallel_tool_calls"] = False

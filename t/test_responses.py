@@ -108,9 +108,14 @@ def test_search_then_call_is_one_response(gw, emulator, stream, uri):
     assert TARGET not in names(first) and "tool_search" in names(first)
     assert TARGET in names(second)
     assert TARGET in first["instructions"]
-    # the continuation carries the search call and its output
+    # the continuation carries the answer (its reasoning with the
+    # encrypted content, without the ids store false cannot resolve), the
+    # search call and its output
+    assert [it.get("type") for it in second["input"][-3:]] == [
+        "reasoning", "function_call", "function_call_output"]
+    assert second["input"][-3]["encrypted_content"]
+    assert not any("id" in it for it in second["input"][-3:])
     assert second["input"][-2]["name"] == "tool_search"
-    assert second["input"][-1]["type"] == "function_call_output"
     assert "Loaded: " + TARGET in second["input"][-1]["output"]
     # one response: the first call's id, usage summed
     ids = [json.loads(rec.body) for rec in emulator.requests]
@@ -158,6 +163,22 @@ def test_client_session_completes(gateway, emulator, client, stream):
     sent = tool_bytes(json.dumps(body).encode())
     for b in turn1 + turn2:
         assert tool_bytes(json.dumps(b).encode()) <= sent * 0.5, client
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_without_its_content_is_not_sent_back(gw, emulator,
+                                                        stream):
+    """Without include reasoning.encrypted_content a reasoning item
+    cannot be sent back with store false: the continuation leaves it out,
+    and the client still gets it."""
+    body = first_request(stream)
+    del body["include"]
+    resp = response_of(send(gw, body), stream)
+    assert [it["type"] for it in resp["output"]][0] == "reasoning"
+    first, second = upstream_bodies(emulator)
+    assert [it.get("type") for it in second["input"][-2:]] == [
+        "function_call", "function_call_output"]
+    assert not any(it.get("type") == "reasoning" for it in second["input"])
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -380,17 +401,21 @@ def test_hosted_search_round_trips(gateway, emulator, stream, carry):
     deferred = [t for t in up["tools"] if t.get("defer_loading")]
     assert TARGET in [t["name"] for t in deferred]
     assert tool_bytes(json.dumps(up).encode()) > 0
-    kinds = [it["type"] for it in resp["output"]]
+    kinds = [it["type"] for it in resp["output"] if it["type"] != "reasoning"]
     assert kinds == ["tool_search_call", "tool_search_output",
                      "function_call"]
-    call = calls_of(resp)[0]
+    # clients with store false send the items back without their ids
+    items = [dict((k, v) for k, v in it.items() if k != "id")
+             for it in resp["output"]]
+    call = [it for it in items if it["type"] == "function_call"][0]
+    search = [it for it in items if it["type"] == "tool_search_call"][0]
     emulator.reset()
     if carry == "intact":
-        body["input"] += resp["output"]
+        body["input"] += items
     elif carry == "dropped":
         body["input"].append(call)
     elif carry == "call_only":
-        body["input"] += [resp["output"][0], call]
+        body["input"] += [search, call]
     else:
         body["input"] += [{"type": "item_reference", "id": it["id"]}
                           for it in resp["output"]]

@@ -45,7 +45,7 @@ typedef struct {
     ts_rs_item_t    items[TS_LOOP_BLOCKS_MAX];
     size_t          nitems;
     unsigned        held;
-    long            nclient;
+    long            nclient;    /* calls the client runs */
     cJSON          *terminal;   /* its response.completed (or other end) */
     char            status[32];
     int             errored;
@@ -138,6 +138,26 @@ ts_rs_item_find(ts_rs_loop_t *st, long index)
 }
 
 
+/* 1 for an item the client runs: its search cannot wait for it */
+static int
+ts_rs_client_call(const char *type)
+{
+    static const char *const  calls[] = {
+        "function_call", "custom_tool_call", "computer_call",
+        "local_shell_call", "shell_call", "apply_patch_call"
+    };
+    size_t                    i;
+
+    for (i = 0; type != NULL && i < sizeof(calls) / sizeof(calls[0]); i++) {
+        if (strcmp(type, calls[i]) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 /* an output item seen first: a held call, or the client's */
 static ts_rs_item_t *
 ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
@@ -175,7 +195,7 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
 
     } else {
         it->client = st->nout++;
-        st->nclient++;
+        st->nclient += ts_rs_client_call(type);
     }
 
     return it;
@@ -452,6 +472,19 @@ ts_rs_input(const ts_loop_t *lp, ts_rs_item_t *it)
 }
 
 
+/* a reasoning item without encrypted content: nothing to send back */
+static int
+ts_rs_unsendable(const cJSON *item)
+{
+    const char  *type;
+
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(item, "type"));
+
+    return type != NULL && strcmp(type, "reasoning") == 0
+           && !cJSON_IsString(cJSON_GetObjectItem(item, "encrypted_content"));
+}
+
+
 /* runs the answer's searches; 1 when the loop goes on */
 static int
 ts_rs_searches(ts_loop_t *lp)
@@ -468,17 +501,26 @@ ts_rs_searches(ts_loop_t *lp)
     ts_buf_init(&turns, 0);
     ok = 1;
 
-    /* the answer's items, as the upstream gave them, go back to it */
+    /*
+     * The answer's items go back to it as the upstream gave them, but
+     * for their ids: gateway search runs with store false, where an
+     * item id names nothing the upstream kept (OpenAI refuses it), so
+     * they go without, as clients send them; a reasoning item without
+     * its encrypted content cannot go at all.
+     */
     for (i = 0; ok && i < st->nitems; i++) {
         it = &st->items[i];
         input = it->search ? ts_rs_input(lp, it) : NULL;
         call_id = cJSON_GetStringValue(cJSON_GetObjectItem(it->item,
                                                            "call_id"));
-        s = it->item ? cJSON_PrintUnformatted(it->item) : NULL;
+        cJSON_DeleteItemFromObjectCaseSensitive(it->item, "id");
+        s = it->item == NULL || ts_rs_unsendable(it->item) ? NULL
+            : cJSON_PrintUnformatted(it->item);
 
-        ok = s != NULL && (!it->search || (input != NULL && call_id));
+        ok = (s != NULL || ts_rs_unsendable(it->item))
+             && (!it->search || (input != NULL && call_id));
 
-        if (ok) {
+        if (ok && s != NULL) {
             ts_buf_str(&turns, turns.len ? "," : "");
             ts_buf_str(&turns, s);
         }
