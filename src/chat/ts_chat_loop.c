@@ -330,6 +330,20 @@ ts_chat_emit(ts_buf_t *out, cJSON *j)
 }
 
 
+/* a JSON value the scanner validated (RFC 8259, UTF-8), or NULL */
+static cJSON *
+ts_chat_parse(const char *p, size_t n)
+{
+    ts_val_t  v;
+
+    if (p == NULL || ts_value_parse(p, n, &v) != TS_OK) {
+        return NULL;
+    }
+
+    return cJSON_ParseWithLength(p, n);
+}
+
+
 /* a member that is there and not null */
 static int
 ts_chat_has(const cJSON *j, const char *key)
@@ -366,10 +380,16 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
         return 0;
     }
 
-    j = ev->data ? cJSON_ParseWithLength(ev->data, ev->data_len) : NULL;
+    /*
+     * What the scanner does not take (not JSON, not UTF-8: cJSON takes
+     * either) passes as it came, and the loop follows the answer no
+     * further: its bytes would go into the next call.
+     */
+    j = ts_chat_parse(ev->data, ev->data_len);
 
     if (!cJSON_IsObject(j) || cJSON_GetObjectItem(j, "error") != NULL) {
         st->errored |= j != NULL;
+        lp->ans.broken |= j == NULL;
         cJSON_Delete(j);
         return ts_buf_add(out, ev->raw, ev->raw_len);
     }
@@ -708,7 +728,7 @@ ts_chat_json(ts_loop_t *lp, cJSON **calls)
     cJSON           *j, *choices, *msg, *fin;
     const char      *s;
 
-    j = cJSON_ParseWithLength(lp->pending.p, lp->pending.len);
+    j = ts_chat_parse(lp->pending.p, lp->pending.len);
     choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
 
     if (!cJSON_IsObject(j) || cJSON_GetArraySize(choices) != 1) {
@@ -851,8 +871,12 @@ ts_chat_end(ts_loop_t *lp, ts_buf_t *out)
         return TS_LOOP_DONE;
     }
 
-    /* an unfinished event passes where the stream ends with it */
-    if (lp->calls == 1 && st->held == 0 && !st->done) {
+    /*
+     * An unfinished event passes where the stream ends with it; where the
+     * gateway's own chunks follow, it is dropped, as an SSE client drops
+     * it at the end of a stream: else it would swallow the first of them.
+     */
+    if (lp->calls == 1 && st->held == 0 && !st->done && !st->usage_seen) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
     }
 

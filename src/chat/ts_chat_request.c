@@ -293,7 +293,6 @@ static int
 ts_chat_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
     const ts_index_t   *ix;
-    const ts_member_t  *tools;
     size_t              i;
     int                 later;
 
@@ -325,14 +324,7 @@ ts_chat_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 
     ts_buf_str(b, "]");
 
-    if (b->failed) {
-        return -1;
-    }
-
-    tools = ts_index_top(ix, TS_TOP_TOOLS);
-
-    return ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, b->p,
-                           b->len);
+    return b->failed ? -1 : 0;
 }
 
 
@@ -401,48 +393,9 @@ ts_chat_system(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
 }
 
 
-/* the turns of the loop's searches go after the conversation */
-static int
-ts_chat_tail(ts_request_t *rq, const ts_input_t *in)
-{
-    const ts_index_t   *ix;
-    const ts_member_t  *msgs;
-
-    ix = &rq->ix;
-    msgs = ts_index_top(ix, TS_TOP_MESSAGES);
-
-    if (in->tail_len == 0) {
-        return 0;
-    }
-
-    return ts_edit_append_item(&rq->edits, &msgs->val,
-                               ix->nmessages
-                               ? &ix->messages[ix->nmessages - 1].elem
-                               : NULL,
-                               in->tail, in->tail_len);
-}
-
-
-static int
-ts_chat_apply(ts_request_t *rq, const ts_input_t *in)
-{
-    ts_buf_t  a, b;
-    int       rc;
-
-    ts_buf_init(&a, 0);
-    ts_buf_init(&b, 0);
-
-    rc = (ts_chat_tools_edit(rq, in->policy, &a) == 0
-          && ts_gateway_announcement(&rq->ix, rq->deferrable, in->policy,
-                                     &a) == 0
-          && ts_chat_system(rq, &a, &b) == 0
-          && ts_chat_tail(rq, in) == 0) ? 0 : -1;
-
-    ts_buf_free(&a);
-    ts_buf_free(&b);
-
-    return rc;
-}
+static const ts_gateway_form_t  ts_chat_form = {
+    ts_chat_tools_edit, ts_chat_system
+};
 
 
 ts_decision_t
@@ -497,7 +450,7 @@ ts_chat_process(ts_request_t *rq, const ts_input_t *in, const char *body,
     rq->decision = ts_defer_decide(rq, &gin, &h);
 
     if (rq->decision == TS_DECISION_DEFERRED_GATEWAY
-        && ts_chat_apply(rq, &gin) != 0)
+        && ts_gateway_apply_as(rq, &gin, &ts_chat_form) != 0)
     {
         rq->decision = TS_DECISION_ERROR;
         ts_edits_free(&rq->edits);

@@ -646,12 +646,11 @@ ts_found_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t, int as_ref)
 static int
 ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
-    const ts_index_t   *ix;
-    const ts_member_t  *tools;
-    const ts_tool_t    *t;
-    const ts_val_t     *moved;
-    size_t              i;
-    int                 kept_cache, found;
+    const ts_index_t  *ix;
+    const ts_tool_t   *t;
+    const ts_val_t    *moved;
+    size_t             i;
+    int                kept_cache, found;
 
     ix = &rq->ix;
     moved = NULL;
@@ -698,14 +697,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     ts_names_seal(&rq->referenced);
     ts_buf_str(b, "]");
 
-    if (b->failed) {
-        return -1;
-    }
-
-    tools = ts_index_top(ix, TS_TOP_TOOLS);
-
-    return ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, b->p,
-                           b->len);
+    return b->failed ? -1 : 0;
 }
 
 
@@ -770,9 +762,10 @@ ts_gateway_announcement(const ts_index_t *ix,
 
 /* the announcement (text) goes after the system prompt the client wrote */
 static int
-ts_gateway_system(ts_edits_t *e, const ts_index_t *ix, const ts_buf_t *text,
-    ts_buf_t *b)
+ts_gateway_system(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
 {
+    ts_edits_t         *e = &rq->edits;
+    const ts_index_t   *ix = &rq->ix;
     const ts_member_t  *sys;
     ts_val_t           *items;
     size_t              n;
@@ -841,16 +834,33 @@ ts_gateway_tail(ts_edits_t *e, const ts_index_t *ix, const ts_input_t *in)
 int
 ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
 {
-    ts_buf_t  a, b;
-    int       rc;
+    static const ts_gateway_form_t  messages = {
+        ts_gateway_tools, ts_gateway_system
+    };
+
+    return ts_gateway_apply_as(rq, in, &messages);
+}
+
+
+int
+ts_gateway_apply_as(ts_request_t *rq, const ts_input_t *in,
+    const ts_gateway_form_t *form)
+{
+    const ts_member_t  *tools;
+    ts_buf_t            a, b;
+    int                 rc;
 
     ts_buf_init(&a, 0);
     ts_buf_init(&b, 0);
 
-    rc = (ts_gateway_tools(rq, in->policy, &a) == 0
+    tools = ts_index_top(&rq->ix, TS_TOP_TOOLS);
+
+    rc = (form->tools(rq, in->policy, &a) == 0
+          && ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, a.p,
+                             a.len) == 0
           && ts_gateway_announcement(&rq->ix, rq->deferrable, in->policy,
                                      &a) == 0
-          && ts_gateway_system(&rq->edits, &rq->ix, &a, &b) == 0
+          && form->system(rq, &a, &b) == 0
           && ts_gateway_tail(&rq->edits, &rq->ix, in) == 0) ? 0 : -1;
 
     ts_buf_free(&a);

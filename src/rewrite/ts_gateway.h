@@ -34,6 +34,22 @@ int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
 int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
 
 /*
+ * Where a format puts gateway search's parts: tools[] written into b (the
+ * loaded tools, the search tool, the tools found), which replaces the
+ * client's, and the
+ * announcement text placed after the client's system prompt (b for its
+ * bytes).  The turns of the loop go after the messages in every format.
+ */
+typedef struct {
+    int  (*tools)(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b);
+    int  (*system)(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b);
+} ts_gateway_form_t;
+
+/* the same edits in a format's form */
+int ts_gateway_apply_as(ts_request_t *rq, const ts_input_t *in,
+    const ts_gateway_form_t *form);
+
+/*
  * 1 when found tools load as tool_reference + defer_loading: the
  * upstream expands references in a tool_result.  Otherwise they load as
  * ordinary tools and the result is text.
