@@ -330,20 +330,6 @@ ts_chat_emit(ts_buf_t *out, cJSON *j)
 }
 
 
-/* a JSON value the scanner validated (RFC 8259, UTF-8), or NULL */
-static cJSON *
-ts_chat_parse(const char *p, size_t n)
-{
-    ts_val_t  v;
-
-    if (p == NULL || ts_value_parse(p, n, &v) != TS_OK) {
-        return NULL;
-    }
-
-    return cJSON_ParseWithLength(p, n);
-}
-
-
 /* a member that is there and not null */
 static int
 ts_chat_has(const cJSON *j, const char *key)
@@ -385,7 +371,7 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
      * either) passes as it came, and the loop follows the answer no
      * further: its bytes would go into the next call.
      */
-    j = ts_chat_parse(ev->data, ev->data_len);
+    j = ts_loop_parse(ev->data, ev->data_len);
 
     if (!cJSON_IsObject(j) || cJSON_GetObjectItem(j, "error") != NULL) {
         st->errored |= j != NULL;
@@ -728,7 +714,7 @@ ts_chat_json(ts_loop_t *lp, cJSON **calls)
     cJSON           *j, *choices, *msg, *fin;
     const char      *s;
 
-    j = ts_chat_parse(lp->pending.p, lp->pending.len);
+    j = ts_loop_parse(lp->pending.p, lp->pending.len);
     choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
 
     if (!cJSON_IsObject(j) || cJSON_GetArraySize(choices) != 1) {

@@ -129,6 +129,13 @@ void ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p,
 int ts_loop_json_members(const ts_loop_t *lp, ts_val_t m[TS_MSG_N]);
 int ts_loop_json_answer(ts_loop_t *lp);
 
+/*
+ * A JSON value the scanner validated (RFC 8259, UTF-8), or NULL: cJSON
+ * alone takes strings that are not UTF-8, which would go into the next
+ * call's body
+ */
+cJSON *ts_loop_parse(const char *p, size_t n);
+
 /* ts_loop_write.c */
 void ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage);
 int ts_loop_emit_json(ts_buf_t *out, const char *name, cJSON *j);

@@ -334,11 +334,17 @@ ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
     const char    *type;
     int            rc;
 
-    j = ev->data ? cJSON_ParseWithLength(ev->data, ev->data_len) : NULL;
+    /*
+     * What the scanner does not take passes as it came, and the loop
+     * follows the answer no further: its bytes would go into the next
+     * call.
+     */
+    j = ts_loop_parse(ev->data, ev->data_len);
     type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
 
     if (!cJSON_IsObject(j) || type == NULL || strcmp(type, "error") == 0) {
         st->errored |= j != NULL;
+        lp->ans.broken |= j == NULL;
         cJSON_Delete(j);
         return ts_buf_add(out, ev->raw, ev->raw_len);
     }
@@ -696,7 +702,7 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
     j = NULL;
 
     if (!lp->sse) {
-        j = cJSON_ParseWithLength(lp->pending.p, lp->pending.len);
+        j = ts_loop_parse(lp->pending.p, lp->pending.len);
         output = cJSON_GetObjectItem(j, "output");
 
         if (!cJSON_IsArray(output)
