@@ -18,7 +18,6 @@
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
-#include "rewrite/ts_format.h"
 #include "rewrite/ts_gateway.h"
 #include "chat/ts_chat.h"
 
@@ -62,23 +61,21 @@ ts_chat_is(const char *buf, const ts_val_t *v, const char *s, size_t len)
 
 /*
  * A function tool: {"type":"function","function":{"name",
- * "description","parameters",…}}.  Other tools (custom) keep no name:
- * the rules never defer them.
+ * "description","parameters",…}}, its type and function read with the
+ * array.  Other tools (custom) keep no name: the rules never defer them.
  */
 static void
-ts_chat_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
+ts_chat_tool(const char *buf, const ts_val_t *item, const ts_val_t *m,
+    ts_tool_t *t)
 {
-    static const char *const  tool[] = { "type", "function" };
     static const char *const  keys[] = { "name", "description",
                                          "parameters" };
-    ts_val_t                  m[2], v[3];
+    ts_val_t                  v[3];
 
     memset(t, 0, sizeof(ts_tool_t));
     t->elem = *item;
 
-    if (item->kind != TS_OBJECT
-        || ts_object_members(buf, item, tool, 2, m) != TS_OK
-        || !ts_str_eq(buf, &m[0], "function") || m[1].kind != TS_OBJECT
+    if (!ts_str_eq(buf, &m[0], "function") || m[1].kind != TS_OBJECT
         || ts_object_members(buf, &m[1], keys, 3, v) != TS_OK
         || v[0].kind != TS_STRING)
     {
@@ -88,6 +85,120 @@ ts_chat_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
     t->name = v[0];
     t->description = v[1];
     t->input_schema = v[2];
+}
+
+
+static ts_status_t
+ts_chat_tools(ts_index_t *ix, const ts_val_t *tools)
+{
+    static const char *const  keys[] = { "type", "function" };
+    ts_val_t                 *items, *m;
+    ts_status_t               st;
+    size_t                    i, n;
+
+    st = ts_items_members(ix->buf, tools, keys, 2, &items, &m, &n);
+    if (st != TS_OK) {
+        return st;
+    }
+
+    ix->tools = calloc(n ? n : 1, sizeof(ts_tool_t));
+
+    for (i = 0; ix->tools != NULL && i < n; i++) {
+        ts_chat_tool(ix->buf, &items[i], &m[i * 2], &ix->tools[i]);
+    }
+
+    ix->ntools = ix->tools ? n : 0;
+    free(items);
+    free(m);
+
+    return ix->tools ? TS_OK : TS_ERR_NOMEM;
+}
+
+
+/*
+ * An assistant message's tool calls, as the index's blocks: each call's
+ * id and its function's name, and the message they are of
+ */
+static ts_status_t
+ts_chat_calls(ts_index_t *ix, const ts_val_t *calls, uint32_t msg,
+    size_t *cap)
+{
+    static const char *const  keys[] = { "id", "function" };
+    ts_val_t                 *items, *m;
+    ts_block_t               *b;
+    ts_status_t               st;
+    size_t                    i, n;
+
+    st = ts_items_members(ix->buf, calls, keys, 2, &items, &m, &n);
+
+    for (i = 0; st == TS_OK && i < n; i++) {
+        b = ts_array_grow(ix->blocks, cap, ix->nblocks + 1,
+                          sizeof(ts_block_t), 16);
+        if (b == NULL) {
+            st = TS_ERR_NOMEM;
+            break;
+        }
+
+        ix->blocks = b;
+        b = &ix->blocks[ix->nblocks++];
+        memset(b, 0, sizeof(ts_block_t));
+        b->elem = items[i];
+        b->id = m[i * 2];
+        b->message = msg;
+        b->parent = -1;
+
+        if (m[i * 2 + 1].kind == TS_OBJECT) {
+            (void) ts_object_member(ix->buf, &m[i * 2 + 1], "name",
+                                    &b->name);
+        }
+    }
+
+    free(items);
+    free(m);
+
+    return st;
+}
+
+
+static ts_status_t
+ts_chat_messages(ts_index_t *ix, const ts_val_t *msgs)
+{
+    static const char *const  keys[] = { "role", "content", "tool_calls" };
+    ts_val_t                 *items, *m;
+    ts_message_t             *msg;
+    ts_status_t               st;
+    size_t                    i, n, cap;
+
+    st = ts_items_members(ix->buf, msgs, keys, 3, &items, &m, &n);
+    if (st != TS_OK) {
+        return st;
+    }
+
+    ix->messages = calloc(n ? n : 1, sizeof(ts_message_t));
+    st = ix->messages ? TS_OK : TS_ERR_NOMEM;
+    cap = 0;
+
+    for (i = 0; st == TS_OK && i < n; i++) {
+        msg = &ix->messages[i];
+        msg->elem = items[i];
+        msg->role = m[i * 3];
+        msg->content = m[i * 3 + 1];
+        msg->block_first = (uint32_t) ix->nblocks;
+
+        if (m[i * 3 + 2].kind == TS_ARRAY
+            && ts_str_eq(ix->buf, &msg->role, "assistant"))
+        {
+            st = ts_chat_calls(ix, &m[i * 3 + 2], (uint32_t) i, &cap);
+        }
+
+        msg->block_end = (uint32_t) ix->nblocks;
+        ix->nmessages++;
+    }
+
+    free(items);
+    free(m);
+
+    return st;
 }
 
 
@@ -119,16 +230,39 @@ ts_chat_choices(const char *buf, const ts_val_t *n)
 static ts_decision_t
 ts_chat_index(ts_request_t *rq, const char *body, size_t len)
 {
-    ts_index_t     *ix;
-    ts_val_t        top, v[TS_CHAT_KEYS];
-    ts_decision_t   d;
-    size_t          i;
+    ts_index_t   *ix;
+    ts_val_t      top, v[TS_CHAT_KEYS];
+    ts_status_t   st;
+    size_t        i;
 
     ix = &rq->ix;
-    d = ts_format_object(ix, body, len, ts_chat_keys, TS_CHAT_KEYS, &top, v);
+    ix->buf = body;
+    ix->len = len;
 
-    if (d != TS_DECISION_NONE) {
-        return d;
+    for (i = 0; i < TS_TOP_N; i++) {
+        ix->top[i] = -1;
+    }
+
+    st = ts_document_members(body, len, ts_chat_keys, TS_CHAT_KEYS, v,
+                             &top);
+
+    switch (st) {
+
+    case TS_OK:
+        break;
+
+    case TS_ERR_SYNTAX:
+        return TS_DECISION_MALFORMED;
+
+    case TS_ERR_DEPTH:
+        return TS_DECISION_TOO_DEEP;
+
+    case TS_ERR_TYPE:
+        /* not an object: not a request of this API */
+        return TS_DECISION_PASSTHROUGH;
+
+    default:
+        return TS_DECISION_ERROR;
     }
 
     if (v[TS_CHAT_MESSAGES].kind != TS_ARRAY) {
@@ -163,8 +297,8 @@ ts_chat_index(ts_request_t *rq, const char *body, size_t len)
     ix->nmembers = TS_CHAT_TOOL_CHOICE + 1;
 
     if ((v[TS_CHAT_TOOLS].kind == TS_ARRAY
-         && ts_format_tools(ix, &v[TS_CHAT_TOOLS], ts_chat_tool) != TS_OK)
-        || ts_format_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
+         && ts_chat_tools(ix, &v[TS_CHAT_TOOLS]) != TS_OK)
+        || ts_chat_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
     {
         return TS_DECISION_ERROR;
     }
@@ -173,15 +307,11 @@ ts_chat_index(ts_request_t *rq, const char *body, size_t len)
 }
 
 
-/*
- * Marks loaded the tool a function object names ({"name": …}); 1 when
- * the request has it
- */
+/* marks loaded the tools named so; 1 when the request has one */
 static int
-ts_chat_load_named(ts_request_t *rq, const ts_val_t *fn)
+ts_chat_load_named(ts_request_t *rq, const ts_val_t *name)
 {
     const ts_index_t  *ix;
-    ts_val_t           name;
     const char        *s;
     char               tmp[TS_NAME_MAX];
     size_t             i, len;
@@ -189,15 +319,9 @@ ts_chat_load_named(ts_request_t *rq, const ts_val_t *fn)
 
     ix = &rq->ix;
     found = 0;
+    s = ts_str_view(ix->buf, name, tmp, sizeof(tmp), &len);
 
-    if (fn->kind != TS_OBJECT
-        || ts_object_member(ix->buf, fn, "name", &name) != TS_OK
-        || (s = ts_str_view(ix->buf, &name, tmp, sizeof(tmp), &len)) == NULL)
-    {
-        return 0;
-    }
-
-    for (i = 0; i < ix->ntools; i++) {
+    for (i = 0; s != NULL && i < ix->ntools; i++) {
         if (ts_chat_is(ix->buf, &ix->tools[i].name, s, len)) {
             rq->loaded[i] = 1;
             found = 1;
@@ -219,37 +343,21 @@ static void
 ts_chat_history(ts_request_t *rq)
 {
     const ts_index_t  *ix;
-    ts_val_t          *calls, fn, choice;
-    size_t             i, j, n;
+    ts_val_t           fn, choice;
+    size_t             i;
 
     ix = &rq->ix;
 
-    for (i = 0; i < ix->nmessages; i++) {
-        if (!ts_str_eq(ix->buf, &ix->messages[i].role, "assistant")
-            || ts_object_member(ix->buf, &ix->messages[i].elem, "tool_calls",
-                                &fn) != TS_OK
-            || fn.kind != TS_ARRAY
-            || ts_container_items(ix->buf, &fn, &calls, &n) != TS_OK)
-        {
-            continue;
-        }
-
-        for (j = 0; j < n; j++) {
-            if (calls[j].kind == TS_OBJECT
-                && ts_object_member(ix->buf, &calls[j], "function", &fn)
-                   == TS_OK)
-            {
-                rq->history_searches += ts_chat_load_named(rq, &fn);
-            }
-        }
-
-        free(calls);
+    for (i = 0; i < ix->nblocks; i++) {
+        rq->history_searches += ts_chat_load_named(rq, &ix->blocks[i].name);
     }
 
     choice = ix->members[TS_CHAT_TOOL_CHOICE].val;
 
     if (choice.kind == TS_OBJECT
-        && ts_object_member(ix->buf, &choice, "function", &fn) == TS_OK)
+        && ts_object_member(ix->buf, &choice, "function", &fn) == TS_OK
+        && fn.kind == TS_OBJECT
+        && ts_object_member(ix->buf, &fn, "name", &fn) == TS_OK)
     {
         (void) ts_chat_load_named(rq, &fn);
     }

@@ -155,7 +155,8 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len)
     ix->nmembers = TS_RS_KEYS + 1;
 
     ix->top[TS_TOP_MODEL] = v[TS_RS_MODEL].kind != TS_NONE ? TS_RS_MODEL : -1;
-    ix->top[TS_TOP_MESSAGES] = TS_RS_INPUT;
+    ix->top[TS_TOP_MESSAGES] = v[TS_RS_INPUT].kind == TS_ARRAY ? TS_RS_INPUT
+                                                               : -1;
     ix->top[TS_TOP_TOOLS] = v[TS_RS_TOOLS].kind != TS_NONE ? TS_RS_TOOLS : -1;
     ix->top[TS_TOP_STREAM] = v[TS_RS_STREAM].kind != TS_NONE ? TS_RS_STREAM
                                                              : -1;
@@ -477,7 +478,7 @@ static int
 ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
     const ts_index_t  *ix;
-    const ts_val_t    *tools, *e;
+    const ts_val_t    *e;
     size_t             i;
     int                later;
 
@@ -512,13 +513,7 @@ ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 
     ts_buf_str(b, "]");
 
-    if (b->failed) {
-        return -1;
-    }
-
-    tools = ts_rs_member(ix, TS_RS_TOOLS);
-
-    return ts_edit_replace(&rq->edits, tools->off, tools->len, b->p, b->len);
+    return b->failed ? -1 : 0;
 }
 
 
@@ -564,62 +559,47 @@ ts_rs_instructions(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
 
 
 /*
- * The items of the loop's searches go after the input; a string input
- * becomes the user message it stands for, followed by them.
+ * The items of the loop's searches go after the input (the shared tail,
+ * for an array); a string input becomes the user message it stands for,
+ * followed by them.
  */
 static int
-ts_rs_tail(ts_request_t *rq, const ts_input_t *in, ts_buf_t *b)
+ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
 {
-    const ts_index_t  *ix;
-    const ts_val_t    *input;
+    const ts_val_t  *input;
+    ts_buf_t         b;
+    int              rc;
 
-    ix = &rq->ix;
-    input = ts_rs_member(ix, TS_RS_INPUT);
+    input = ts_rs_member(&rq->ix, TS_RS_INPUT);
 
-    if (in->tail_len == 0) {
+    if (in->tail_len == 0 || input->kind != TS_STRING) {
         return 0;
     }
 
-    if (input->kind == TS_ARRAY) {
-        return ts_edit_append_item(&rq->edits, input,
-                                   ix->nmessages
-                                   ? &ix->messages[ix->nmessages - 1].elem
-                                   : NULL,
-                                   in->tail, in->tail_len);
-    }
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "[{\"role\":\"user\",\"content\":");
+    ts_buf_add(&b, rq->ix.buf + input->off, input->len);
+    ts_buf_str(&b, "},");
+    ts_buf_add(&b, in->tail, in->tail_len);
+    ts_buf_str(&b, "]");
 
-    ts_buf_reset(b);
-    ts_buf_str(b, "[{\"role\":\"user\",\"content\":");
-    ts_buf_add(b, ix->buf + input->off, input->len);
-    ts_buf_str(b, "},");
-    ts_buf_add(b, in->tail, in->tail_len);
-    ts_buf_str(b, "]");
+    rc = b.failed ? -1
+         : ts_edit_replace(&rq->edits, input->off, input->len, b.p, b.len);
+    ts_buf_free(&b);
 
-    return b->failed ? -1
-           : ts_edit_replace(&rq->edits, input->off, input->len, b->p,
-                             b->len);
+    return rc;
 }
 
 
 static int
 ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
 {
-    ts_buf_t  a, b;
-    int       rc;
+    static const ts_gateway_form_t  form = {
+        ts_rs_tools_edit, ts_rs_instructions
+    };
 
-    ts_buf_init(&a, 0);
-    ts_buf_init(&b, 0);
-
-    rc = (ts_rs_tools_edit(rq, in->policy, &a) == 0
-          && ts_gateway_announcement(&rq->ix, rq->deferrable, in->policy,
-                                     &a) == 0
-          && ts_rs_instructions(rq, &a, &b) == 0
-          && ts_rs_tail(rq, in, &b) == 0) ? 0 : -1;
-
-    ts_buf_free(&a);
-    ts_buf_free(&b);
-
-    return rc;
+    return ts_gateway_apply_as(rq, in, &form) == 0
+           && ts_rs_string_tail(rq, in) == 0 ? 0 : -1;
 }
 
 

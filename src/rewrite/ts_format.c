@@ -121,8 +121,7 @@ ts_decision_t
 ts_format_object(ts_index_t *ix, const char *body, size_t len,
     const char *const *keys, size_t nkeys, ts_val_t *top, ts_val_t *v)
 {
-    ts_status_t  st;
-    size_t       i;
+    size_t  i;
 
     ix->buf = body;
     ix->len = len;
@@ -131,27 +130,23 @@ ts_format_object(ts_index_t *ix, const char *body, size_t len,
         ix->top[i] = -1;
     }
 
-    st = ts_value_parse(body, len, top);
+    /* validated, and the members read, in one pass */
+    switch (ts_document_members(body, len, keys, nkeys, v, top)) {
 
-    if (st == TS_ERR_SYNTAX) {
+    case TS_OK:
+        return TS_DECISION_NONE;
+
+    case TS_ERR_SYNTAX:
         return TS_DECISION_MALFORMED;
-    }
 
-    if (st == TS_ERR_DEPTH) {
+    case TS_ERR_DEPTH:
         return TS_DECISION_TOO_DEEP;
-    }
 
-    if (st != TS_OK) {
+    case TS_ERR_TYPE:
+        /* not an object: not a request of this API */
+        return TS_DECISION_PASSTHROUGH;
+
+    default:
         return TS_DECISION_ERROR;
     }
-
-    if (top->kind != TS_OBJECT) {
-        return TS_DECISION_PASSTHROUGH;
-    }
-
-    st = ts_object_members(body, top, keys, nkeys, v);
-
-    return st == TS_OK ? TS_DECISION_NONE
-           : st == TS_ERR_NOMEM ? TS_DECISION_ERROR
-           : TS_DECISION_PASSTHROUGH;
 }

@@ -33,10 +33,10 @@ const char *ts_format_name(int format);
 
 
 /*
- * A body as an object, its members of the keys given read into v (the
- * index's buffer set, no top-level member placed yet): NONE, or the
- * decision that lets it pass (MALFORMED, TOO_DEEP, PASSTHROUGH when it
- * is no object, ERROR without memory)
+ * A body as an object, its members of the keys given read into v in one
+ * pass (the index's buffer set, no top-level member placed yet): NONE,
+ * or the decision that lets it pass (MALFORMED, TOO_DEEP, PASSTHROUGH
+ * when it is no object, ERROR without memory)
  */
 ts_decision_t ts_format_object(ts_index_t *ix, const char *body, size_t len,
     const char *const *keys, size_t nkeys, ts_val_t *top, ts_val_t *v);

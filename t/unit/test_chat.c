@@ -187,7 +187,41 @@ test_chat_loop_round(void)
 }
 
 
+/* the one-pass readers the dialect reads a body with */
+static void
+test_chat_readers(void)
+{
+    static const char *const  keys[] = { "a", "b" };
+    static const char         doc[] = " {\"b\":[1,{\"a\":2},3],\"a\":\"x\"} ";
+    ts_val_t                  v[2], top, *items, *m;
+    size_t                    n;
+
+    CHECK(ts_document_members(doc, sizeof(doc) - 1, keys, 2, v, &top)
+          == TS_OK);
+    CHECK(v[0].kind == TS_STRING && v[1].kind == TS_ARRAY);
+    CHECK(top.off == 1 && top.len == sizeof(doc) - 3);
+
+    CHECK(ts_items_members(doc, &v[1], keys, 2, &items, &m, &n) == TS_OK);
+    CHECK(n == 3 && items[1].kind == TS_OBJECT && items[2].kind == TS_NUMBER);
+    CHECK(m[2].kind == TS_NUMBER && m[3].kind == TS_NONE
+          && m[0].kind == TS_NONE && m[4].kind == TS_NONE);
+    free(items);
+    free(m);
+
+    /* what ts_value_parse refuses, or a document that is no object */
+    CHECK(ts_document_members("{} x", 4, keys, 2, v, &top) == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("{\"a\":1", 6, keys, 2, v, &top)
+          == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("[1]", 3, keys, 2, v, &top) == TS_ERR_TYPE);
+    CHECK(ts_document_members("[1", 2, keys, 2, v, &top) == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("  ", 2, keys, 2, v, &top) == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("{\"a\":\"\xff\"}", 8, keys, 2, v, &top)
+          == TS_ERR_SYNTAX);
+}
+
+
 const tst_case_t  tst_chat_tests[] = {
+    { "chat readers", test_chat_readers },
     { "format of uri", test_format_of_uri },
     { "chat request", test_chat_request },
     { "chat loop round", test_chat_loop_round },
