@@ -219,6 +219,24 @@ ts_rs_usage(ts_rs_loop_t *st, const cJSON *u)
 }
 
 
+/* a member put in an object, in its place if it has one; else freed */
+static void
+ts_rs_put(cJSON *obj, const char *key, cJSON *v)
+{
+    if (!cJSON_IsObject(obj) || v == NULL) {
+        cJSON_Delete(v);
+        return;
+    }
+
+    if (cJSON_GetObjectItemCaseSensitive(obj, key) != NULL) {
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v);
+
+    } else {
+        cJSON_AddItemToObject(obj, key, v);
+    }
+}
+
+
 /* a number member set, when it differs; 1 when it changed */
 static int
 ts_rs_set(cJSON *j, const char *key, long v)
@@ -237,12 +255,17 @@ ts_rs_set(cJSON *j, const char *key, long v)
 }
 
 
-/* the event as the client gets it: its own name, renumbered */
+/*
+ * The event as the client gets it, renumbered: under its own name, or
+ * its type where it came without one
+ */
 static int
 ts_rs_emit(ts_rs_loop_t *st, const ts_sse_event_t *ev, cJSON *j,
     int changed, ts_buf_t *out)
 {
-    char  name[64];
+    ts_buf_t     name;
+    const char  *type;
+    int          rc;
 
     changed |= ts_rs_set(j, "sequence_number", st->seq);
     st->seq += cJSON_GetObjectItem(j, "sequence_number") != NULL;
@@ -251,15 +274,23 @@ ts_rs_emit(ts_rs_loop_t *st, const ts_sse_event_t *ev, cJSON *j,
         return ts_buf_add(out, ev->raw, ev->raw_len);
     }
 
-    if (ev->name == NULL || ev->name_len >= sizeof(name)) {
-        out->failed = 1;
-        return -1;
+    ts_buf_init(&name, TS_LOOP_EVENT_MAX);
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
+
+    if (ev->name != NULL) {
+        ts_buf_add(&name, ev->name, ev->name_len);
+
+    } else {
+        ts_buf_str(&name, type ? type : "message");
     }
 
-    memcpy(name, ev->name, ev->name_len);
-    name[ev->name_len] = '\0';
+    rc = ts_buf_add(&name, "", 1) == 0 ? ts_loop_emit_json(out, name.p, j)
+                                       : -1;
+    ts_buf_free(&name);
 
-    return ts_loop_emit_json(out, name, j);
+    out->failed |= rc != 0;
+
+    return rc;
 }
 
 
@@ -452,10 +483,8 @@ ts_rs_input(const ts_loop_t *lp, ts_rs_item_t *it)
         }
 
         /* the upstream sees a call of the search function */
-        cJSON_ReplaceItemInObjectCaseSensitive(it->item, "name",
-                                               cJSON_CreateString(lp->tool));
-        cJSON_ReplaceItemInObjectCaseSensitive(it->item, "arguments",
-                                               cJSON_CreateString(b.p));
+        ts_rs_put(it->item, "name", cJSON_CreateString(lp->tool));
+        ts_rs_put(it->item, "arguments", cJSON_CreateString(b.p));
         return b.p;
     }
 
@@ -608,18 +637,15 @@ static void
 ts_rs_response(ts_rs_loop_t *st, cJSON *resp)
 {
     if (st->id != NULL) {
-        cJSON_ReplaceItemInObjectCaseSensitive(resp, "id",
-                                               cJSON_CreateString(st->id));
+        ts_rs_put(resp, "id", cJSON_CreateString(st->id));
     }
 
     if (st->output != NULL) {
-        cJSON_ReplaceItemInObjectCaseSensitive(resp, "output",
-            cJSON_Duplicate(st->output, 1));
+        ts_rs_put(resp, "output", cJSON_Duplicate(st->output, 1));
     }
 
     if (st->usage != NULL && cJSON_GetObjectItem(resp, "usage") != NULL) {
-        cJSON_ReplaceItemInObjectCaseSensitive(resp, "usage",
-            cJSON_Duplicate(st->usage, 1));
+        ts_rs_put(resp, "usage", cJSON_Duplicate(st->usage, 1));
     }
 }
 

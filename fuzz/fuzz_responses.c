@@ -1,0 +1,278 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Fuzz target: the Responses dialect.  The input's first byte picks the
+ * part.  Even: the rest is a request body, read and rewritten under a
+ * policy drawn from the next bytes and an upstream the byte picks;
+ * properties: a valid body it changes stays valid JSON, and every function a
+ * function_call item of its input calls is declared (as a tool, or
+ * loaded by a tool_search_output of the input).  Odd: the rest is the
+ * answer each call of the gateway loop gets, as response.* events or one
+ * JSON response; properties: the client's bytes do not depend on where
+ * the answer was cut, valid events stay valid, sequence numbers the
+ * gateway writes run without a gap, a valid response stays valid JSON,
+ * every call's body is valid JSON, and the loop ends within its budget.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "fz.h"
+#include "responses/ts_responses.h"
+#include "loop/ts_sse.h"
+
+
+#define FZ_RFN(name)                                                        \
+    "{\"type\":\"function\",\"name\":\"" name "\","                       \
+    "\"description\":\"Creates entities in the memory graph.\","          \
+    "\"parameters\":{\"type\":\"object\"}}"
+
+static const char  fz_rbody[] =
+    "{\"model\":\"gpt-4.1\",\"stream\":true,\"store\":false,"
+    "\"instructions\":\"Be brief.\",\"input\":[{\"role\":\"user\","
+    "\"content\":\"hi\"}],"
+    "\"tools\":[" FZ_RFN("bash") "," FZ_RFN("mcp__memory__create_entities")
+    "," FZ_RFN("mcp__memory__read_graph") "]}";
+
+
+/* 1 when the array has an item whose name is name (tools or loaded) */
+static int
+fz_named(const cJSON *items, const char *name)
+{
+    const cJSON  *t, *n;
+
+    cJSON_ArrayForEach(t, items) {
+        n = cJSON_GetObjectItemCaseSensitive(t, "name");
+
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* every function_call of the input names a declared function */
+static void
+fz_rcheck_calls(const char *p, size_t len)
+{
+    const cJSON  *it, *n, *type, *tools, *other;
+    cJSON        *doc;
+    int           ok;
+
+    doc = cJSON_ParseWithLength(p, len);
+    tools = cJSON_GetObjectItemCaseSensitive(doc, "tools");
+
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(doc, "input")) {
+        type = cJSON_GetObjectItemCaseSensitive(it, "type");
+        n = cJSON_GetObjectItemCaseSensitive(it, "name");
+
+        if (!cJSON_IsString(type) || strcmp(type->valuestring,
+                                             "function_call") != 0
+            || !cJSON_IsString(n))
+        {
+            continue;
+        }
+
+        ok = fz_named(tools, n->valuestring);
+
+        cJSON_ArrayForEach(other, cJSON_GetObjectItemCaseSensitive(doc,
+                                                                   "input"))
+        {
+            ok |= fz_named(cJSON_GetObjectItemCaseSensitive(other, "tools"),
+                           n->valuestring);
+        }
+
+        /* a function the client's own tools never had is the client's */
+        fz_assert(ok || !fz_named(tools, "tool_search"),
+                  "a call of a function the request does not declare");
+    }
+
+    cJSON_Delete(doc);
+}
+
+
+static void
+fz_rrequest(uint8_t mode, const uint8_t *data, size_t size)
+{
+    fz_policy_t    f;
+    ts_request_t   rq;
+    ts_decision_t  d;
+    char          *out;
+    size_t         len;
+
+    if (size < FZ_POLICY_BYTES) {
+        return;
+    }
+
+    fz_policy(&f, data);
+    f.in.upstream = (mode & 2) ? TS_UPSTREAM_OPENAI : TS_UPSTREAM_COMPATIBLE;
+    data += FZ_POLICY_BYTES;
+    size -= FZ_POLICY_BYTES;
+
+    d = ts_responses_process(&rq, &f.in, (const char *) data, size);
+
+    if (d == TS_DECISION_DEFERRED_GATEWAY
+        || d == TS_DECISION_DEFERRED_HOSTED)
+    {
+        len = ts_request_size(&rq);
+        out = malloc(len + 1);
+        fz_assert(out != NULL && ts_request_render(&rq, out) == 0,
+                  "render");
+        /* cJSON, which the check asks too, refuses lone surrogates */
+        fz_assert(fz_valid_json(out, len)
+                  || !fz_valid_json((const char *) data, size),
+                  "a valid body, rewritten invalid");
+        fz_rcheck_calls(out, len);
+        free(out);
+
+    } else {
+        fz_assert(rq.edits.n == 0, "edits without a deferral");
+    }
+
+    ts_request_free(&rq);
+}
+
+
+/* valid events in: each complete one valid, numbered without a gap */
+static int
+fz_revents(const char *p, size_t n, int numbered)
+{
+    ts_sse_event_t  ev;
+    size_t          used, seen;
+    cJSON          *j, *seq;
+    double          next;
+
+    seen = 0;
+    next = 0;
+
+    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
+        if (ev.data != NULL && !fz_valid_json(ev.data, ev.data_len)) {
+            return 0;
+        }
+
+        j = ev.data ? cJSON_ParseWithLength(ev.data, ev.data_len) : NULL;
+        seq = cJSON_GetObjectItemCaseSensitive(j, "sequence_number");
+
+        if (numbered && cJSON_IsNumber(seq)) {
+            fz_assert(seq->valuedouble == next,
+                      "sequence numbers with a gap");
+            next++;
+        }
+
+        cJSON_Delete(j);
+        p += used;
+        n -= used;
+    }
+
+    return 1;
+}
+
+
+/* the exchange, the answer in pieces of step bytes (0: whole) */
+static void
+fz_rrun(const fz_policy_t *f, int sse, const char *answer, size_t n,
+    size_t step, ts_buf_t *out)
+{
+    ts_request_t     rq;
+    ts_loop_t       *lp;
+    ts_buf_t         call;
+    ts_loop_next_t   next;
+    size_t           at, k;
+    unsigned         calls;
+
+    fz_assert(ts_responses_process(&rq, &f->in, fz_rbody,
+                                   sizeof(fz_rbody) - 1)
+              == TS_DECISION_DEFERRED_GATEWAY, "the body is deferred");
+    lp = ts_responses_loop_create(&f->in, &rq);
+    fz_assert(lp != NULL, "memory");
+    ts_loop_keep(lp, &rq);
+    ts_request_free(&rq);
+    ts_buf_init(&call, 0);
+    calls = 0;
+
+    do {
+        fz_assert(ts_loop_request(lp, &call) == 0, "the next call's body");
+        fz_assert(fz_valid_json(call.p, call.len), "a call's body is valid");
+        fz_rcheck_calls(call.p, call.len);
+        ts_loop_start(lp, sse);
+
+        for (at = 0; at < n; at += k) {
+            k = step == 0 ? n : step;
+            k = k < n - at ? k : n - at;
+            fz_assert(ts_loop_feed(lp, answer + at, k, out) == 0, "feed");
+        }
+
+        next = ts_loop_end(lp, out);
+
+    } while (next == TS_LOOP_AGAIN && ++calls < 25);
+
+    fz_assert(next == TS_LOOP_DONE, "the loop ends within its budget");
+
+    ts_buf_free(&call);
+    ts_loop_free(lp);
+}
+
+
+static void
+fz_ranswer(uint8_t mode, const char *answer, size_t n)
+{
+    static const uint8_t  policy[FZ_POLICY_BYTES] = {
+        1, 0, 0x8b, 2, 2, 4, 0, 0x0a
+    };
+    fz_policy_t  f;
+    ts_buf_t     whole, cut;
+    int          sse;
+
+    fz_policy(&f, policy);
+    f.p.max_searches = 1 + (mode >> 2 & 3);
+    f.in.upstream = TS_UPSTREAM_COMPATIBLE;
+    sse = !(mode & 2);
+
+    ts_buf_init(&whole, 0);
+    ts_buf_init(&cut, 0);
+
+    fz_rrun(&f, sse, answer, n, 0, &whole);
+    fz_rrun(&f, sse, answer, n, 1 + (mode >> 4), &cut);
+
+    fz_assert(whole.len == cut.len
+              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
+              "the client's bytes depend on how the answer was cut");
+
+    if (sse) {
+        fz_assert(!fz_revents(answer, n, 0) || fz_revents(whole.p, whole.len,
+                                                          0),
+                  "valid events in, an invalid event out");
+
+    } else {
+        fz_assert(!fz_valid_json(answer, n)
+                  || fz_valid_json(whole.p, whole.len),
+                  "a valid response, invalid JSON out");
+    }
+
+    ts_buf_free(&whole);
+    ts_buf_free(&cut);
+}
+
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) {
+        return 0;
+    }
+
+    fz_init();
+
+    if (data[0] & 1) {
+        fz_ranswer(data[0], (const char *) data + 1, size - 1);
+
+    } else {
+        fz_rrequest(data[0], data + 1, size - 1);
+    }
+
+    return 0;
+}
