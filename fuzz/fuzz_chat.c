@@ -21,7 +21,6 @@
 
 #include "fz.h"
 #include "chat/ts_chat.h"
-#include "loop/ts_sse.h"
 
 
 #define FZ_FN(name)                                                         \
@@ -123,27 +122,19 @@ fz_request(const uint8_t *data, size_t size)
 }
 
 
-/* every complete event with data carries a JSON value or [DONE] */
-static int
-fz_events_valid(const char *p, size_t n)
+/* pieces of a fixed size (0: the whole answer) */
+typedef struct {
+    size_t  step;
+    size_t  whole;
+} fz_cut_t;
+
+
+static size_t
+fz_piece(void *arg)
 {
-    ts_sse_event_t  ev;
-    size_t          used, seen;
+    fz_cut_t  *c = arg;
 
-    seen = 0;
-
-    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
-        if (ev.data != NULL && !fz_valid_json(ev.data, ev.data_len)
-            && !(ev.data_len == 6 && memcmp(ev.data, "[DONE]", 6) == 0))
-        {
-            return 0;
-        }
-
-        p += used;
-        n -= used;
-    }
-
-    return 1;
+    return c->step ? c->step : c->whole;
 }
 
 
@@ -152,12 +143,9 @@ static void
 fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
     size_t step, ts_buf_t *out)
 {
-    ts_request_t     rq;
-    ts_loop_t       *lp;
-    ts_buf_t         call;
-    ts_loop_next_t   next;
-    size_t           at, k;
-    unsigned         calls;
+    ts_request_t  rq;
+    ts_loop_t    *lp;
+    fz_cut_t      cut;
 
     fz_assert(ts_chat_process(&rq, &f->in, fz_body, sizeof(fz_body) - 1)
               == TS_DECISION_DEFERRED_GATEWAY, "the body is deferred");
@@ -165,29 +153,10 @@ fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
     fz_assert(lp != NULL, "memory");
     ts_loop_keep(lp, &rq);
     ts_request_free(&rq);
-    ts_buf_init(&call, 0);
-    calls = 0;
+    cut.step = step;
+    cut.whole = n ? n : 1;
 
-    do {
-        fz_assert(ts_loop_request(lp, &call) == 0, "the next call's body");
-        fz_assert(fz_valid_json(call.p, call.len), "a call's body is valid");
-        fz_check_calls(call.p, call.len);
-
-        ts_loop_start(lp, sse);
-
-        for (at = 0; at < n; at += k) {
-            k = step == 0 ? n : step;
-            k = k < n - at ? k : n - at;
-            fz_assert(ts_loop_feed(lp, answer + at, k, out) == 0, "feed");
-        }
-
-        next = ts_loop_end(lp, out);
-
-    } while (next == TS_LOOP_AGAIN && ++calls < 25);
-
-    fz_assert(next == TS_LOOP_DONE, "the loop ends within its budget");
-
-    ts_buf_free(&call);
+    fz_exchange(lp, sse, answer, n, fz_piece, &cut, fz_check_calls, out);
     ts_loop_free(lp);
 }
 
@@ -217,8 +186,8 @@ fz_answer(uint8_t mode, const char *answer, size_t n)
               "the client's bytes depend on how the answer was cut");
 
     if (sse) {
-        fz_assert(!fz_events_valid(answer, n)
-                  || fz_events_valid(whole.p, whole.len),
+        fz_assert(!fz_events_valid(answer, n, 1)
+                  || fz_events_valid(whole.p, whole.len, 1),
                   "valid chunks in, an invalid chunk out");
 
     } else {

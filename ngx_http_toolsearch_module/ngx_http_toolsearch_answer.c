@@ -87,7 +87,7 @@ ngx_http_toolsearch_answer_header_filter(ngx_http_request_t *r)
 
     if (r != r->main || ctx == NULL
         || ctx->decision != TS_DECISION_DEFERRED_HOSTED
-        || tlcf->search_blocks != NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
+        || !ngx_http_toolsearch_strips(tlcf, ctx)
         || r->headers_out.status != NGX_HTTP_OK || r->header_only)
     {
         return ngx_http_next_header_filter(r);

@@ -361,6 +361,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->percent = rq.percent;
     ctx->upstream = rq.upstream;
     ctx->defer_rule = rq.defer_rule;
+    ctx->client = rq.client;
     ts_counters_from_request(ctx->count, &rq);
 
     if (ctx->decision == TS_DECISION_DEFERRED_GATEWAY
@@ -516,6 +517,11 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);
+    }
+
+    if (r->headers_in.user_agent != NULL) {
+        in->user_agent = (char *) r->headers_in.user_agent->value.data;
+        in->user_agent_len = r->headers_in.user_agent->value.len;
     }
 
     /* without memory the betas look absent: nothing is then added */

@@ -18,6 +18,10 @@
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_betas.h"
 
+#if (NGX_HAVE_MALLOC_TRIM)
+#include <malloc.h>
+#endif
+
 
 /* the most of a failed call's answer kept for the client's error */
 #define NGX_HTTP_TOOLSEARCH_ERROR_MAX  (64 * 1024)
@@ -29,8 +33,43 @@ static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
 static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
 
 
+/* gateway-search requests in flight at once that make a burst, after
+ * which the worker gives back the memory they freed */
+#define NGX_HTTP_TOOLSEARCH_BURST  16
+
+
 static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
 static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
+
+/* the worker's gateway-search requests in flight, and their most since
+ * it last gave memory back */
+static ngx_uint_t  ngx_http_toolsearch_loops;
+static ngx_uint_t  ngx_http_toolsearch_loops_peak;
+
+
+/*
+ * glibc keeps what the loops of a burst freed (each holds its body's
+ * size several times: index, calls, answers), and the heap stays at the
+ * burst's size.  Once the last of a burst has ended, it goes back to the
+ * system: once per burst, never while requests run.
+ */
+static void
+ngx_http_toolsearch_loop_ended(void)
+{
+    ngx_http_toolsearch_loops--;
+
+    if (ngx_http_toolsearch_loops > 0
+        || ngx_http_toolsearch_loops_peak < NGX_HTTP_TOOLSEARCH_BURST)
+    {
+        return;
+    }
+
+    ngx_http_toolsearch_loops_peak = 0;
+
+#if (NGX_HAVE_MALLOC_TRIM)
+    (void) malloc_trim(0);
+#endif
+}
 
 
 static void
@@ -48,6 +87,8 @@ ngx_http_toolsearch_loop_cleanup(void *data)
         ts_cut_free(ctx->answer);
         ctx->answer = NULL;
     }
+
+    ngx_http_toolsearch_loop_ended();
 }
 
 
@@ -80,22 +121,18 @@ ngx_int_t
 ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx)
 {
-    ngx_uint_t                       strip;
     ngx_pool_cleanup_t              *cln;
     ngx_http_toolsearch_loc_conf_t  *tlcf;
 
     tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
-    /* only Messages answers carry search blocks to cut */
-    strip = tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP
-            && ctx->format == TS_FORMAT_MESSAGES;
-
-    if (strip) {
+    if (ngx_http_toolsearch_strips(tlcf, ctx)) {
         ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
     }
 
-    if (cln == NULL || (strip && ctx->answer == NULL))
+    if (cln == NULL
+        || (ngx_http_toolsearch_strips(tlcf, ctx) && ctx->answer == NULL))
     {
         ts_loop_free(ctx->loop);
         ctx->loop = NULL;
@@ -104,6 +141,10 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
 
     cln->handler = ngx_http_toolsearch_loop_cleanup;
     cln->data = ctx;
+
+    if (++ngx_http_toolsearch_loops > ngx_http_toolsearch_loops_peak) {
+        ngx_http_toolsearch_loops_peak = ngx_http_toolsearch_loops;
+    }
 
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
@@ -130,6 +171,12 @@ ngx_http_toolsearch_loop_content(ngx_http_request_t *r)
 {
     ngx_http_toolsearch_ctx_t  *ctx;
 
+    /* a call of a location without a handler of its own (proxy_pass)
+     * would inherit this one: it has nowhere to go */
+    if (r != r->main) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
     if (ctx == NULL || ctx->loop == NULL) {
@@ -154,6 +201,10 @@ ngx_http_toolsearch_call_done(ngx_http_request_t *sr, void *data,
     ngx_int_t rc)
 {
     ngx_http_toolsearch_ctx_t  *ctx = data;
+
+    /* $upstream_status and its kin of the client's request list every
+     * call, " : " between them, as after an internal redirect */
+    sr->main->upstream_states = sr->upstream_states;
 
     /* an unreachable upstream ends the call twice: its error, its page */
     if (ctx->sr == sr && !ctx->done) {
@@ -199,12 +250,19 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     ps->handler = ngx_http_toolsearch_call_done;
     ps->data = ctx;
 
-    if (ngx_http_subrequest(r, &r->uri, &r->args, &sr, ps, 0) != NGX_OK) {
+    /*
+     * A clone is not routed again: it keeps the request's location, its
+     * URI and arguments after rewrites, and starts at the content phase,
+     * so each call goes where the client's own request goes, through the
+     * same proxy_pass, and never into a location the client was denied
+     * (subrequests skip the access phase).
+     */
+    if (ngx_http_subrequest(r, &r->uri, &r->args, &sr, ps,
+                            NGX_HTTP_SUBREQUEST_CLONE)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
-
-    /* proxy_pass sends the URI as the client wrote it, as for the main */
-    sr->valid_unparsed_uri = r->valid_unparsed_uri;
 
     /* pos == start: a proxy_next_upstream retry rewinds to start */
     b->start = (u_char *) ctx->call.p;
@@ -227,6 +285,8 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     sr->headers_in.chunked = 0;
 
     ngx_http_set_ctx(sr, ctx, ngx_http_toolsearch_module);
+
+    sr->upstream_states = r->upstream_states;
 
     ctx->sr = sr;
     ctx->done = 0;
@@ -583,8 +643,7 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
         return ngx_http_toolsearch_fail(r, ctx, ctx->error_status,
                                         ctx->error_status
                                         ? "the upstream answered with an error"
-                                        : "the gateway could not read the "
-                                          "upstream's answer");
+                                        : TS_LOOP_UNREADABLE);
     }
 
     if (!ctx->complete) {

@@ -186,6 +186,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_TOOLSEARCH_POLICY(turn_boundary),
       NULL },
 
+    { ngx_string("toolsearch_client_profiles"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_http_toolsearch_conf_flag,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      NGX_HTTP_TOOLSEARCH_POLICY(client_profiles),
+      NULL },
+
     { ngx_string("toolsearch_hosted_search"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_conf_words,
@@ -758,7 +765,7 @@ ngx_http_toolsearch_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                               TS_RECALL_SIZE);
     ngx_conf_merge_value(conf->upstream, prev->upstream, TS_UPSTREAM_AUTO);
     ngx_conf_merge_value(conf->search_blocks, prev->search_blocks,
-                         NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP);
+                         NGX_HTTP_TOOLSEARCH_BLOCKS_CLIENT);
 
     ngx_http_toolsearch_settings_merge(prev, conf, &def);
     ngx_http_toolsearch_merge_defer(prev, conf, &def);

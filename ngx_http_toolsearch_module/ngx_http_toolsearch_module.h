@@ -14,14 +14,16 @@
 
 #include "loop/ts_cut.h"
 #include "loop/ts_loop.h"
+#include "rewrite/ts_client.h"
 #include "rewrite/ts_counters.h"
 #include "rewrite/ts_format.h"
 #include "rewrite/ts_request.h"
 
 
-/* toolsearch_search_blocks */
-#define NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP   0
-#define NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP  1
+/* toolsearch_search_blocks; not set: by the client's profile */
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_KEEP    0
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP   1
+#define NGX_HTTP_TOOLSEARCH_BLOCKS_CLIENT  2
 
 
 /*
@@ -54,6 +56,7 @@ typedef struct {
     int             upstream;
     int             defer_rule;     /* ts_shape_t */
     int             format;         /* ts_format_t, from the URI */
+    int             client;         /* ts_client_t */
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
@@ -88,6 +91,29 @@ ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
 
 /* the response filters that cut search blocks from hosted answers */
 ngx_int_t ngx_http_toolsearch_answer_init(ngx_conf_t *cf);
+
+
+/*
+ * Whether the client's answer loses its search blocks: as
+ * toolsearch_search_blocks says, or where it is not set, unless the
+ * client's profile carries them back (docs/clients.md#client-profiles).
+ * Only Messages answers carry such blocks: other formats' loops never
+ * show their searches.
+ */
+static ngx_inline ngx_uint_t
+ngx_http_toolsearch_strips(ngx_http_toolsearch_loc_conf_t *tlcf,
+    ngx_http_toolsearch_ctx_t *ctx)
+{
+    if (ctx->format != TS_FORMAT_MESSAGES) {
+        return 0;
+    }
+
+    if (tlcf->search_blocks != NGX_HTTP_TOOLSEARCH_BLOCKS_CLIENT) {
+        return tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP;
+    }
+
+    return !ts_client_keeps_blocks(ctx->client);
+}
 
 
 /*

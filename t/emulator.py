@@ -21,6 +21,16 @@ Profiles (what kind of upstream it plays):
               betas outside its allow-list
 Models matching UNSUPPORTED_MODELS reject every tool-search field.
 
+Message threads (beta message-threads-2026-08-12, every profile): a request
+with "thread":{"type":"create"} stores its system, tools, betas and
+messages with the reply under the reply's id; one with
+"thread":{"type":"continue","previous_message_id":ID} carries only the new
+messages and no system or tools.  The emulator rebuilds the conversation
+from the stored thread and validates it whole under the continuation's own
+betas, as the API does: a thread whose stored tools carry defer_loading
+needs the tool-search beta on every continuation.  A thread is continued
+once; an unknown id is thread_not_found (404).
+
 Error texts marked (reference) are the real API's; the others are the
 emulator's own wording for a rule the real API also enforces.
 """
@@ -57,27 +67,39 @@ PROXY_BETAS = {
     "context-management-2025-06-27", "prompt-caching-scope-2026-01-05",
     "mid-conversation-system-2026-04-07", "effort-2025-11-24",
     "token-counting-2024-11-01", "fine-grained-tool-streaming-2025-05-14",
+    "message-threads-2026-08-12",
 }
 
 MID_CONVERSATION_SYSTEM_BETA = "mid-conversation-system-2026-04-07"
+THREADS_BETA = "message-threads-2026-08-12"
+# what a thread keeps of the request that creates it; a continuation may
+# not send them again
+THREAD_CREATE_ONLY = ("system", "tools")
 UNSUPPORTED_MODELS = re.compile(r"claude-3-(5-)?haiku", re.I)
 SEARCH_TOOL_TYPE = re.compile(r"^tool_search_tool_(regex|bm25)_")
+# the tools the API itself runs: a server_tool_use names one of them
+SERVER_TOOLS = {"web_search", "web_fetch", "code_execution",
+                "bash_code_execution", "text_editor_code_execution",
+                "tool_search_tool_regex", "tool_search_tool_bm25"}
 
 
 class ApiError(Exception):
     """An error answer; headers are extra lines (retry-after, say)."""
 
     def __init__(self, message, status=400, kind="invalid_request_error",
-                 headers=()):
+                 headers=(), details=None):
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.headers = headers
+        self.details = details
 
     def body(self):
-        return json.dumps({"type": "error", "error": {
-            "type": self.kind, "message": self.message}}).encode()
+        error = {"type": self.kind, "message": self.message}
+        if self.details is not None:
+            error["details"] = self.details
+        return json.dumps({"type": "error", "error": error}).encode()
 
     def openai_body(self):
         return json.dumps({"error": {
@@ -96,6 +118,7 @@ class Recorded:
         self.body = body
         self.status = None              # what the emulator answered
         self.error = None
+        self.whole = None               # a thread's rebuilt conversation
 
     def header(self, name):
         values = self.header_all(name)
@@ -317,6 +340,10 @@ class Validator:
                 for ref in refs:
                     self.check_reference(where, ref, tools)
             elif b["type"] == "server_tool_use" and \
+                    b.get("name") not in SERVER_TOOLS:
+                raise ApiError("%s.server_tool_use.name: '%s' is not a "
+                               "server tool" % (where, b.get("name")))
+            elif b["type"] == "server_tool_use" and \
                     str(b.get("name", "")).startswith("tool_search_tool"):
                 self.need_search_beta(where, "server_tool_use")
         return uses
@@ -324,6 +351,77 @@ class Validator:
     def check_model(self):
         if UNSUPPORTED_MODELS.search(self.model):
             raise ApiError("'%s' does not support tool search." % self.model)
+
+
+class Threads:
+    """The conversations the emulator holds for message threads, each by
+    the id of the reply it ends with."""
+
+    def __init__(self):
+        self.held = {}
+        self.lock = threading.Lock()
+
+    def whole(self, profile, headers, body):
+        """The request the model answers: the body itself, or for a
+        continuation the conversation its thread holds with the new
+        messages after it.  Raises what the API answers to a thread field
+        it does not take or a thread it cannot continue."""
+        thread = body.get("thread")
+        if thread is None:
+            return body
+        if THREADS_BETA not in betas_of(headers, body, profile):
+            raise ApiError("thread: Extra inputs are not permitted")
+        kind = thread.get("type") if isinstance(thread, dict) else None
+        if kind == "create":
+            return body
+        if kind != "continue":
+            raise ApiError("thread.type: Input should be 'create' or "
+                           "'continue'")
+        for field in THREAD_CREATE_ONLY:
+            if field in body:
+                raise ApiError(
+                    "%s: a thread keeps the `%s` of the request that "
+                    "created it; leave it out of a continue request"
+                    % (field, field))
+        previous = thread.get("previous_message_id")
+        with self.lock:
+            held = self.held.get(previous)
+        if held is None:
+            raise ApiError("Thread not found: %s" % previous, 404,
+                           "not_found_error",
+                           details={"error_code": "thread_not_found"})
+        if held["continued"]:
+            raise ApiError("Thread %s was already continued" % previous,
+                           details={"error_code":
+                                    "thread_already_continued"})
+        whole = {k: v for k, v in body.items() if k != "thread"}
+        for field in THREAD_CREATE_ONLY:
+            if field in held:
+                whole[field] = held[field]
+        whole["messages"] = held["messages"] + body["messages"]
+        return whole
+
+    def keep(self, headers, body, whole, message):
+        """Holds the conversation a thread request and its reply make,
+        with the creating request's system, tools and betas."""
+        thread = body.get("thread")
+        if thread is None:
+            return
+        held = {"continued": False,
+                "messages": whole["messages"] + [
+                    {"role": "assistant", "content": message["content"]}]}
+        with self.lock:
+            if thread["type"] == "continue":
+                first = self.held[thread["previous_message_id"]]
+                first["continued"] = True
+                held["betas"] = first["betas"]
+            else:
+                held["betas"] = [v for k, v in headers
+                                 if k.lower() == "anthropic-beta"]
+            for field in THREAD_CREATE_ONLY:
+                if field in whole:
+                    held[field] = whole[field]
+            self.held[message["id"]] = held
 
 
 class Reply:
@@ -541,6 +639,7 @@ class Emulator:
         self.empty_streams = False
         self.requests = []
         self.lock = threading.Lock()
+        self.threads = Threads()
         self.counter = 0
         self.keep = True            # record every request (off under load)
         self.received = 0           # requests received, kept or not
@@ -721,8 +820,10 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         body = self.parse(rec)
         if not isinstance(body.get("max_tokens"), int):
             raise ApiError("max_tokens: Field required")
-        Validator(self.emu.profile, rec.headers, body).run()
-        reply = self.scripted(rec, self.emu.reply_for(body))
+        whole = self.emu.threads.whole(self.emu.profile, rec.headers, body)
+        rec.whole = whole
+        Validator(self.emu.profile, rec.headers, whole).run()
+        reply = self.scripted(rec, self.emu.reply_for(whole))
         if reply is None:
             return
         if isinstance(reply, Fault):
@@ -731,6 +832,7 @@ class EmulatorHandler(BaseHTTPRequestHandler):
                             body.get("stream") is True)
             return
         message = self.message(body, reply, len(rec.body))
+        self.emu.threads.keep(rec.headers, body, whole, message)
         if body.get("stream") is True:
             self.send_sse([] if self.emu.empty_streams else
                           [e.encode() for e in sse_events(message)])

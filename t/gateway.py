@@ -75,7 +75,8 @@ ASAN = "-fsanitize=address" in " ".join(configure_args())
 LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'decision=$toolsearch_decision in=$toolsearch_bytes_in '
               'out=$toolsearch_bytes_out tools=$toolsearch_tools_total '
-              'searches=$toolsearch_searches loaded=$toolsearch_loaded\';')
+              'searches=$toolsearch_searches loaded=$toolsearch_loaded '
+              'client=$toolsearch_client\';')
 
 CONF = """
 {load_module}

@@ -39,6 +39,10 @@ def tools_sent(emulator):
     return emulator.last().json()["tools"]
 
 
+# the recorded Claude Code's User-Agent, for the command line's engine
+UA = "claude-cli/2.1.197 (external, sdk-cli)"
+
+
 def deferred_names(tools):
     return sorted(t["name"] for t in tools if t.get("defer_loading"))
 
@@ -59,18 +63,21 @@ def test_unset_fixture_is_deferred_and_accepted(emulator, gateway):
 
     tools = tools_sent(emulator)
     names = deferred_names(tools)
-    assert len(names) == 122
-    assert all(n.startswith("mcp__") for n in names)
+    # the MCP tools, and the 17 built-ins of the list Claude Code's client
+    # profile adds (docs/clients.md#client-profiles)
+    assert len(names) == 139
+    assert sum(n.startswith("mcp__") for n in names) == 122
     assert tools[-1] == {"type": "tool_search_tool_bm25_20251119",
                          "name": "tool_search_tool_bm25"}
     # exactly one line, the client's values first, the beta added once
     assert got.header_all("anthropic-beta") == [
         betas_of(fx.headers) + "," + FIRST]
     # the body is the engine's, bit for bit
-    assert got.body == Rewrite(fx.body, betas_of(fx.headers)).body
+    assert got.body == Rewrite(fx.body, betas_of(fx.headers),
+                               "--user-agent", UA).body
     assert defer_log(gw) == [
-        "deferred_hosted mode=on upstream=anthropic total=149 deferred=122 "
-        "chars=75316 threshold=0 converted=0"]
+        "deferred_hosted mode=on upstream=anthropic total=149 deferred=139 "
+        "chars=101136 threshold=0 converted=0"]
 
 
 class FailingUpstream:
@@ -127,7 +134,7 @@ def test_retry_sends_the_rewritten_body_again(emulator, gateway):
         bad.close()
     assert r.status == 200, r.body
     assert r.decision == "deferred_hosted"
-    want = Rewrite(fx.body, betas_of(fx.headers)).body
+    want = Rewrite(fx.body, betas_of(fx.headers), "--user-agent", UA).body
     assert bad.bodies == [want]
     assert emulator.last().body == want
 
@@ -141,7 +148,7 @@ def test_claude_code_example_defers_its_139(emulator, gateway):
     assert len(names) == 139
     loaded = [t["name"] for t in tools_sent(emulator)
               if not t.get("defer_loading")]
-    # 2.1.331's list: ScheduleWakeup and TaskOutput stay loaded
+    # 2.1.332's list: ScheduleWakeup and TaskOutput stay loaded
     assert loaded == ["Agent", "Bash", "Edit", "Read", "ReportFindings",
                       "ScheduleWakeup", "Skill", "TaskOutput", "Workflow",
                       "Write", "tool_search_tool_bm25"]
@@ -155,7 +162,7 @@ def test_called_mcp_tool_stays_loaded(emulator, gateway):
     assert r.status == 200, r.body
     tools = {t["name"]: t for t in tools_sent(emulator)}
     assert "defer_loading" not in tools["mcp__memory__create_entities"]
-    assert len(deferred_names(tools.values())) == 121
+    assert len(deferred_names(tools.values())) == 138
 
 
 @pytest.mark.parametrize("name", ["ts-true/002.json", "ts-true/003.json",
@@ -311,7 +318,7 @@ def test_auto_threshold_and_context_window(emulator, gateway):
     assert r.status == 200 and r.decision == "deferred_hosted"
     log = defer_log(gw) + defer_log(gw2)
     assert log[0] == ("below_threshold mode=auto:10 upstream=anthropic "
-                      "total=149 deferred=122 chars=75316 threshold=250000 "
+                      "total=149 deferred=139 chars=101136 threshold=250000 "
                       "converted=0")
     assert "threshold=37500 " in log[1]
 
@@ -413,13 +420,15 @@ def test_tools_array_of_an_earlier_turn_is_recalled(emulator, gateway,
 def test_recalled_array_is_weighed_by_each_locations_rules(emulator,
                                                           gateway):
     """One worker serves the recorded array from two locations whose
-    rules differ (/keep/ keeps MCP tools loaded) in turn: what the rules
+    rules differ (/keep/ keeps MCP tools loaded, and gives Claude Code no
+    profile of its own) in turn: what the rules
     say of its tools is kept with the array, remade when the other
     location's lists ask, so every request's decision and bytes are
     those of a worker that remembers nothing, however often the array is
     recalled."""
     fx = load_fixture("ts-unset/002.json")
     keep = ('location /keep/ { toolsearch_always_load "~^mcp__"; '
+            'toolsearch_client_profiles off; '
             'proxy_http_version 1.1; proxy_set_header Connection ""; '
             'proxy_set_header Accept-Encoding ""; '
             'proxy_pass http://emulator/; }')

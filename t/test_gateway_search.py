@@ -652,12 +652,14 @@ def test_the_uri_travels_as_the_client_wrote_it(emulator, gateway, extra,
 
 @pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
 def test_search_blocks_stripped_by_default(emulator, gateway, stream):
-    """toolsearch_search_blocks strip (the default): the gateway's searches
-    stay inside it, the client gets the final content only, and its next
-    turn loads the tool it called."""
+    """toolsearch_search_blocks strip (the default for a client without a
+    profile; the profiles are off for the recorded Claude Code here): the
+    gateway's searches stay inside it, the client gets the final content
+    only, and its next turn loads the tool it called."""
     emulator.profile = "proxy"
     emulator.script = searcher("memory create entities")
-    gw = gateway(server="toolsearch on; toolsearch_upstream compatible;")
+    gw = gateway(server="toolsearch on; toolsearch_upstream compatible; "
+                 "toolsearch_client_profiles off;")
     fx, body = body_of(stream)
     r = send(gw, fx, body)
     assert r.status == 200 and r.decision == "deferred_gateway"
@@ -674,3 +676,148 @@ def test_search_blocks_stripped_by_default(emulator, gateway, stream):
     r = send(gw, fx, body)
     assert r.status == 200, r.body
     assert tool_of(emulator.requests[0].json(), TARGET) is not None
+
+
+@pytest.mark.parametrize("blocks", ["keep", "strip"])
+def test_another_search_tools_blocks_in_history(emulator, gateway, blocks):
+    """History carries the search blocks of another search tool (what a
+    location with the default name gave the client with keep): a location
+    with toolsearch_tool_name find_tools turns them into its own calls, so
+    the upstream accepts the turn and the tools they found stay loaded."""
+    emulator.profile = "proxy"
+    emulator.script = searcher("memory create entities")
+    fx, body = body_of(True)
+    msg = message_of(send(gateway_for(gateway), fx, body), True)
+    assert msg["content"][1]["type"] == "server_tool_use"
+    assert msg["content"][1]["name"] == "tool_search"
+    add_next_turn(body, msg)
+
+    renamed = gateway(server="toolsearch on; toolsearch_upstream compatible; "
+                             "toolsearch_search_blocks %s; "
+                             "toolsearch_tool_name find_tools;" % blocks)
+    emulator.reset()
+    r = send(renamed, fx, body)
+    assert r.status == 200, r.body
+    assert r.decision == "deferred_gateway"
+    got = emulator.last()
+    assert got.status == 200, got.error
+    sent = got.json()
+    assert b"server_tool_use" not in got.body
+    assert b"tool_search_tool_result" not in got.body
+    names = [t["name"] for t in sent["tools"]]
+    assert "find_tools" in names and "tool_search" not in names
+    assert TARGET in names
+    calls = [b for m in sent["messages"] if m["role"] == "assistant"
+             and isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_use"]
+    assert [c["name"] for c in calls] == ["find_tools", TARGET]
+    assert message_of(r, True)["content"][0]["text"] == "done"
+
+
+def bad_searcher(tool_input):
+    """A model that calls the search tool with an input that is no object
+    with a query, then answers once it has a result."""
+    def model(req):
+        last = req["messages"][-1]
+        if last["role"] == "user" and isinstance(last["content"], list) \
+                and last["content"][0].get("type") == "tool_result":
+            return Reply([text("done")])
+        return Reply([text("Let me search."),
+                      tool_use("tool_search", tool_input, "toolu_search1")],
+                     stop_reason="tool_use")
+    return model
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+@pytest.mark.parametrize("tool_input", [{"q": "memory"}, "memory",
+                                        {"query": 7}],
+                         ids=["no-query", "not-an-object", "query-number"])
+def test_invalid_search_input_ends_with_pause_turn(emulator, gateway, stream,
+                                                   tool_input):
+    """A search call whose input is no object with a query does not run:
+    the client gets it with an invalid_tool_input error and pause_turn,
+    and the next turn tells the model why."""
+    emulator.profile = "proxy"
+    emulator.script = bad_searcher(tool_input)
+    gw = gateway_for(gateway)
+    fx, body = body_of(stream)
+    r = send(gw, fx, body)
+    assert r.status == 200, r.body
+    msg = message_of(r, stream)
+    assert len(emulator.requests) == 1
+    assert msg["stop_reason"] == "pause_turn"
+    assert [b["type"] for b in msg["content"]] == [
+        "text", "server_tool_use", "tool_search_tool_result"]
+    error = msg["content"][2]["content"]
+    assert error["type"] == "tool_search_tool_result_error"
+    assert error["error_code"] == "invalid_tool_input"
+
+    # the client sends the message back: the model reads the error
+    body["messages"].append({"role": "assistant", "content": msg["content"]})
+    emulator.reset()
+    r = send(gw, fx, body)
+    assert r.status == 200, r.body
+    sent = emulator.requests[0]
+    assert sent.status == 200, sent.error
+    result = sent.json()["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "not a JSON object with a query" in result["content"]
+
+
+def with_event(stream, event, after=b"event: content_block_start"):
+    """A stream with one more event before the first `after`."""
+    at = stream.index(after)
+    return stream[:at] + event + stream[at:]
+
+
+@pytest.mark.parametrize("broken", [BROKEN[0], BROKEN[2]],
+                         ids=["not-json", "unknown-block"])
+def test_malformed_event_in_a_whole_later_call(emulator, gateway, broken):
+    """A later call's answer that is complete but has an event the loop
+    cannot place: the client's stream ends with an error event after the
+    events so far, and no further call is made though the answer
+    searches again."""
+    emulator.profile = "proxy"
+    answers = [Raw([search_events("toolu_search1")]),
+               Raw([with_event(search_events("toolu_search2"), broken)])]
+    emulator.script = lambda req: answers.pop(0) if answers else \
+        Reply([text("a third call")])
+    fx, body = body_of(True)
+    r = send(gateway_for(gateway), fx, body)
+    assert r.status == 200
+    assert len(emulator.requests) == 2
+    chunks = [c for c in r.body.decode().split("\n\n") if c.strip()]
+    assert chunks[-1].startswith("event: error"), chunks[-1]
+    assert "could not read the upstream's answer" in chunks[-1]
+    assert "message_stop" not in r.body.decode()
+    assert b"not json" not in r.body and b"orphan" not in r.body
+    assert b'"index":7' not in r.body
+
+
+@pytest.mark.parametrize("blocks", ["keep", "strip"])
+def test_an_event_over_4mb_in_the_search_call(emulator, gateway, blocks):
+    """One SSE event over the 4 MB limit inside the search call: the
+    client gets the events so far and an error event; never a delta of a
+    block it was not given, nor the search blocks strip keeps inside."""
+    emulator.profile = "proxy"
+    huge = json.dumps({"query": "memory " + "x" * (5 << 20)})
+    stream = search_events("toolu_search1").replace(
+        json.dumps(json.dumps({"query": "memory"})).encode(),
+        json.dumps(huge).encode())
+    emulator.script = [Raw([stream[i:i + 65536]
+                            for i in range(0, len(stream), 65536)])]
+    gw = gateway(server="toolsearch on; toolsearch_upstream compatible; "
+                        "toolsearch_search_blocks %s;" % blocks)
+    fx, body = body_of(True)
+    r = send(gw, fx, body)
+    assert r.status == 200
+    assert len(emulator.requests) == 1
+    text_ = r.body.decode()
+    chunks = [c for c in text_.split("\n\n") if c.strip()]
+    assert chunks[0].startswith("event: message_start")
+    assert chunks[-1].startswith("event: error"), chunks[-1][:200]
+    assert "could not read the upstream's answer" in chunks[-1]
+    assert "content_block_delta" not in text_
+    assert "server_tool_use" not in text_ and "pause_turn" not in text_
+    assert "message_stop" not in text_
+    assert len(r.body) < 100000

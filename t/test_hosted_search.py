@@ -104,11 +104,13 @@ def test_regex_errors(emulator, gateway, query, code):
 
 @pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
 def test_search_blocks_stripped_by_default(emulator, gateway, stream):
-    """toolsearch_search_blocks strip (the default): the client gets the
-    model's text and call, not the search; the blocks after it renumbered,
-    usage kept.  Its next turn, without them, is accepted: the called tool
-    is loaded."""
-    gw = gateway(server="toolsearch on; toolsearch_upstream anthropic;")
+    """toolsearch_search_blocks strip (the default for a client without a
+    profile; the recorded Claude Code has one, so the profiles are off
+    here): the client gets the model's text and call, not the search; the
+    blocks after it renumbered, usage kept.  Its next turn, without them,
+    is accepted: the called tool is loaded."""
+    gw = gateway(server="toolsearch on; toolsearch_upstream anthropic; "
+                 "toolsearch_client_profiles off;")
     fx, body, msg = first_turn(emulator, gw, "memory create entities", stream)
 
     assert [b["type"] for b in msg["content"]] == ["text", "tool_use"]

@@ -128,6 +128,21 @@ PINNED = [
      "recipes.", ["Lost Ark Simple::Get Classes List",
                   "Lost Ark Simple::Get Stronghold Item Recipes",
                   "Lost Ark Simple::Get Battle Item Recipes"]),
+    # the share of the query's words a tool has decides these: a tool that
+    # matches one word strongly ("order", "find", "user") no longer beats
+    # the one that has the request's other words too
+    ("bfcl-multiturn", "I need to make sure I've got enough cash for that "
+     "order. Could you please top up my trading account with $5,000?",
+     ["fund_account"]),
+    ("metatool", "Can you help me find a good pair of running shoes?",
+     ["ProductSearch"]),
+    ("stabletoolbench",
+     "I'm working on a mobile app that requires unique identifiers for "
+     "user devices. Can you recommend an API that can generate UUIDv4 for "
+     "device IDs? Additionally, I need an API that can generate UUIDv3 "
+     "for user session IDs based on their usernames and the 'url' "
+     "namespace.", ["UUID generator::UUIDv4 generator",
+                    "UUID generator::UUIDv3 generator"]),
 ]
 
 

@@ -55,7 +55,8 @@ DECISIONS = ["passthrough", "passthrough_malformed", "passthrough_too_deep",
              "passthrough_encoded", "passthrough_method", "standard_mode",
              "kill_switch", "model_unsupported", "upstream_unsupported",
              "nothing_to_defer", "below_threshold", "client_managed",
-             "server_state", "deferred_hosted", "deferred_gateway"]
+             "server_state", "deferred_hosted", "deferred_gateway",
+             "thread_create", "thread_continue"]
 
 
 def status_gateway(gateway, http=""):
@@ -163,7 +164,9 @@ def test_counters_move_by_exact_deltas(emulator, gateway):
     assert d["refs_stale"] == total("stale")
     assert d["siblings_moved"] == total("moved")
     assert d["boundaries_added"] == total("boundaries")
-    assert d["tools_deferred"] == 122 + 1
+    # the Claude Code request: its 122 MCP tools and the 17 built-ins its
+    # client profile defers (docs/clients.md#client-profiles)
+    assert d["tools_deferred"] == 139 + 1
     assert d["tokens_saved"] == d["tool_bytes_removed"] * 2 // 5
     assert d["hosted_searches"] == 2
     for name in ("gateway_searches", "search_misses", "loop_iterations",
@@ -182,8 +185,9 @@ def test_tokens_saved_per_request_adds_up_to_the_counter(emulator,
         line = access_lines(gw)[-1]
         fields = dict(kv.split("=") for kv in line[1:])
         assert line[0] == "deferred_hosted"
-        # the deferred definitions' 75316 bytes at 2.5 bytes per token
-        assert int(fields["saved"]) == 75316 * 2 // 5 == d["tokens_saved"]
+        # the deferred definitions' 101136 bytes (Claude Code's profile) at
+        # 2.5 bytes per token
+        assert int(fields["saved"]) == 101136 * 2 // 5 == d["tokens_saved"]
 
     # nothing deferred, nothing saved: the variable says 0, not "-"
     standard = fx.headers + [("X-Toolsearch-Mode", "off")]
@@ -272,7 +276,8 @@ def test_prometheus_text_parses_and_matches_json(emulator, gateway, path,
         expected[("toolsearch_%s_total" % name, None)] = js[name]
     assert samples == expected
     assert samples[("toolsearch_requests_total", "deferred_hosted")] == 1
-    assert samples[("toolsearch_tokens_saved_total", None)] == 75316 * 2 // 5
+    assert samples[("toolsearch_tokens_saved_total", None)] == \
+        101136 * 2 // 5
 
 
 DASHBOARD = os.path.join(ROOT, "docs", "examples", "grafana-dashboard.json")
@@ -417,7 +422,7 @@ def test_one_info_line_per_decided_request(emulator, gateway):
     assert all("[info]" in line for line in lines)
     assert ("toolsearch: decision=deferred_hosted changed=1 in=%d "
             "out=" % len(fx.body)) in lines[0]
-    assert " tools=149 deferred=122 chars=75316 " in lines[0]
+    assert " tools=149 deferred=139 chars=101136 " in lines[0]
     assert "decision=passthrough_method changed=0 in=0 out=0" in lines[1]
     # counts only: no prompt text, tool schema or header value
     log = gw.error_log()

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/ts_cli.h"
+#include "rewrite/ts_client.h"
 #include "rewrite/ts_request.h"
 
 
@@ -208,12 +209,13 @@ ts_cli_inspect(FILE *in)
 static void
 ts_cli_report(const ts_request_t *rq, size_t in, size_t out)
 {
-    fprintf(stderr, "decision=%s mode=%s upstream=%s tools=%zu "
+    fprintf(stderr, "decision=%s client=%s mode=%s upstream=%s tools=%zu "
             "deferred=%zu defer_chars=%zu threshold_chars=%zu "
             "refs_converted=%zu refs_stale=%zu siblings_moved=%zu "
             "boundaries_added=%zu discovered=%zu bytes_in=%zu "
             "bytes_out=%zu\n",
-            ts_decision_name(rq->decision), ts_defer_mode_name(rq->mode),
+            ts_decision_name(rq->decision), ts_client_name(rq->client),
+            ts_defer_mode_name(rq->mode),
             ts_upstream_name(rq->upstream), rq->ix.ntools,
             rq->tools_deferred, rq->defer_chars, rq->threshold_chars,
             rq->hygiene.refs_converted, rq->hygiene.refs_stale,
@@ -278,6 +280,7 @@ ts_cli_usage(void)
         "toolsearch_upstream_tool_reference\n"
         "    --disable-betas                 toolsearch_disable_betas\n"
         "    --no-turn-boundary              toolsearch_turn_boundary off\n"
+        "    --no-client-profiles            toolsearch_client_profiles off\n"
         "    --hosted-search bm25|regex      toolsearch_hosted_search\n"
         "    --search auto|hosted|gateway    toolsearch_search (auto)\n"
         "    --tool-name NAME                toolsearch_tool_name\n"
@@ -287,6 +290,7 @@ ts_cli_usage(void)
         "    --unsupported-models NAME|~RE   (repeatable; replaces default)\n"
         "    --context-window ~RE TOKENS     (repeatable)\n"
         "    --beta VALUE                    an anthropic-beta header value\n"
+        "    --user-agent VALUE              the User-Agent header\n"
         "       toolsearch search --tools FILE [OPTIONS] QUERY\n"
         "  search   prints the tools a query finds, best first; FILE is a\n"
         "           JSON array of tool definitions or a request body\n"

@@ -110,6 +110,11 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
         return 1;
     }
 
+    if (strcmp(o, "--no-client-profiles") == 0) {
+        c->policy.client_profiles = 0;
+        return 1;
+    }
+
     if (argc < 2) {
         return -1;
     }
@@ -146,6 +151,12 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
 
     if (strcmp(o, "--beta") == 0) {
         return ts_cli_beta(c, argv[1]) == 0 ? 2 : -1;
+    }
+
+    if (strcmp(o, "--user-agent") == 0) {
+        c->in.user_agent = argv[1];
+        c->in.user_agent_len = strlen(argv[1]);
+        return 2;
     }
 
     if (strcmp(o, "--always-load") == 0) {

@@ -325,6 +325,11 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     ts_sse_event_t  ev;
     size_t          used, at;
 
+    /* an answer the gateway could not read has ended for the client */
+    if (lp->ans.unread) {
+        return 0;
+    }
+
     if (ts_buf_add(&lp->pending, p, n) != 0) {
         return -1;
     }
@@ -338,10 +343,19 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
     while ((used = ts_sse_next(lp->pending.p + at, lp->pending.len - at,
                                &lp->seen, &ev)) > 0)
     {
-        if ((lp->dialect ? lp->dialect->event(lp, &ev, out)
-                         : ts_loop_event(lp, &ev, out)) != 0)
+        /* the same whether the event comes whole or in pieces (below) */
+        if (ev.raw_len > TS_LOOP_EVENT_MAX) {
+            ts_loop_unreadable(lp, out);
+
+        } else if ((lp->dialect ? lp->dialect->event(lp, &ev, out)
+                                : ts_loop_event(lp, &ev, out)) != 0)
         {
             return -1;
+        }
+
+        /* ts_loop_unreadable() emptied pending */
+        if (lp->ans.unread) {
+            return out->failed ? -1 : 0;
         }
 
         at += used;
@@ -349,12 +363,13 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
 
     ts_buf_consume(&lp->pending, at);
 
-    /* an event longer than the limit is not an event of this API */
+    /*
+     * An event longer than the limit is not an event of this API, and
+     * passing its bytes would give the client a part of an event it
+     * cannot place: the answer ends with an error event.
+     */
     if (lp->pending.len > TS_LOOP_EVENT_MAX) {
-        lp->ans.broken = 1;
-        ts_buf_add(out, lp->pending.p, lp->pending.len);
-        ts_buf_reset(&lp->pending);
-        lp->seen = 0;
+        ts_loop_unreadable(lp, out);
     }
 
     return out->failed ? -1 : 0;
@@ -533,7 +548,12 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
             break;
         }
 
-        if (lp->searches >= max) {
+        if (b->invalid) {
+            /* shown with its error; no further call: pause_turn */
+            ts_loop_refused(lp, &content);
+            lp->ans.broken = 1;
+
+        } else if (lp->searches >= max) {
             ts_loop_spent(lp, b, max, &content);
 
         } else if (ts_loop_search_call(lp, b, &refs, &results) == 0) {

@@ -24,6 +24,10 @@
 #define TS_LOOP_TURNS_MAX   (8 * 1024 * 1024)   /* turns the loop appends */
 #define TS_LOOP_BLOCKS_MAX  64                  /* blocks of one answer */
 
+/* the error of an answer the gateway cannot follow */
+#define TS_LOOP_UNREADABLE                                                  \
+    "the gateway could not read the upstream's answer"
+
 
 typedef enum {
     TS_LOOP_DONE = 0,       /* out holds the last bytes for the client */

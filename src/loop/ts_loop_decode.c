@@ -276,6 +276,28 @@ ts_delta_apply(ts_loop_t *lp, ts_lblock_t *b, const char *buf,
 }
 
 
+/*
+ * An event the loop cannot follow: data that is not a JSON event, or a
+ * block's event whose block never started.  The first call's passes as
+ * it came (its indexes are the upstream's, as through plain proxying)
+ * and no further call follows.  In a later call, whose events the
+ * client sees renumbered, it ends the answer: the client gets an error
+ * event after the events so far (ts_loop_unreadable).
+ */
+static int
+ts_event_unknown(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
+{
+    lp->ans.broken = 1;
+
+    if (lp->calls > 1) {
+        ts_loop_unreadable(lp, out);
+        return out->failed ? -1 : 0;
+    }
+
+    return ts_event_forward(e, out);
+}
+
+
 static int
 ts_event_block(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out, int stop)
 {
@@ -283,8 +305,7 @@ ts_event_block(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out, int stop)
 
     b = ts_block_find(lp, ts_event_index(e));
     if (b == NULL) {
-        lp->ans.broken = 1;
-        return ts_event_forward(e, out);
+        return ts_event_unknown(lp, e, out);
     }
 
     if (!stop) {
@@ -368,13 +389,17 @@ ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *sse, ts_buf_t *out)
         lp->ans.broken = 1;
     }
 
-    if (e.buf == NULL
-        || ts_value_parse(e.buf, sse->data_len, &doc) != TS_OK
+    /* a comment, a keep-alive: no data, nothing to follow */
+    if (e.buf == NULL) {
+        return ts_buf_add(out, sse->raw, sse->raw_len);
+    }
+
+    if (ts_value_parse(e.buf, sse->data_len, &doc) != TS_OK
         || ts_object_members(e.buf, &doc, ts_event_keys, TS_EV_N, e.m)
            != TS_OK
         || type->kind != TS_STRING)
     {
-        return ts_buf_add(out, sse->raw, sse->raw_len);
+        return ts_event_unknown(lp, &e, out);
     }
 
     if (ts_str_eq(e.buf, type, "message_start")) {
@@ -408,19 +433,29 @@ ts_loop_event(ts_loop_t *lp, const ts_sse_event_t *sse, ts_buf_t *out)
 }
 
 
-/* the input of a held search call, as a JSON object */
+/*
+ * The input of a held search call, as a JSON object.  One that is no
+ * object with a query string is invalid: the search does not run, and
+ * the model reads why (ts_loop_refused).
+ */
 void
 ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p, size_t n)
 {
-    ts_val_t  v;
+    ts_val_t  v, q;
 
     if (b->implicit || b->input != NULL) {
         return;
     }
 
     if (n == 0 || ts_value_parse(p, n, &v) != TS_OK || v.kind != TS_OBJECT) {
+        b->invalid = 1;
         p = "{}";
         n = 2;
+
+    } else if (ts_object_member(p, &v, "query", &q) != TS_OK
+               || q.kind != TS_STRING)
+    {
+        b->invalid = 1;
     }
 
     b->input = malloc(n + 1);

@@ -54,6 +54,7 @@ typedef struct {
     char           *input;      /* and its input object */
     unsigned        search:1;   /* a call of the gateway's search tool */
     unsigned        implicit:1; /* a call of a tool not loaded yet */
+    unsigned        invalid:1;  /* its input is no object with a query */
 } ts_lblock_t;
 
 
@@ -64,6 +65,9 @@ typedef struct {
     unsigned            held;
     int                 client_tool;
     int                 broken;     /* not followed: no continuation */
+    int                 unread;     /* the gateway could not read it: an
+                                       error event ended it, the rest is
+                                       not looked at */
     int                 errored;    /* an error event came */
     int                 stopped;    /* message_stop came */
     char                stop_reason[32];
@@ -144,6 +148,8 @@ int ts_loop_forward(const ts_lblock_t *b, const ts_sse_event_t *ev,
 void ts_loop_found(ts_buf_t *content, const ts_buf_t *refs);
 void ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
     ts_buf_t *content);
+void ts_loop_refused(const ts_loop_t *lp, ts_buf_t *content);
+void ts_loop_unreadable(ts_loop_t *lp, ts_buf_t *out);
 void ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
     const ts_buf_t *content, ts_buf_t *out);
 int ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced);

@@ -175,6 +175,25 @@ ts_loop_spent(const ts_loop_t *lp, const ts_lblock_t *b, unsigned max,
 }
 
 
+/*
+ * A search call whose input is no object with a query does not run; the
+ * next request's history carries the message to the model as the call's
+ * result, and this answer ends with pause_turn.
+ */
+void
+ts_loop_refused(const ts_loop_t *lp, ts_buf_t *content)
+{
+    ts_buf_str(content, "{\"type\":\"tool_search_tool_result_error\","
+                        "\"error_code\":\"invalid_tool_input\","
+                        "\"error_message\":\"This search did not run: its "
+                        "input was not a JSON object with a query string. "
+                        "Call ");
+    ts_buf_str(content, lp->tool);
+    ts_buf_str(content, " with {\\\"query\\\": \\\"select:name\\\"} or "
+                        "keywords.\"}");
+}
+
+
 static void
 ts_loop_sse_block_event(ts_buf_t *out, const char *name, long index,
     const char *rest, const ts_buf_t *body)
@@ -519,6 +538,25 @@ ts_error_document(const ts_loop_error_t *e)
     cJSON_AddStringToObject(err, "message", e->message);
 
     return doc;
+}
+
+
+/*
+ * The gateway cannot follow the answer (an event over TS_LOOP_EVENT_MAX,
+ * an event of a later call it cannot place): the client gets an error
+ * event after the events so far, no further call is made, and the rest
+ * of the answer is read and dropped.
+ */
+void
+ts_loop_unreadable(ts_loop_t *lp, ts_buf_t *out)
+{
+    static const ts_loop_error_t  e = {
+        0, NULL, 0, TS_LOOP_UNREADABLE
+    };
+
+    lp->ans.broken = 1;
+    lp->ans.unread = 1;
+    ts_loop_fail(lp, 1, &e, out);
 }
 
 

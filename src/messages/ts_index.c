@@ -28,6 +28,7 @@ static const ts_key_t  ts_top_keys[] = {
     TS_KEY("tool_choice", TS_TOP_TOOL_CHOICE),
     TS_KEY("anthropic_beta", TS_TOP_ANTHROPIC_BETA),
     TS_KEY("anthropic_version", TS_TOP_ANTHROPIC_VERSION),
+    TS_KEY("thread", TS_TOP_THREAD),
     { NULL, 0, 0, 0, 0 }
 };
 

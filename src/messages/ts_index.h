@@ -82,6 +82,7 @@ typedef enum {
     TS_TOP_TOOL_CHOICE,
     TS_TOP_ANTHROPIC_BETA,
     TS_TOP_ANTHROPIC_VERSION,
+    TS_TOP_THREAD,
     TS_TOP_N
 } ts_top_key_t;
 

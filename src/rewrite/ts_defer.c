@@ -202,6 +202,28 @@ ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
 }
 
 
+ts_thread_t
+ts_defer_thread(const ts_index_t *ix)
+{
+    const ts_member_t  *m;
+    ts_val_t            type;
+
+    m = ts_index_top(ix, TS_TOP_THREAD);
+
+    if (m == NULL || m->val.kind == TS_NULL) {
+        return TS_THREAD_NONE;
+    }
+
+    if (ts_object_member(ix->buf, &m->val, "type", &type) == TS_OK
+        && ts_str_eq(ix->buf, &type, "create"))
+    {
+        return TS_THREAD_CREATE;
+    }
+
+    return TS_THREAD_HELD;
+}
+
+
 /* DEFERRED_HOSTED, or why the upstream cannot run the search */
 static ts_decision_t
 ts_hosted_decision(const ts_request_t *rq, const ts_policy_t *p)
@@ -241,6 +263,17 @@ ts_defer_decision(ts_request_t *rq, const ts_input_t *in,
         && p->search == TS_SEARCH_HOSTED)
     {
         return deferred;
+    }
+
+    /*
+     * A server-held thread keeps the tools of the request that creates it
+     * for every later turn, which sends no tools and nothing that says
+     * whether they were deferred: deferred, each of those turns would
+     * need the tool-search beta, which the gateway cannot know to add,
+     * and gateway search could load no tool (docs/decisions.md).
+     */
+    if (ts_defer_thread(&rq->ix) == TS_THREAD_CREATE) {
+        return TS_DECISION_THREAD_CREATE;
     }
 
     if (p->search == TS_SEARCH_GATEWAY
@@ -304,7 +337,7 @@ ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
     }
 
     /* what the rules say of the tools, kept with a recalled array */
-    f = ts_facts_get(&rq->ix, in->policy, &made);
+    f = ts_facts_get(&rq->ix, in->policy, rq->client, &made);
     if (f == NULL) {
         return TS_DECISION_ERROR;
     }

@@ -16,6 +16,19 @@
 #define TS_DEFER_FLAG  ",\"defer_loading\":true"
 
 
+/* what a request's "thread" member asks of a server-held conversation */
+typedef enum {
+    TS_THREAD_NONE = 0,         /* none, or null: an ordinary request */
+    TS_THREAD_CREATE,           /* {"type":"create"}: the server keeps
+                                   this request's tools for the thread */
+    TS_THREAD_HELD              /* a continuation, or a form the module
+                                   does not know: the server holds what
+                                   the request builds on */
+} ts_thread_t;
+
+
+ts_thread_t ts_defer_thread(const ts_index_t *ix);
+
 /* the reason the request gets (or does not get) deferral */
 ts_decision_t ts_defer_decide(ts_request_t *rq, const ts_input_t *in,
     const ts_history_t *h);

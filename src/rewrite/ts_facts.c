@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "messages/ts_history.h"
+#include "rewrite/ts_client.h"
 #include "rewrite/ts_facts.h"
 #include "rewrite/ts_shape.h"
 
@@ -110,7 +111,7 @@ ts_is_core_tool(const char *name, size_t len)
  */
 static int
 ts_tool_flags(const ts_index_t *ix, const ts_tool_t *t,
-    const ts_policy_t *p, int rule)
+    const ts_policy_t *p, int rule, int client)
 {
     char         tmp[TS_NAME_MAX];
     const char  *name;
@@ -127,6 +128,7 @@ ts_tool_flags(const ts_index_t *ix, const ts_tool_t *t,
 
     if (!ts_is_core_tool(name, len)
         && (ts_shape_defers(rule, name, len)
+            || ts_client_defers(client, name, len)
             || ts_match_any(p->defer_tools, name, len)))
     {
         return TS_FACT_ELIGIBLE | TS_FACT_DEFERRABLE;
@@ -217,7 +219,8 @@ ts_facts_tools(ts_facts_t *f, const ts_index_t *ix, const ts_policy_t *p,
 
     for (i = 0; i < ix->ntools; i++) {
         t = &ix->tools[i];
-        f->flags[i] = (unsigned char) ts_tool_flags(ix, t, p, f->rule);
+        f->flags[i] = (unsigned char) ts_tool_flags(ix, t, p, f->rule,
+                                                    f->client);
 
         if (!(f->flags[i] & TS_FACT_DEFERRABLE)) {
             continue;
@@ -267,8 +270,8 @@ ts_facts_lists(const ts_policy_t *p, const ts_match_list_t **lists)
 
 /* facts of ix's tools under p, their names in buf (ts_facts_tools) */
 static ts_facts_t *
-ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
-    size_t shift)
+ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, int client,
+    const char *buf, size_t shift)
 {
     ts_facts_t  *f;
     const char  *tool;
@@ -292,6 +295,7 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
     }
 
     f->own_search = p->search != TS_SEARCH_HOSTED;
+    f->client = client;
     f->flags = malloc(ix->ntools ? ix->ntools : 1);
     f->search_tool = malloc(n);
 
@@ -311,7 +315,7 @@ ts_facts_make(const ts_index_t *ix, const ts_policy_t *p, const char *buf,
 
 /* 1 when f was made under what p says now */
 static int
-ts_facts_fit(const ts_facts_t *f, const ts_policy_t *p)
+ts_facts_fit(const ts_facts_t *f, const ts_policy_t *p, int client)
 {
     const ts_match_list_t  *lists[TS_FACT_LISTS];
     size_t                  i;
@@ -327,12 +331,14 @@ ts_facts_fit(const ts_facts_t *f, const ts_policy_t *p)
     }
 
     return f->own_search == (p->search != TS_SEARCH_HOSTED)
+           && f->client == client
            && strcmp(f->search_tool, p->search_tool) == 0;
 }
 
 
 const ts_facts_t *
-ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, ts_facts_t **made)
+ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, int client,
+    ts_facts_t **made)
 {
     ts_recalled_t      *e;
     const ts_member_t  *tools;
@@ -343,7 +349,7 @@ ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, ts_facts_t **made)
 
     if (e != NULL && e->memo != NULL
         && e->memo->free == ts_facts_memo_free
-        && ts_facts_fit((const ts_facts_t *) e->memo, p))
+        && ts_facts_fit((const ts_facts_t *) e->memo, p, client))
     {
         return (const ts_facts_t *) e->memo;
     }
@@ -351,7 +357,7 @@ ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, ts_facts_t **made)
     if (e != NULL) {
         /* names into the memory's copy of the array: they live as long */
         tools = ts_index_top(ix, TS_TOP_TOOLS);
-        f = ts_facts_make(ix, p, e->bytes, tools->val.off);
+        f = ts_facts_make(ix, p, client, e->bytes, tools->val.off);
 
         if (f == NULL) {
             return NULL;
@@ -369,7 +375,7 @@ ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, ts_facts_t **made)
         return f;
     }
 
-    *made = ts_facts_make(ix, p, ix->buf, 0);
+    *made = ts_facts_make(ix, p, client, ix->buf, 0);
 
     return *made;
 }

@@ -43,6 +43,7 @@ typedef struct {
     const ts_match_list_t  *lists[TS_FACT_LISTS];
     unsigned long           serials[TS_FACT_LISTS];
     int                     own_search; /* the search tool's name counts */
+    int                     client;     /* the client's profile */
     char                   *search_tool;
 
     unsigned char          *flags;      /* per tool: TS_FACT_* */
@@ -56,14 +57,15 @@ typedef struct {
 
 
 /*
- * The facts of ix's tools under p: those kept with ix's array when they
- * were made under the same lists and search tool, else made now, and
+ * The facts of ix's tools under p for the client's profile: those kept
+ * with ix's array when they were made under the same lists, search tool
+ * and profile, else made now, and
  * kept when the memory can hold them.  *made is what the caller frees
  * (ts_facts_free), NULL when the memory keeps them.  NULL without
  * memory.  Kept facts are valid until the memory's next use.
  */
 const ts_facts_t *ts_facts_get(const ts_index_t *ix, const ts_policy_t *p,
-    ts_facts_t **made);
+    int client, ts_facts_t **made);
 
 void ts_facts_free(ts_facts_t *f);
 

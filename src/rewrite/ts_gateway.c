@@ -37,18 +37,6 @@ typedef struct {
 } ts_normal_t;
 
 
-static int
-ts_is_gateway_call(const ts_index_t *ix, const ts_block_t *b,
-    const char *tool)
-{
-    /* the gateway's calls have ids: a block without one is not its own */
-    return b->parent < 0
-           && b->id.kind == TS_STRING
-           && ts_str_eq(ix->buf, &b->type, "server_tool_use")
-           && ts_str_eq(ix->buf, &b->name, tool);
-}
-
-
 /* the result block of the call at block c, or -1 */
 static long
 ts_gateway_result_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
@@ -74,6 +62,39 @@ ts_gateway_result_of(const ts_normal_t *nm, const ts_message_t *m, size_t c)
 }
 
 
+/*
+ * A gateway's search call: one of this tool's, or of another gateway
+ * search tool (another location's name, a name changed since), known by
+ * the tool_search_tool_result that answers it (the gateway gives the
+ * client a call with its result, always).  All become calls of this
+ * location's tool, which the upstream knows; the API's hosted search
+ * calls are hygiene's.
+ */
+static int
+ts_is_gateway_call(const ts_normal_t *nm, const ts_message_t *m, size_t c)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+
+    ix = nm->ix;
+    b = &ix->blocks[c];
+
+    /* the gateway's calls have ids: a block without one is not its own */
+    if (b->parent >= 0
+        || b->id.kind != TS_STRING
+        || !ts_str_eq(ix->buf, &b->type, "server_tool_use"))
+    {
+        return 0;
+    }
+
+    if (ts_str_eq(ix->buf, &b->name, nm->tool)) {
+        return 1;
+    }
+
+    return !ts_history_is_hosted(ix, b) && ts_gateway_result_of(nm, m, c) >= 0;
+}
+
+
 static void
 ts_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
 {
@@ -81,17 +102,22 @@ ts_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
 }
 
 
-/* the search call as the upstream knows it: a tool_use of the tool */
+/*
+ * The search call as the upstream knows it: a tool_use of this
+ * location's search tool, whatever tool made it (a valid tool name,
+ * written as it is: the directive allows no character JSON escapes).
+ */
 static void
-ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c)
+ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c,
+    const char *tool)
 {
     ts_val_t  input;
 
     ts_buf_str(b, "{\"type\":\"tool_use\",\"id\":");
     ts_raw(b, ix->buf, &c->id);
-    ts_buf_str(b, ",\"name\":");
-    ts_raw(b, ix->buf, &c->name);
-    ts_buf_str(b, ",\"input\":");
+    ts_buf_str(b, ",\"name\":\"");
+    ts_buf_str(b, tool);
+    ts_buf_str(b, "\",\"input\":");
 
     if (ts_object_member(ix->buf, &c->elem, "input", &input) == TS_OK
         && input.kind == TS_OBJECT)
@@ -256,7 +282,7 @@ ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
 
         ts_open_turn(nm, &open, &first);
 
-        if (!ts_is_gateway_call(ix, b, nm->tool)) {
+        if (!ts_is_gateway_call(nm, m, i)) {
             ts_raw(&nm->out, ix->buf, &b->elem);
             continue;
         }
@@ -267,7 +293,7 @@ ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
         }
 
         nm->calls++;
-        ts_call_as_tool_use(&nm->out, ix, b);
+        ts_call_as_tool_use(&nm->out, ix, b, nm->tool);
         ts_buf_str(&nm->out, "]},{\"role\":\"user\",\"content\":[");
 
         if (ts_gateway_as_result(nm, b, a) != 0) {
@@ -301,7 +327,7 @@ ts_has_gateway_call(const ts_normal_t *nm, const ts_message_t *m)
     }
 
     for (i = m->block_first; i < m->block_end; i++) {
-        if (ts_is_gateway_call(nm->ix, &nm->ix->blocks[i], nm->tool)) {
+        if (ts_is_gateway_call(nm, m, i)) {
             return 1;
         }
     }

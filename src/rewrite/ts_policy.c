@@ -111,6 +111,7 @@ ts_policy_init(ts_policy_t *p)
     p->disable_betas = 0;
     p->hosted_search = TS_HOSTED_BM25;
     p->turn_boundary = 1;
+    p->client_profiles = 1;
     p->search = TS_SEARCH_AUTO;
     p->search_tool = "tool_search";
     p->max_searches = 3;

@@ -105,6 +105,7 @@ typedef struct {
     int                     disable_betas;
     int                     hosted_search;  /* ts_hosted_t */
     int                     turn_boundary;
+    int                     client_profiles;    /* known clients' own */
 
     /* gateway-executed search */
     int                     search;         /* ts_search_mode_t */
@@ -125,6 +126,8 @@ typedef struct {
     unsigned                defer_percent;
     const char             *betas;          /* all anthropic-beta lines */
     size_t                  betas_len;
+    const char             *user_agent;     /* NULL: none */
+    size_t                  user_agent_len;
 
     /* a gateway search loop's later calls */
     const unsigned char    *loaded;         /* per tool: loaded by it */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rewrite/ts_beta.h"
+#include "rewrite/ts_client.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_gateway.h"
 #include "rewrite/ts_hygiene.h"
@@ -35,7 +36,9 @@ static const char  *ts_decision_names[TS_DECISION_N] = {
     "client_managed",
     "server_state",
     "deferred_hosted",
-    "deferred_gateway"
+    "deferred_gateway",
+    "thread_create",
+    "thread_continue"
 };
 
 
@@ -323,6 +326,9 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
     ts_history_t  h;
 
     rq->upstream = in->upstream;
+    rq->client = in->policy->client_profiles
+                 ? ts_client_of(&rq->ix, in->user_agent, in->user_agent_len)
+                 : TS_CLIENT_DEFAULT;
     rq->mode = in->defer_mode >= 0 ? in->defer_mode : in->policy->defer_mode;
 
     /* the kill switch is standard mode for everyone */
@@ -334,6 +340,16 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
                                       : in->policy->defer_percent;
     rq->load_refs = ts_gateway_refs(&rq->ix, rq->mode, rq->upstream,
                                     in->policy);
+
+    /*
+     * A thread's later turn builds on tools and turns the server holds and
+     * the request does not show: nothing here can be judged, so nothing
+     * is changed, betas included
+     */
+    if (ts_defer_thread(&rq->ix) == TS_THREAD_HELD) {
+        rq->decision = TS_DECISION_THREAD_CONTINUE;
+        return;
+    }
 
     /* freed below also when a step before ts_history_build() fails */
     memset(&h, 0, sizeof(ts_history_t));

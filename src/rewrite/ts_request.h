@@ -40,6 +40,8 @@ typedef enum {
     TS_DECISION_SERVER_STATE,
     TS_DECISION_DEFERRED_HOSTED,
     TS_DECISION_DEFERRED_GATEWAY,
+    TS_DECISION_THREAD_CREATE,
+    TS_DECISION_THREAD_CONTINUE,
     TS_DECISION_N
 } ts_decision_t;
 
@@ -53,6 +55,7 @@ typedef struct {
     ts_edits_t      edits;
     ts_decision_t   decision;
 
+    int             client;         /* ts_client_t */
     int             mode;           /* effective ts_defer_mode_t */
     unsigned        percent;
     int             upstream;

@@ -53,6 +53,9 @@ typedef struct {
     double      *seed_idf;  /* the seed's points, each term's weighted by
                                its IDF relative to the query's rarest
                                word (the hybrid scorer's) */
+    double      *found;     /* the share of the query's own words the
+                               tool has where BM25 or the seed counts
+                               them, each word weighted by its IDF */
     uint8_t     *req;       /* required terms found */
 } ts_ranking_t;
 

@@ -217,19 +217,22 @@ ts_saturate(double tf)
  * term's scaled by its IDF relative to the rarest of the query's words,
  * so that a common word that is a part of dozens of names ("test",
  * "find") counts less than the rare one that tells the tools apart.
+ * And the share of the query's own words a tool has, weighted the same
+ * way, for the hybrid scorer.
  */
 void
 ts_rank_idf(ts_rank_t *rk)
 {
     const ts_term_t  *t;
     const ts_freq_t  *f;
-    double            idf[TS_TERMS_MAX], idf_schema[TS_TERMS_MAX], top;
+    double            idf[TS_TERMS_MAX], idf_schema[TS_TERMS_MAX], top, own;
     size_t            i;
 
-    for (i = 0, top = 0; i < rk->q->nterms; i++) {
+    for (i = 0, top = 0, own = 0; i < rk->q->nterms; i++) {
         idf[i] = ts_idf(rk->c->npooled, rk->df[i]);
         idf_schema[i] = ts_idf(rk->c->npooled, rk->df_schema[i]);
         top = rk->q->terms[i].seed && idf[i] > top ? idf[i] : top;
+        own += rk->q->terms[i].own ? idf[i] : 0;
     }
 
     for (i = 0; i < rk->nfreqs; i++) {
@@ -245,6 +248,7 @@ ts_rank_idf(ts_rank_t *rk)
 
         rk->r->seed_idf[f->tool] += top > 0 ? f->pts * idf[f->term] / top
                                             : 0;
+        rk->r->found[f->tool] += t->own && own > 0 ? idf[f->term] / own : 0;
     }
 }
 
@@ -253,7 +257,7 @@ int
 ts_ranking_init(ts_ranking_t *r, size_t n)
 {
     n = n ? n : 1;
-    r->seed = calloc(4 * n, sizeof(double));
+    r->seed = calloc(5 * n, sizeof(double));
     r->req = calloc(n, 1);
 
     if (r->seed == NULL || r->req == NULL) {
@@ -264,6 +268,7 @@ ts_ranking_init(ts_ranking_t *r, size_t n)
     r->bm = r->seed + n;
     r->cover = r->bm + n;
     r->seed_idf = r->cover + n;
+    r->found = r->seed_idf + n;
 
     return 0;
 }

@@ -18,6 +18,12 @@
 #define TS_W_SEED            1.2
 #define TS_W_SERVER          0.5
 #define TS_W_COVER           0.25
+/*
+ * the share of the query's words (by IDF) a tool has: BM25 saturates
+ * per word, so a tool that repeats one word can outweigh one that has
+ * every word of the request once
+ */
+#define TS_W_FOUND           0.2
 
 /*
  * a shorter word of the query is found as a whole word only: as the
@@ -364,7 +370,8 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
 
         if (scoring == TS_SCORING_HYBRID && h.score > 0) {
             h.score += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
-                       + TS_W_COVER * rk.cover[i];
+                       + TS_W_COVER * rk.cover[i]
+                       + TS_W_FOUND * rk.found[i];
         }
 
         if (h.score > 0) {

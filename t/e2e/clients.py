@@ -4,7 +4,8 @@ An `Upstream` is the emulator (the project's strict Messages API stand-in,
 playing a model that needs one MCP tool) behind a real nginx with the
 module.  `run_claude` runs the Claude Code CLI non-interactively against it
 with three MCP servers from npm over stdio; `run_agent` runs t/e2e/agent.cjs,
-an agent loop on the Anthropic TypeScript SDK.  `measure` says what each
+an agent loop on the Anthropic TypeScript SDK, or the SDK's own tool
+runner on a message thread.  `measure` says what each
 upstream request carried in tool definitions.
 """
 
@@ -215,12 +216,14 @@ def run_claude(url, base, tool_search=None, model=None, env=None):
     return run(cmd, full_env, work, memory)
 
 
-def run_agent(url, base, model, stream):
-    """t/e2e/agent.cjs on the Anthropic SDK with ~150 tools."""
+def run_agent(url, base, model, stream, runner=False):
+    """t/e2e/agent.cjs on the Anthropic SDK with ~150 tools: its own loop,
+    or with runner the SDK's tool runner (on a message thread)."""
     work = workdir(base)
     memory = os.path.join(work, "memory.jsonl")
     config = {
         "baseURL": url, "model": model, "stream": stream, "prompt": PROMPT,
+        "runner": runner,
         "maxTurns": 6, "catalogue": CATALOGUE,
         "memory": {"command": "node", "args": [node_script(
             "@modelcontextprotocol/server-memory", "dist/index.js")],

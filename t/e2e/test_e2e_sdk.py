@@ -3,7 +3,11 @@ agent loop with 149 tools (the live memory MCP server's and the rest of a
 recorded Claude Code catalogue), streaming and not.  The client carries
 the assistant message back whole, so its history holds the
 server_tool_use / tool_search_tool_result blocks of the search, hosted or
-run by the gateway (toolsearch_search_blocks keep)."""
+run by the gateway (kept by the SDK's client profile).  With "runner" it
+runs the SDK's own tool runner, which holds the conversation on a message
+thread."""
+
+import json
 
 import pytest
 
@@ -40,13 +44,14 @@ def search_blocks(report, name):
     ("compatible", "deferred_gateway", "tool_search"),
 ], ids=["hosted", "gateway"])
 def test_sdk_agent(profile, decision, search_tool, stream, tmp_path, record):
-    # the SDK takes the search blocks: they are kept for it to carry back
+    # the SDK takes the search blocks: its client profile keeps them for
+    # it to carry back, with no configuration
     run, posts, log = session(profile, agent(tmp_path, stream),
-                              SERVERS[profile]
-                              + " toolsearch_search_blocks keep;")
+                              SERVERS[profile])
     assert_completed(run, posts)
     assert run.output["tools"] == 149
     assert [f["decision"] for f in log] == [decision] * 2, log
+    assert [f["client"] for f in log] == ["anthropic_sdk"] * 2, log
     search_blocks(run.output, search_tool)
     last = posts[-1].json()
     if decision == "deferred_hosted":
@@ -80,3 +85,32 @@ def test_sdk_agent(profile, decision, search_tool, stream, tmp_path, record):
             "with": {"ok": True, "requests": [measure(r) for r in posts]},
             "without": {"ok": True,
                         "requests": [measure(r) for r in base_posts]}})
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+@pytest.mark.parametrize("profile", ["anthropic", "compatible"],
+                         ids=["hosted", "gateway"])
+def test_sdk_thread_runner(profile, stream, tmp_path):
+    """The SDK's tool runner on a thread: the creating request keeps its
+    tools as sent (the thread holds them for turns that send none), every
+    later turn goes on as sent, and the emulator, which judges each
+    continuation with the thread's tools under its own betas, accepts all."""
+    run, posts, log = session(profile, lambda url: run_agent(
+        url, str(tmp_path), MODEL, stream, runner=True))
+    assert_completed(run, posts)
+    assert run.output["tools"] == 149
+    assert [f["decision"] for f in log] == \
+        ["thread_create", "thread_continue"], log
+    assert [f["client"] for f in log] == ["anthropic_sdk"] * 2, log
+    first, last = posts[0].json(), posts[-1].json()
+    assert first["thread"] == {"type": "create"}
+    assert len(first["tools"]) == 149
+    assert b"defer_loading" not in posts[0].body
+    assert last["thread"] == {"type": "continue",
+                              "previous_message_id": run.output["turns"][0][
+                                  "id"]}
+    assert "tools" not in last and "system" not in last
+    for r in posts:
+        assert "message-threads-2026-08-12" in \
+            ",".join(r.header_all("anthropic-beta"))
+    assert json.loads(posts[-1].body)["messages"][0]["role"] == "user"

@@ -381,6 +381,91 @@ test_loop_broken_input(void)
 }
 
 
+/* a search call without a query does not run: its error, pause_turn */
+static void
+test_loop_invalid_search_input(void)
+{
+    tloop_t  l;
+
+    tloop_init(&l, LOOP_BODY);
+    CHECK(tloop_call(&l, START("1")
+                     CALL("0", "toolu_s", "tool_search",
+                          "{\\\"q\\\":\\\"memory\\\"}")
+                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+    CHECK(out_has(&l, "\"error_code\":\"invalid_tool_input\""));
+    CHECK(out_has(&l, "\"stop_reason\":\"pause_turn\""));
+    CHECK(ts_loop_calls(l.lp) == 1);
+    CHECK(ts_loop_searches(l.lp) == 0);
+    tloop_free(&l);
+}
+
+
+/*
+ * An event over the limit ends the answer with an error event: no part
+ * of it reaches the client, nor anything after it, and no call follows.
+ */
+static void
+test_loop_event_over_limit(void)
+{
+    static const char  head[] = START("1")
+        EV("content_block_start", "{\"type\":\"content_block_start\","
+           "\"index\":0,\"content_block\":{\"type\":\"tool_use\","
+           "\"id\":\"toolu_s\",\"name\":\"tool_search\","
+           "\"input\":{}}}")
+        "event: content_block_delta\ndata: {\"type\":"
+        "\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+        "\"input_json_delta\",\"partial_json\":\"";
+    static const char  tail[] = "\"}}\n\n" END("tool_use", "2");
+    tloop_t            l, whole;
+    char              *x, *w;
+    size_t             n, i;
+
+    n = TS_LOOP_EVENT_MAX + 1;
+    x = malloc(n);
+    CHECK(x != NULL);
+    memset(x, 'x', n);
+
+    tloop_init(&l, LOOP_BODY);
+    CHECK(ts_loop_request(l.lp, &l.req) == 0);
+    ts_loop_start(l.lp, 1);
+    CHECK(ts_loop_feed(l.lp, head, sizeof(head) - 1, &l.out) == 0);
+
+    for (i = 0; i < n; i += 65536) {
+        CHECK(ts_loop_feed(l.lp, x + i, n - i < 65536 ? n - i : 65536,
+                           &l.out) == 0);
+    }
+
+    CHECK(ts_loop_feed(l.lp, tail, sizeof(tail) - 1, &l.out) == 0);
+    CHECK(ts_loop_end(l.lp, &l.out) == TS_LOOP_DONE);
+    CHECK(out_has(&l, "event: error"));
+    CHECK(out_has(&l, TS_LOOP_UNREADABLE));
+    CHECK(!out_has(&l, "content_block_delta"));
+    CHECK(!out_has(&l, "message_stop"));
+    CHECK(!out_has(&l, "pause_turn"));
+    CHECK(l.out.len < 4096);
+    CHECK(ts_loop_calls(l.lp) == 1);
+
+    /* the same when the event comes whole */
+    w = malloc(sizeof(head) + n + sizeof(tail));
+    CHECK(w != NULL);
+    memcpy(w, head, sizeof(head) - 1);
+    memcpy(w + sizeof(head) - 1, x, n);
+    memcpy(w + sizeof(head) - 1 + n, tail, sizeof(tail));
+    tloop_init(&whole, LOOP_BODY);
+    CHECK(ts_loop_request(whole.lp, &whole.req) == 0);
+    ts_loop_start(whole.lp, 1);
+    CHECK(ts_loop_feed(whole.lp, w, strlen(w), &whole.out) == 0);
+    CHECK(ts_loop_end(whole.lp, &whole.out) == TS_LOOP_DONE);
+    CHECK(whole.out.len == l.out.len
+          && memcmp(whole.out.p, l.out.p, l.out.len) == 0);
+
+    free(w);
+    free(x);
+    tloop_free(&whole);
+    tloop_free(&l);
+}
+
+
 /*
  * An event that arrives one byte at a time is scanned once: the parser
  * resumes where it stopped (rescanning what was pending before each byte
@@ -424,6 +509,8 @@ const tst_case_t  tst_loop_tests[] = {
     { "loop_bounds", test_loop_bounds },
     { "loop_loads_every_tool", test_loop_loads_every_tool },
     { "loop_broken_input", test_loop_broken_input },
+    { "loop_invalid_search_input", test_loop_invalid_search_input },
+    { "loop_event_over_limit", test_loop_event_over_limit },
     { "loop_event_byte_by_byte", test_loop_event_byte_by_byte },
     { NULL, NULL }
 };

@@ -354,6 +354,72 @@ test_policy_modes_and_models(void)
 }
 
 
+/*
+ * A thread that the request creates keeps its tools undeferred; a later
+ * turn of it goes on as sent, betas included, whatever it carries.
+ */
+static void
+test_policy_threads(void)
+{
+    static const char  create[] = HEAD HI ",'thread':{'type':'create'},"
+                                  "'tools':[" TOOL("Read") ","
+                                  TOOL("mcp__a__b") "]}";
+    static const char  cont[] = HEAD "'messages':[{'role':'user','content':"
+                                "[{'type':'tool_result','tool_use_id':'t1',"
+                                "'content':[{'type':'tool_reference',"
+                                "'tool_name':'mcp__a__b'}]}]}],'thread':{"
+                                "'type':'continue','previous_message_id':"
+                                "'msg_1'}}";
+    tpol_t  t;
+    trun_t  r;
+
+    tpol_init(&t);
+    t.in.betas = "message-threads-2026-08-12";
+    t.in.betas_len = strlen(t.in.betas);
+
+    CHECK(trun(&r, &t, create) == TS_DECISION_THREAD_CREATE);
+    CHECK(!ts_request_changed(&r.rq) && !r.rq.betas_changed);
+    trun_free(&r);
+
+    /* gateway search could load nothing into the thread either */
+    t.p.search = TS_SEARCH_GATEWAY;
+    CHECK(trun(&r, &t, create) == TS_DECISION_THREAD_CREATE);
+    CHECK(!ts_request_changed(&r.rq) && !r.rq.betas_changed);
+    trun_free(&r);
+
+    /* a reference to a tool only the thread holds is left alone */
+    CHECK(trun(&r, &t, cont) == TS_DECISION_THREAD_CONTINUE);
+    CHECK(!ts_request_changed(&r.rq) && !r.rq.betas_changed);
+    trun_free(&r);
+
+    t.p.search = TS_SEARCH_AUTO;
+    t.p.disable_betas = 1;
+    t.in.betas = "advanced-tool-use-2025-11-20";
+    t.in.betas_len = strlen(t.in.betas);
+    CHECK(trun(&r, &t, cont) == TS_DECISION_THREAD_CONTINUE);
+    CHECK(!ts_request_changed(&r.rq) && !r.rq.betas_changed);
+    trun_free(&r);
+    t.p.disable_betas = 0;
+
+    /* a thread of unknown form is the server's; null is no thread */
+    CHECK(trun(&r, &t, HEAD HI ",'thread':{'type':'fork'},'tools':["
+               TOOL("Read") "," TOOL("mcp__a__b") "]}")
+          == TS_DECISION_THREAD_CONTINUE);
+    trun_free(&r);
+    CHECK(trun(&r, &t, HEAD HI ",'thread':null,'tools':[" TOOL("Read") ","
+               TOOL("mcp__a__b") "]}") == TS_DECISION_DEFERRED_HOSTED);
+    trun_free(&r);
+
+    /* a client that searches itself keeps its own deferral in the thread */
+    CHECK(trun(&r, &t, HEAD HI ",'thread':{'type':'create'},'tools':["
+               TOOL("ToolSearch") "," TOOL("mcp__a__b") "]}")
+          == TS_DECISION_CLIENT_MANAGED);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
 static void
 test_policy_profiles(void)
 {
@@ -802,6 +868,7 @@ const tst_case_t  tst_policy_tests[] = {
     { "policy_windows", test_policy_windows },
     { "policy_modes_and_models", test_policy_modes_and_models },
     { "policy_profiles", test_policy_profiles },
+    { "policy_threads", test_policy_threads },
     { "policy_kill_switch_strips", test_policy_kill_switch_strips },
     { "policy_caller_off_tool_use", test_policy_caller_off_tool_use },
     { "policy_strip_triggers", test_policy_strip_triggers },

@@ -768,6 +768,48 @@ test_hybrid_idf(void)
 }
 
 /*
+ * The hybrid scorer adds the share of the query's words (by IDF) a tool
+ * has: the note that names the customer, the overdue payment and the
+ * invoice answers the request better than the tool named after the
+ * invoice alone, whose name match and short description weigh more
+ */
+static void
+test_hybrid_found(void)
+{
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__billing__invoice',"
+                  "'description':'Invoice: gets an invoice by its invoice "
+                  "number'},"
+                  "{'name':'mcp__crm__send_note','description':'Sends a "
+                  "short note by email or text message to one customer of "
+                  "the account, for example a reminder about an overdue "
+                  "payment or an invoice, and records it in the history "
+                  "of the account'},"
+                  "{'name':'mcp__crm__list_customers',"
+                  "'description':'Lists customers'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    if (tsearch(&t, "remind the customer about the overdue invoice",
+                TS_SCORING_HYBRID, 2))
+    {
+        CHECK(strcmp(thits(&t), "mcp__crm__send_note mcp__billing__invoice")
+              == 0);
+    }
+
+    /* the seed scorer keeps its ranking */
+    if (tsearch(&t, "remind the customer about the overdue invoice",
+                TS_SCORING_SEED, 1))
+    {
+        CHECK(strcmp(thits(&t), "mcp__billing__invoice") == 0);
+    }
+
+    tcat_free(&t);
+}
+
+/*
  * A two-letter word of a natural query is found as a whole word or a
  * whole name part only: "la" is no evidence for labels, "pr" none for
  * private repositories; the seed scorer keeps its rules
@@ -830,6 +872,7 @@ const tst_case_t  tst_search_tests[] = {
     { "search: fingerprint kernel", test_prints_kernel },
     { "search: description words", test_description_words },
     { "search: hybrid idf", test_hybrid_idf },
+    { "search: hybrid share of the query", test_hybrid_found },
     { "search: short words", test_short_words },
     { NULL, NULL }
 };
