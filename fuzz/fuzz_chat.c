@@ -122,22 +122,6 @@ fz_request(const uint8_t *data, size_t size)
 }
 
 
-/* pieces of a fixed size (0: the whole answer) */
-typedef struct {
-    size_t  step;
-    size_t  whole;
-} fz_cut_t;
-
-
-static size_t
-fz_piece(void *arg)
-{
-    fz_cut_t  *c = arg;
-
-    return c->step ? c->step : c->whole;
-}
-
-
 /* the whole exchange, the answer in pieces of step bytes (0: whole) */
 static void
 fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
@@ -145,7 +129,7 @@ fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
 {
     ts_request_t  rq;
     ts_loop_t    *lp;
-    fz_cut_t      cut;
+    fz_fixed_t    cut;
 
     fz_assert(ts_chat_process(&rq, &f->in, fz_body, sizeof(fz_body) - 1)
               == TS_DECISION_DEFERRED_GATEWAY, "the body is deferred");
@@ -156,7 +140,8 @@ fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
     cut.step = step;
     cut.whole = n ? n : 1;
 
-    fz_exchange(lp, sse, answer, n, fz_piece, &cut, fz_check_calls, out);
+    fz_exchange(lp, sse, answer, n, fz_piece_fixed, &cut, fz_check_calls,
+                out);
     ts_loop_free(lp);
 }
 

@@ -9,9 +9,9 @@
  * loaded by a tool_search_output of the input).  Odd: the rest is the
  * answer each call of the gateway loop gets, as response.* events or one
  * JSON response; properties: the client's bytes do not depend on where
- * the answer was cut, valid events stay valid, sequence numbers the
- * gateway writes run without a gap, a valid response stays valid JSON,
- * every call's body is valid JSON, and the loop ends within its budget.
+ * the answer was cut, valid events stay valid, a valid response stays
+ * valid JSON, every call's body is valid JSON, and the loop ends within
+ * its budget.
  */
 
 #include <stdlib.h>
@@ -21,7 +21,6 @@
 
 #include "fz.h"
 #include "responses/ts_responses.h"
-#include "loop/ts_sse.h"
 
 
 #define FZ_RFN(name)                                                        \
@@ -137,52 +136,14 @@ fz_rrequest(uint8_t mode, const uint8_t *data, size_t size)
 }
 
 
-/* valid events in: each complete one valid, numbered without a gap */
-static int
-fz_revents(const char *p, size_t n, int numbered)
-{
-    ts_sse_event_t  ev;
-    size_t          used, seen;
-    cJSON          *j, *seq;
-    double          next;
-
-    seen = 0;
-    next = 0;
-
-    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
-        if (ev.data != NULL && !fz_valid_json(ev.data, ev.data_len)) {
-            return 0;
-        }
-
-        j = ev.data ? cJSON_ParseWithLength(ev.data, ev.data_len) : NULL;
-        seq = cJSON_GetObjectItemCaseSensitive(j, "sequence_number");
-
-        if (numbered && cJSON_IsNumber(seq)) {
-            fz_assert(seq->valuedouble == next,
-                      "sequence numbers with a gap");
-            next++;
-        }
-
-        cJSON_Delete(j);
-        p += used;
-        n -= used;
-    }
-
-    return 1;
-}
-
-
 /* the exchange, the answer in pieces of step bytes (0: whole) */
 static void
 fz_rrun(const fz_policy_t *f, int sse, const char *answer, size_t n,
     size_t step, ts_buf_t *out)
 {
-    ts_request_t     rq;
-    ts_loop_t       *lp;
-    ts_buf_t         call;
-    ts_loop_next_t   next;
-    size_t           at, k;
-    unsigned         calls;
+    ts_request_t  rq;
+    ts_loop_t    *lp;
+    fz_fixed_t    cut;
 
     fz_assert(ts_responses_process(&rq, &f->in, fz_rbody,
                                    sizeof(fz_rbody) - 1)
@@ -191,28 +152,11 @@ fz_rrun(const fz_policy_t *f, int sse, const char *answer, size_t n,
     fz_assert(lp != NULL, "memory");
     ts_loop_keep(lp, &rq);
     ts_request_free(&rq);
-    ts_buf_init(&call, 0);
-    calls = 0;
+    cut.step = step;
+    cut.whole = n ? n : 1;
 
-    do {
-        fz_assert(ts_loop_request(lp, &call) == 0, "the next call's body");
-        fz_assert(fz_valid_json(call.p, call.len), "a call's body is valid");
-        fz_rcheck_calls(call.p, call.len);
-        ts_loop_start(lp, sse);
-
-        for (at = 0; at < n; at += k) {
-            k = step == 0 ? n : step;
-            k = k < n - at ? k : n - at;
-            fz_assert(ts_loop_feed(lp, answer + at, k, out) == 0, "feed");
-        }
-
-        next = ts_loop_end(lp, out);
-
-    } while (next == TS_LOOP_AGAIN && ++calls < 25);
-
-    fz_assert(next == TS_LOOP_DONE, "the loop ends within its budget");
-
-    ts_buf_free(&call);
+    fz_exchange(lp, sse, answer, n, fz_piece_fixed, &cut, fz_rcheck_calls,
+                out);
     ts_loop_free(lp);
 }
 
@@ -243,8 +187,8 @@ fz_ranswer(uint8_t mode, const char *answer, size_t n)
               "the client's bytes depend on how the answer was cut");
 
     if (sse) {
-        fz_assert(!fz_revents(answer, n, 0) || fz_revents(whole.p, whole.len,
-                                                          0),
+        fz_assert(!fz_events_valid(answer, n, 0)
+                  || fz_events_valid(whole.p, whole.len, 0),
                   "valid events in, an invalid event out");
 
     } else {

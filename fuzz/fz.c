@@ -437,3 +437,12 @@ fz_exchange(ts_loop_t *lp, int sse, const char *answer, size_t n,
 
     ts_buf_free(&call);
 }
+
+
+size_t
+fz_piece_fixed(void *arg)
+{
+    fz_fixed_t  *c = arg;
+
+    return c->step ? c->step : c->whole;
+}

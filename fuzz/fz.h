@@ -73,6 +73,14 @@ int fz_events_valid(const char *p, size_t n, int done);
 /* how many bytes of the answer the next piece has */
 typedef size_t (*fz_piece_pt)(void *arg);
 
+/* pieces of a fixed size (0: the whole answer), for fz_piece_fixed */
+typedef struct {
+    size_t  step;
+    size_t  whole;
+} fz_fixed_t;
+
+size_t fz_piece_fixed(void *arg);
+
 /*
  * The loop's exchange: each call's body checked (valid JSON, then check)
  * and fed the answer in pieces; the client's bytes in out.  Aborts when
