@@ -378,20 +378,21 @@ HOSTED = "toolsearch on; toolsearch_upstream openai; " + HEADER
 
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("carry", ["intact", "dropped", "call_only",
-                                   "references"])
+                                   "references", "previous"])
 def test_hosted_search_round_trips(gateway, emulator, stream, carry):
     """An openai upstream and gpt-5.4: deferred functions get
     defer_loading and the request {"type":"tool_search"}; the upstream
     searches itself and the client gets its items.  However the client
     carries them back (intact, without them, the call without the
-    search's output, as item_reference), the next turn is valid: a call
-    whose loading the request does not show is declared."""
+    search's output, as item_reference, or by previous_response_id), the
+    next turn is valid: a call whose loading the request does not show is
+    declared."""
     emulator.responses_script = responses_seeker(
         TARGET, ARGS, "memory create entities", "done")
     gw = gateway(server=HOSTED)
     body = first_request(stream)
     body["model"] = "gpt-5.4"
-    if carry == "references":
+    if carry in ("references", "previous"):
         body.pop("store", None)
     r = send(gw, body)
     assert r.header("X-Toolsearch-Decision") == "deferred_hosted"
@@ -416,6 +417,10 @@ def test_hosted_search_round_trips(gateway, emulator, stream, carry):
         body["input"].append(call)
     elif carry == "call_only":
         body["input"] += [search, call]
+    elif carry == "previous":
+        # the Agents SDK's previousResponseId: only the new items
+        body["previous_response_id"] = resp["id"]
+        body["input"] = []
     else:
         body["input"] += [{"type": "item_reference", "id": it["id"]}
                           for it in resp["output"]]
