@@ -11,7 +11,7 @@ t/chat_fixtures.py builds its Chat Completions bodies."""
 
 import json
 
-from chat_fixtures import sse_chunks, text_of  # noqa: F401
+from chat_fixtures import text_of
 from conftest import client_requests
 
 CLIENT_HEADERS = [("Content-Type", "application/json"),
