@@ -451,12 +451,21 @@ ngx_http_toolsearch_upstream_of(ngx_http_request_t *r,
 
     ucf = r->loc_conf[ngx_http_toolsearch_proxy_module->ctx_index];
 
-    if (ucf->upstream != NULL
-        && ts_match_any(tlcf->first_party_hosts,
-                        (char *) ucf->upstream->host.data,
-                        ucf->upstream->host.len))
+    if (ucf->upstream == NULL) {
+        return TS_UPSTREAM_COMPATIBLE;
+    }
+
+    if (ts_match_any(tlcf->first_party_hosts,
+                     (char *) ucf->upstream->host.data,
+                     ucf->upstream->host.len))
     {
         return TS_UPSTREAM_ANTHROPIC;
+    }
+
+    if (ts_match_any(tlcf->openai_hosts, (char *) ucf->upstream->host.data,
+                     ucf->upstream->host.len))
+    {
+        return TS_UPSTREAM_OPENAI;
     }
 
     return TS_UPSTREAM_COMPATIBLE;

@@ -432,6 +432,29 @@ def test_hosted_search_round_trips(gateway, emulator, stream, carry):
     assert {"type": "tool_search"} in up["tools"]
 
 
+def test_auto_profile_finds_openai_by_its_host(gateway, emulator):
+    """toolsearch_upstream auto (the default): a proxied host that
+    toolsearch_openai_hosts names is the openai profile.  The test
+    server proxies to the upstream block named "emulator"."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    body = first_request(False)
+    body["model"] = "gpt-5.4"
+    gw = gateway(server="toolsearch on; toolsearch_openai_hosts ~^emul;"
+                 "add_header X-Upstream $toolsearch_upstream always;")
+    r = send(gw, body)
+    assert r.header("X-Upstream") == "openai"
+    assert r.header("X-Toolsearch-Decision") == "deferred_hosted"
+    assert calls_of(response_of(r, False))[0]["name"] == TARGET
+    # the default list names OpenAI's and Azure's hosts, not this one
+    emulator.reset()
+    gw = gateway(server="toolsearch on;"
+                 "add_header X-Upstream $toolsearch_upstream always;")
+    r = send(gw, body)
+    assert r.header("X-Upstream") == "compatible"
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+
+
 def test_hosted_needs_a_model_that_has_it(gateway, emulator):
     """An openai upstream with an older model: the gateway's search."""
     emulator.responses_script = responses_seeker(

@@ -86,6 +86,7 @@ extern const ts_words_t  ts_hosted_words;       /* ts_hosted_t */
 extern const char *const  ts_default_client_search_tools[];
 extern const char *const  ts_default_unsupported_models[];
 extern const char *const  ts_default_first_party_hosts[];
+extern const char *const  ts_default_openai_hosts[];
 
 
 /*
