@@ -392,3 +392,17 @@ def test_hosted_search_only_passes_chat_completions(gateway, emulator):
     r = send(gw, data)
     sent_as_is(emulator, data)
     assert r.header("X-Toolsearch-Decision") == "upstream_unsupported"
+
+
+@pytest.mark.parametrize("uri,word", [
+    ("/v1/messages", "messages"), ("/v1/responses", "responses"),
+    ("/openai/v1/responses/", "responses")])
+def test_format_variable_and_responses_pass(gw, emulator, uri, word):
+    """$toolsearch_format names the URI's format; a Responses request
+    passes byte-identical for now."""
+    data = json.dumps({"model": "gpt-5.4", "input": "hi", "tools": [
+        {"type": "function", "name": "memory_create_entities",
+         "parameters": {"type": "object"}}]}).encode()
+    r = request(gw, "POST", uri, data, CLIENT_HEADERS)
+    assert r.header("X-Toolsearch-Format") == word
+    assert emulator.requests[0].body == data
