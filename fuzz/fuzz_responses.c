@@ -168,37 +168,13 @@ fz_ranswer(uint8_t mode, const char *answer, size_t n)
         1, 0, 0x8b, 2, 2, 4, 0, 0x0a
     };
     fz_policy_t  f;
-    ts_buf_t     whole, cut;
-    int          sse;
 
     fz_policy(&f, policy);
     f.p.max_searches = 1 + (mode >> 2 & 3);
     f.in.upstream = TS_UPSTREAM_COMPATIBLE;
-    sse = !(mode & 2);
 
-    ts_buf_init(&whole, 0);
-    ts_buf_init(&cut, 0);
-
-    fz_rrun(&f, sse, answer, n, 0, &whole);
-    fz_rrun(&f, sse, answer, n, 1 + (mode >> 4), &cut);
-
-    fz_assert(whole.len == cut.len
-              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
-              "the client's bytes depend on how the answer was cut");
-
-    if (sse) {
-        fz_assert(!fz_events_valid(answer, n, 0)
-                  || fz_events_valid(whole.p, whole.len, 0),
-                  "valid events in, an invalid event out");
-
-    } else {
-        fz_assert(!fz_valid_json(answer, n)
-                  || fz_valid_json(whole.p, whole.len),
-                  "a valid response, invalid JSON out");
-    }
-
-    ts_buf_free(&whole);
-    ts_buf_free(&cut);
+    fz_whole_and_cut(fz_rrun, &f, !(mode & 2), 1 + (mode >> 4), answer, n,
+                     0);
 }
 
 

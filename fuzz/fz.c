@@ -446,3 +446,35 @@ fz_piece_fixed(void *arg)
 
     return c->step ? c->step : c->whole;
 }
+
+
+void
+fz_whole_and_cut(fz_run_pt run, const fz_policy_t *f, int sse, size_t step,
+    const char *answer, size_t n, int done)
+{
+    ts_buf_t  whole, cut;
+
+    ts_buf_init(&whole, 0);
+    ts_buf_init(&cut, 0);
+
+    run(f, sse, answer, n, 0, &whole);
+    run(f, sse, answer, n, step, &cut);
+
+    fz_assert(whole.len == cut.len
+              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
+              "the client's bytes depend on how the answer was cut");
+
+    if (sse) {
+        fz_assert(!fz_events_valid(answer, n, done)
+                  || fz_events_valid(whole.p, whole.len, done),
+                  "valid events in, an invalid event out");
+
+    } else {
+        fz_assert(!fz_valid_json(answer, n)
+                  || fz_valid_json(whole.p, whole.len),
+                  "a valid JSON answer, invalid JSON out");
+    }
+
+    ts_buf_free(&whole);
+    ts_buf_free(&cut);
+}

@@ -81,6 +81,18 @@ typedef struct {
 
 size_t fz_piece_fixed(void *arg);
 
+/* one exchange of an OpenAI dialect's loop, the answer in step pieces */
+typedef void (*fz_run_pt)(const fz_policy_t *f, int sse, const char *answer,
+    size_t n, size_t step, ts_buf_t *out);
+
+/*
+ * An OpenAI dialect's answer run whole and in step-byte pieces: the
+ * client's bytes must be the same; valid events (done: [DONE] too) or a
+ * valid JSON answer must give valid ones
+ */
+void fz_whole_and_cut(fz_run_pt run, const fz_policy_t *f, int sse,
+    size_t step, const char *answer, size_t n, int done);
+
 /*
  * The loop's exchange: each call's body checked (valid JSON, then check)
  * and fed the answer in pieces; the client's bytes in out.  Aborts when
