@@ -136,45 +136,23 @@ fz_rrequest(uint8_t mode, const uint8_t *data, size_t size)
 }
 
 
-/* the exchange, the answer in pieces of step bytes (0: whole) */
-static void
-fz_rrun(const fz_policy_t *f, int sse, const char *answer, size_t n,
-    size_t step, ts_buf_t *out)
-{
-    ts_request_t  rq;
-    ts_loop_t    *lp;
-    fz_fixed_t    cut;
-
-    fz_assert(ts_responses_process(&rq, &f->in, fz_rbody,
-                                   sizeof(fz_rbody) - 1)
-              == TS_DECISION_DEFERRED_GATEWAY, "the body is deferred");
-    lp = ts_responses_loop_create(&f->in, &rq);
-    fz_assert(lp != NULL, "memory");
-    ts_loop_keep(lp, &rq);
-    ts_request_free(&rq);
-    cut.step = step;
-    cut.whole = n ? n : 1;
-
-    fz_exchange(lp, sse, answer, n, fz_piece_fixed, &cut, fz_rcheck_calls,
-                out);
-    ts_loop_free(lp);
-}
-
-
 static void
 fz_ranswer(uint8_t mode, const char *answer, size_t n)
 {
     static const uint8_t  policy[FZ_POLICY_BYTES] = {
         1, 0, 0x8b, 2, 2, 4, 0, 0x0a
     };
-    fz_policy_t  f;
+    static const fz_dialect_t  d = {
+        ts_responses_process, ts_responses_loop_create, fz_rbody,
+        sizeof(fz_rbody) - 1, fz_rcheck_calls, 0
+    };
+    fz_policy_t                f;
 
     fz_policy(&f, policy);
     f.p.max_searches = 1 + (mode >> 2 & 3);
     f.in.upstream = TS_UPSTREAM_COMPATIBLE;
 
-    fz_whole_and_cut(fz_rrun, &f, !(mode & 2), 1 + (mode >> 4), answer, n,
-                     0);
+    fz_whole_and_cut(&d, &f, !(mode & 2), 1 + (mode >> 4), answer, n);
 }
 
 

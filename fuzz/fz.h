@@ -81,17 +81,24 @@ typedef struct {
 
 size_t fz_piece_fixed(void *arg);
 
-/* one exchange of an OpenAI dialect's loop, the answer in step pieces */
-typedef void (*fz_run_pt)(const fz_policy_t *f, int sse, const char *answer,
-    size_t n, size_t step, ts_buf_t *out);
+/* an OpenAI dialect's loop: its request step, its loop, the body it runs */
+typedef struct {
+    ts_decision_t  (*process)(ts_request_t *rq, const ts_input_t *in,
+                              const char *body, size_t len);
+    ts_loop_t     *(*create)(const ts_input_t *in, const ts_request_t *rq);
+    const char      *body;
+    size_t           len;
+    void           (*check)(const char *p, size_t n);  /* a call's body */
+    int              done;      /* its streams end with [DONE] */
+} fz_dialect_t;
 
 /*
- * An OpenAI dialect's answer run whole and in step-byte pieces: the
- * client's bytes must be the same; valid events (done: [DONE] too) or a
- * valid JSON answer must give valid ones
+ * The dialect's body deferred, its loop fed the answer whole and in
+ * step-byte pieces: the client's bytes must be the same; valid events
+ * or a valid JSON answer must give valid ones
  */
-void fz_whole_and_cut(fz_run_pt run, const fz_policy_t *f, int sse,
-    size_t step, const char *answer, size_t n, int done);
+void fz_whole_and_cut(const fz_dialect_t *d, const fz_policy_t *f, int sse,
+    size_t step, const char *answer, size_t n);
 
 /*
  * The loop's exchange: each call's body checked (valid JSON, then check)
