@@ -65,6 +65,28 @@ typedef struct {
 #define TS_KEY(name, id)  { name, sizeof(name) - 1, id, 0, 0 }
 
 
+/*
+ * A reader of one member's value in ts_document_read(): key is its index
+ * in the keys; read leaves s after the value it read into v (1), leaves
+ * it to the scan (0), or fails (-1).  A dialect reads its tools array so:
+ * recalled from memory instead of crossed byte by byte.
+ */
+typedef struct {
+    size_t    key;
+    int     (*read)(ts_scan_t *s, ts_val_t *v, void *data);
+    void     *data;
+} ts_member_reader_t;
+
+
+/*
+ * ts_document_members() with the string map of the body (or NULL) and a
+ * reader of one member's value (or NULL)
+ */
+ts_status_t ts_document_read(const char *buf, size_t len,
+    const char *const *keys, size_t n, ts_val_t *out, ts_val_t *doc,
+    ts_strmap_t *map, const ts_member_reader_t *rd);
+
+
 /* 1 for bytes that end the fast path inside a string */
 static const unsigned char  ts_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
