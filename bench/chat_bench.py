@@ -63,12 +63,7 @@ def session_body(base, tool_set, session):
     fn = body["tools"][-1]["function"]
     fn["description"] = fn.get("description", "") + (
         " (team tool set %d)" % tool_set)
-    msg = body["messages"][-1]
-    note = "Session %d: what changed since the last turn?" % session
-    if isinstance(msg["content"], str):
-        msg["content"] += "\n\n" + note
-    else:
-        msg["content"].append({"type": "text", "text": note})
+    sessions_bench.session_note(body["messages"][-1], session)
     return json.dumps(body, separators=(",", ":")).encode()
 
 
