@@ -211,7 +211,13 @@ ts_chat_memory(const ts_input_t *in)
 
     mem = in ? in->index_mem : NULL;
 
-    if (mem == NULL || mem->forget) {
+    if (mem == NULL) {
+        return NULL;
+    }
+
+    /* toolsearch_recall off: what was kept goes, nothing is kept */
+    if (mem->forget) {
+        ts_recall_free(&mem->chat_tools);
         return NULL;
     }
 

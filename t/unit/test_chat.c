@@ -309,6 +309,12 @@ test_chat_recall(void)
 
         CHECK(bad == 0 && hits > 0);
         free(buf);
+
+        /* recall off: the same, and what was kept is dropped */
+        mem.forget = 1;
+        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n == 0
+              && mem.chat_tools.n == 0);
+        mem.forget = 0;
         tst_doc_free(&d);
     }
 
