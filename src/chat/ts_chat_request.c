@@ -299,7 +299,15 @@ ts_chat_tools_of(ts_index_t *ix, const ts_chat_recall_t *rc,
     ts_tool_t    *kept;
     ts_status_t   st;
 
+    /*
+     * The memory's copy, with which the rules' facts of its tools are
+     * kept (ts_facts_get): nothing else is kept in it until the request
+     * is decided.
+     */
+    ix->kept_in = rc->memory;
+
     if (rc->recalled != NULL) {
+        ix->tools_kept = rc->recalled;
         return ts_chat_tools_recalled(ix, rc->recalled, tools);
     }
 
@@ -311,6 +319,7 @@ ts_chat_tools_of(ts_index_t *ix, const ts_chat_recall_t *rc,
 
         if (kept != NULL) {
             ts_tools_shift(kept, ix->ntools, tools->off, 0);
+            ix->tools_kept = rc->memory->mru;
         }
     }
 

@@ -160,6 +160,8 @@ typedef struct ts_index_s {
     size_t          messages_recalled;  /* messages taken from memory */
     ts_recalled_t  *tools_kept;     /* the memory's copy of the tools
                                        array, until its next use */
+    ts_recall_t    *kept_in;        /* the memory tools_kept is in, when
+                                       not the lender's tools */
 
     size_t          caps[4];        /* tools, blocks, messages, members */
     ts_index_mem_t *mem;            /* the arrays' lender, or NULL */
