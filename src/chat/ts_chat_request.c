@@ -19,6 +19,7 @@
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_gateway.h"
 #include "chat/ts_chat.h"
 
@@ -360,43 +361,21 @@ ts_chat_index(ts_request_t *rq, const ts_input_t *in, const char *body,
     ts_chat_recall_t     rc;
     ts_index_t          *ix;
     ts_val_t             top, v[TS_CHAT_KEYS];
-    ts_status_t          st;
+    ts_decision_t        d;
     size_t               i;
 
     ix = &rq->ix;
-    ix->buf = body;
-    ix->len = len;
-
-    for (i = 0; i < TS_TOP_N; i++) {
-        ix->top[i] = -1;
-    }
-
     rc.memory = ts_chat_memory(in);
     rc.recalled = NULL;
     rd.key = TS_CHAT_TOOLS;
     rd.read = ts_chat_recall;
     rd.data = &rc;
 
-    st = ts_document_read(body, len, ts_chat_keys, TS_CHAT_KEYS, v, &top,
-                          NULL, rc.memory ? &rd : NULL);
+    d = ts_format_object_read(ix, body, len, ts_chat_keys, TS_CHAT_KEYS,
+                              &top, v, rc.memory ? &rd : NULL);
 
-    switch (st) {
-
-    case TS_OK:
-        break;
-
-    case TS_ERR_SYNTAX:
-        return TS_DECISION_MALFORMED;
-
-    case TS_ERR_DEPTH:
-        return TS_DECISION_TOO_DEEP;
-
-    case TS_ERR_TYPE:
-        /* not an object: not a request of this API */
-        return TS_DECISION_PASSTHROUGH;
-
-    default:
-        return TS_DECISION_ERROR;
+    if (d != TS_DECISION_NONE) {
+        return d;
     }
 
     if (v[TS_CHAT_MESSAGES].kind != TS_ARRAY) {

@@ -172,14 +172,13 @@ ts_status_t
 ts_document_members(const char *buf, size_t len, const char *const *keys,
     size_t n, ts_val_t *out, ts_val_t *doc)
 {
-    return ts_document_read(buf, len, keys, n, out, doc, NULL, NULL);
+    return ts_document_read(buf, len, keys, n, out, doc, NULL);
 }
 
 
 ts_status_t
 ts_document_read(const char *buf, size_t len, const char *const *keys,
-    size_t n, ts_val_t *out, ts_val_t *doc, ts_strmap_t *map,
-    const ts_member_reader_t *rd)
+    size_t n, ts_val_t *out, ts_val_t *doc, const ts_member_reader_t *rd)
 {
     ts_scan_t  s;
 
@@ -188,7 +187,6 @@ ts_document_read(const char *buf, size_t len, const char *const *keys,
     s.start = (const unsigned char *) buf;
     s.p = s.start;
     s.end = s.start + len;
-    s.map = map;
 
     ts_ws(&s);
     doc->off = s.p - s.start;

@@ -71,20 +71,11 @@ typedef struct {
  * it to the scan (0), or fails (-1).  A dialect reads its tools array so:
  * recalled from memory instead of crossed byte by byte.
  */
-typedef struct {
+struct ts_member_reader_s {
     size_t    key;
     int     (*read)(ts_scan_t *s, ts_val_t *v, void *data);
     void     *data;
-} ts_member_reader_t;
-
-
-/*
- * ts_document_members() with the string map of the body (or NULL) and a
- * reader of one member's value (or NULL)
- */
-ts_status_t ts_document_read(const char *buf, size_t len,
-    const char *const *keys, size_t n, ts_val_t *out, ts_val_t *doc,
-    ts_strmap_t *map, const ts_member_reader_t *rd);
+};
 
 
 /* 1 for bytes that end the fast path inside a string */
