@@ -1,13 +1,21 @@
-"""Chat Completions requests built from the recorded Messages sessions of
-t/fixtures/clients: the same client's system prompt, conversation and MCP
-tools, in the shape the AI SDK's openai-compatible provider (opencode,
-kilo, mastra) sends them to POST /v1/chat/completions.  No OpenAI-format
-recording is in the repository yet (docs/gateway-search.md, "Chat
-Completions"): this is what stands for one, built, not recorded."""
+"""Chat Completions requests: recorded from real clients
+(t/fixtures/openai/<client>/, `recorded_requests`), and built from the
+recorded Messages sessions of t/fixtures/clients for the clients not
+recorded in this format yet (`chat_requests`): the same client's system
+prompt, conversation and MCP tools, in the shape the AI SDK's
+openai-compatible provider (opencode, kilo, mastra) sends them to
+POST /v1/chat/completions."""
 
+import glob
 import json
+import os
 
-from conftest import client_requests
+from conftest import SKIP_HEADERS, client_requests
+
+OPENAI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "fixtures", "openai")
+# the clients recorded on Chat Completions (t/fixtures/openai/README.md)
+RECORDED = sorted(os.listdir(OPENAI))
 
 CLIENT_HEADERS = [("Content-Type", "application/json"),
                   ("Authorization", "Bearer sk-test"),
@@ -74,6 +82,33 @@ def chat_requests(client, stream=True):
         if b.get("tools"):
             out.append(json.dumps(chat_body(b, stream),
                                   separators=(",", ":")).encode())
+    return out
+
+
+def recorded_requests(client, stream=True):
+    """(body bytes, headers) of each request the client made with tools
+    in its recorded Chat Completions session, as it sent them; without
+    stream, its streaming fields left out (the JSON answer's case).  The
+    headers are the recorded ones but hop-by-hop, with a key."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(OPENAI, client, "*.json"))):
+        with open(path, "rb") as f:
+            body = f.read()
+        b = json.loads(body)
+        if not b.get("tools"):
+            continue
+        if not stream:
+            b.pop("stream", None)
+            b.pop("stream_options", None)
+            body = json.dumps(b, separators=(",", ":"),
+                              ensure_ascii=False).encode()
+        headers = [("Authorization", "Bearer sk-test")]
+        with open(path[:-len(".json")] + ".headers") as f:
+            for line in f:
+                k, v = line.rstrip("\n").split(": ", 1)
+                if k != "path" and k not in SKIP_HEADERS:
+                    headers.append((k, v))
+        out.append((body, headers))
     return out
 
 
