@@ -15,7 +15,8 @@ from conftest import SKIP_HEADERS, client_requests
 OPENAI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       "fixtures", "openai")
 # the clients recorded on Chat Completions (t/fixtures/openai/README.md)
-RECORDED = sorted(os.listdir(OPENAI))
+RECORDED = sorted(d for d in os.listdir(OPENAI)
+                  if os.path.isdir(os.path.join(OPENAI, d)))
 
 CLIENT_HEADERS = [("Content-Type", "application/json"),
                   ("Authorization", "Bearer sk-test"),

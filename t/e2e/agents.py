@@ -180,21 +180,30 @@ def setup_continue_chat(work, url, modules):
     return setup_continue(work, url, modules, "openai", CHAT_MODEL)
 
 
-def setup_qwen(work, url, modules, search=True):
+def setup_qwen(work, url, modules, search=True, auth="anthropic"):
     settings = {"mcpServers": work.servers,
-                "security": {"auth": {"selectedType": "anthropic"}},
+                "security": {"auth": {"selectedType": auth}},
                 "privacy": {"usageStatisticsEnabled": False},
                 "general": {"disableAutoUpdate": True}}
     if not search:
         settings["tools"] = {"toolSearch": {"enabled": False}}
     work.write(".qwen/settings.json", settings)
-    return [os.path.join(modules, ".bin", "qwen"), "--auth-type",
-            "anthropic", "-m", MODEL, "--yolo", PROMPT], {
-        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY}
+    env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY}
+    if auth == "openai":
+        env = {"OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": KEY}
+    return [os.path.join(modules, ".bin", "qwen"), "--auth-type", auth,
+            "-m", CHAT_MODEL if auth == "openai" else MODEL, "--yolo",
+            PROMPT], env
 
 
 def setup_qwen_nosearch(work, url, modules):
     return setup_qwen(work, url, modules, search=False)
+
+
+def setup_qwen_chat(work, url, modules):
+    """qwen-code on Chat Completions (its OpenAI auth), its own tool
+    search off so that it sends every tool."""
+    return setup_qwen(work, url, modules, search=False, auth="openai")
 
 
 def sdk_setup(script, stream=False, api=None):
@@ -234,6 +243,7 @@ CLIENTS = {
     "opencode-chat": (setup_opencode_chat, ("opencode-ai",)),
     "cline-chat": (setup_cline_chat, ("cline",)),
     "continue-chat": (setup_continue_chat, ("@continuedev/cli",)),
+    "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),
     "cline": (setup_cline, ("cline",)),
     "continue": (setup_continue, ("@continuedev/cli",)),

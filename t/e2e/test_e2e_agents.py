@@ -1,6 +1,7 @@
 """Agent clients other than Claude Code through the gateway, end to end:
 opencode, cline, continue, the Vercel AI SDK (each on the Messages API
-and on Chat Completions) and LangChain.js (t/e2e/agents.py), each with
+and on Chat Completions), qwen-code with its own search off (on Chat
+Completions) and LangChain.js (t/e2e/agents.py), each with
 the five MCP servers from npm, on both profiles.  The session completes,
 the memory server's store holds the entity the model asked for, every
 request reached the emulator and was accepted, and the gateway deferred
@@ -33,7 +34,7 @@ CASES = [
     # Chat Completions: gateway search whatever the upstream
     ("ai-sdk-chat", "compatible"), ("ai-sdk-chat-stream", "compatible"),
     ("opencode-chat", "compatible"), ("cline-chat", "compatible"),
-    ("continue-chat", "compatible"),
+    ("continue-chat", "compatible"), ("qwen-code-chat", "compatible"),
 ]
 
 
