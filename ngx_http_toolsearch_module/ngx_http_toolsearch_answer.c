@@ -23,7 +23,36 @@ static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
 static void
 ngx_http_toolsearch_answer_cleanup(void *data)
 {
-    ts_cut_free(data);
+    ngx_http_toolsearch_ctx_t  *ctx = data;
+
+    ts_cut_free(ctx->answer);
+    ngx_http_toolsearch_pace_free(&ctx->pace);
+}
+
+
+/* the cut of n bytes of the answer, and of its end */
+static ngx_int_t
+ngx_http_toolsearch_answer_feed(ngx_http_request_t *r, u_char *p, size_t n,
+    ngx_uint_t last, ts_buf_t *out)
+{
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    if (n && ts_cut_feed(ctx->answer, (char *) p, n, out) != 0) {
+        return NGX_ERROR;
+    }
+
+    if (last) {
+        if (ts_cut_end(ctx->answer, out) != 0) {
+            return NGX_ERROR;
+        }
+
+        /* a JSON answer was held whole: its memory goes now */
+        ts_cut_free(ctx->answer);
+    }
+
+    return NGX_OK;
 }
 
 
@@ -68,8 +97,10 @@ ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
     }
 
     ts_cut_init(ctx->answer, NULL, sse);
+    ngx_http_toolsearch_pace_init(&ctx->pace, ngx_http_toolsearch_answer_feed,
+                                  sse);
     cln->handler = ngx_http_toolsearch_answer_cleanup;
-    cln->data = ctx->answer;
+    cln->data = ctx;
 
     return NGX_OK;
 }
@@ -117,17 +148,14 @@ ngx_http_toolsearch_answer_header_filter(ngx_http_request_t *r)
 
 /*
  * The cut of what came, and of the answer's end at its last buffer:
- * events go on as they come, a JSON message at its end.
+ * events go on as they come, a JSON message at its end, at the client's
+ * pace (the pace's file).
  */
 static ngx_int_t
 ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in)
 {
-    ngx_buf_t                  *b;
-    ngx_uint_t                  last, flush;
-    ngx_chain_t                *cl, out;
     ngx_http_toolsearch_ctx_t  *ctx;
-    ts_buf_t                    cut;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
@@ -137,57 +165,8 @@ ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
         return ngx_http_next_body_filter(r, in);
     }
 
-    ts_buf_init(&cut, 0);
-    last = 0;
-    flush = 0;
-
-    for (cl = in; cl; cl = cl->next) {
-        b = cl->buf;
-
-        (void) ts_cut_feed(ctx->answer, (char *) b->pos, b->last - b->pos,
-                           &cut);
-        b->pos = b->last;
-        last |= b->last_buf;
-        flush |= b->flush;
-    }
-
-    if (last) {
-        (void) ts_cut_end(ctx->answer, &cut);
-    }
-
-    if (cut.failed) {
-        ts_buf_free(&cut);
-        return NGX_ERROR;
-    }
-
-    if (cut.len == 0 && !last && !flush) {
-        ts_buf_free(&cut);
-        return NGX_OK;
-    }
-
-    b = ngx_create_temp_buf(r->pool, cut.len ? cut.len : 1);
-    if (b == NULL) {
-        ts_buf_free(&cut);
-        return NGX_ERROR;
-    }
-
-    /* an empty buffer may have no memory at all */
-    if (cut.len) {
-        b->last = ngx_cpymem(b->pos, cut.p, cut.len);
-    }
-
-    b->last_buf = last;
-    b->flush = flush || ctx->answer->sse;
-    ts_buf_free(&cut);
-
-    if (b->pos == b->last) {
-        b->temporary = 0;
-    }
-
-    out.buf = b;
-    out.next = NULL;
-
-    return ngx_http_next_body_filter(r, &out);
+    return ngx_http_toolsearch_pace(r, &ctx->pace, in,
+                                    ngx_http_next_body_filter);
 }
 
 

@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_toolsearch_loop_content(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
 static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_toolsearch_loop_feed(ngx_http_request_t *r,
+    u_char *p, size_t n, ngx_uint_t last, ts_buf_t *out);
 
 
 /* gateway-search requests in flight at once that make a burst, after
@@ -81,6 +83,7 @@ ngx_http_toolsearch_loop_cleanup(void *data)
     ts_buf_free(&ctx->call);
     ts_buf_free(&ctx->out);
     ts_buf_free(&ctx->error);
+    ngx_http_toolsearch_pace_free(&ctx->pace);
     ctx->loop = NULL;
 
     if (ctx->answer) {
@@ -149,6 +152,10 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
     ts_buf_init(&ctx->error, 0);
+
+    /* the loop's bytes for the client go out as they come */
+    ngx_http_toolsearch_pace_init(&ctx->pace, ngx_http_toolsearch_loop_feed,
+                                  1);
 
     /* what the client gets of the searches: their blocks, or only the
      * final content (the cut runs over the loop's bytes for the client) */
@@ -438,7 +445,12 @@ ngx_http_toolsearch_cut(ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
 }
 
 
-/* the loop's bytes, flushed: the write filter must not hold them */
+/*
+ * The loop's bytes between and after its calls (what a call's answer
+ * gives goes through the body filter), flushed: the write filter must
+ * not hold them.  The last ones are sent from where they are, a whole
+ * JSON answer too, and stay until the request's pool goes.
+ */
 static ngx_int_t
 ngx_http_toolsearch_send(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
@@ -454,43 +466,43 @@ ngx_http_toolsearch_send(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    b = ngx_create_temp_buf(r->pool, ctx->out.len ? ctx->out.len : 1);
-    if (b == NULL) {
-        return NGX_ERROR;
-    }
+    if (last) {
+        b = ngx_calloc_buf(r->pool);
+        if (b == NULL) {
+            return NGX_ERROR;
+        }
 
-    /* an empty buffer may have no memory at all */
-    if (ctx->out.len) {
+        b->pos = (u_char *) ctx->out.p;
+        b->last = b->pos + ctx->out.len;
+        b->memory = (ctx->out.len != 0);
+
+    } else {
+        b = ngx_create_temp_buf(r->pool, ctx->out.len);
+        if (b == NULL) {
+            return NGX_ERROR;
+        }
+
         b->last = ngx_cpymem(b->pos, ctx->out.p, ctx->out.len);
+        ts_buf_reset(&ctx->out);
     }
 
     b->flush = 1;
-    b->last_buf = (r == r->main) && last;
+    b->last_buf = last;
     b->last_in_chain = 1;
-    ts_buf_reset(&ctx->out);
-
-    if (b->pos == b->last) {
-        b->temporary = 0;
-    }
 
     out.buf = b;
     out.next = NULL;
 
-    return r == r->main ? ngx_http_output_filter(r, &out)
-                        : ngx_http_next_body_filter(r, &out);
+    return ngx_http_output_filter(r, &out);
 }
 
 
 /* keeps what the answer says: the loop's input, or a failed call's body */
 static void
-ngx_http_toolsearch_take(ngx_http_toolsearch_ctx_t *ctx, ngx_buf_t *b)
+ngx_http_toolsearch_take(ngx_http_toolsearch_ctx_t *ctx, u_char *p, size_t n)
 {
-    size_t  n;
-
-    n = b->last - b->pos;
-
     if (!ctx->failed) {
-        if (ts_loop_feed(ctx->loop, (char *) b->pos, n, &ctx->out) != 0) {
+        if (ts_loop_feed(ctx->loop, (char *) p, n, &ctx->out) != 0) {
             /* the gateway cannot follow the answer: the call failed */
             ctx->failed = 1;
             ctx->error_status = 0;
@@ -499,10 +511,39 @@ ngx_http_toolsearch_take(ngx_http_toolsearch_ctx_t *ctx, ngx_buf_t *b)
     } else if (ctx->error_status != 0
                && ctx->error.len + n <= NGX_HTTP_TOOLSEARCH_ERROR_MAX)
     {
-        (void) ts_buf_add(&ctx->error, (char *) b->pos, n);
+        (void) ts_buf_add(&ctx->error, (char *) p, n);
+    }
+}
+
+
+/*
+ * The pace's feed: n bytes of the call's answer to the loop; what the
+ * loop gives the client of an event stream, cut, in out.
+ */
+static ngx_int_t
+ngx_http_toolsearch_loop_feed(ngx_http_request_t *r, u_char *p, size_t n,
+    ngx_uint_t last, ts_buf_t *out)
+{
+    ngx_int_t                   rc;
+    ngx_http_toolsearch_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    ngx_http_toolsearch_take(ctx, p, n);
+
+    if (ctx->failed || !ctx->sse) {
+        ts_buf_reset(&ctx->out);
+        return NGX_OK;
     }
 
-    b->pos = b->last;
+    if (ctx->out.failed || ngx_http_toolsearch_cut(ctx, 0) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    rc = ts_buf_add(out, ctx->out.p, ctx->out.len) == 0 ? NGX_OK : NGX_ERROR;
+    ts_buf_reset(&ctx->out);
+
+    return rc;
 }
 
 
@@ -529,16 +570,9 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
         return ngx_http_next_body_filter(r, in);
     }
 
-    for (cl = in; cl; cl = cl->next) {
-        ngx_http_toolsearch_take(ctx, cl->buf);
-    }
-
-    if (ctx->failed || !ctx->sse) {
-        ts_buf_reset(&ctx->out);
-        return NGX_OK;
-    }
-
-    return ngx_http_toolsearch_send(r, ctx, 0);
+    /* the answer is fed at the client's pace (the pace's file) */
+    return ngx_http_toolsearch_pace(r, &ctx->pace, in,
+                                    ngx_http_next_body_filter);
 }
 
 

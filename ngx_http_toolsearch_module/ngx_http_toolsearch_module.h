@@ -18,6 +18,7 @@
 #include "rewrite/ts_counters.h"
 #include "rewrite/ts_format.h"
 #include "rewrite/ts_request.h"
+#include "ngx_http_toolsearch_pace.h"
 
 
 /* toolsearch_search_blocks; not set: by the client's profile */
@@ -61,6 +62,7 @@ typedef struct {
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
     ts_cut_t       *answer;         /* the cut of the client's answer */
+    ngx_http_toolsearch_pace_t  pace;   /* of the answer's body filter */
 
     /* gateway-executed search */
     ts_loop_t      *loop;

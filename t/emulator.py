@@ -668,6 +668,7 @@ class Emulator:
         self.received = 0           # requests received, kept or not
         self.corrupted = 0          # bodies whose digest did not match
         self.aborted = 0            # Raw answers the gateway cut short
+        self.finished = 0           # Raw answers sent to their end
         self.faults = 0             # Fault answers sent
         self.chat_script = None     # Chat Completions: chat_default
         emulator = self
@@ -908,6 +909,8 @@ class EmulatorHandler(BaseHTTPRequestHandler):
                 if raw.delay:
                     time.sleep(raw.delay)
             self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            self.emu.count("finished")
         except (BrokenPipeError, ConnectionResetError):
             self.emu.count("aborted")
             self.close_connection = True
@@ -999,12 +1002,16 @@ def sse(kind, data):
     return "event: %s\ndata: %s\n\n" % (kind, json.dumps(data))
 
 
-def block_events(index, block):
-    """content_block_start/delta/stop for one block, as the API streams."""
+def block_events(index, block, piece=0):
+    """content_block_start/delta/stop for one block, as the API streams;
+    a text in deltas of piece characters (0: one delta)."""
     kind = block["type"]
     if kind == "text":
         start = {"type": "text", "text": ""}
-        deltas = [{"type": "text_delta", "text": block["text"]}]
+        s = block["text"]
+        step = piece or max(1, len(s))
+        deltas = [{"type": "text_delta", "text": s[i:i + step]}
+                  for i in range(0, max(1, len(s)), step)]
     elif kind in ("tool_use", "server_tool_use"):
         start = dict(block, input={})
         deltas = [{"type": "input_json_delta",
@@ -1021,14 +1028,14 @@ def block_events(index, block):
                                      "index": index})
 
 
-def sse_events(message):
+def sse_events(message, piece=0):
     start = dict(message, content=[], stop_reason=None)
     start["usage"] = {"input_tokens": message["usage"]["input_tokens"],
                       "output_tokens": 1}
     yield sse("message_start", {"type": "message_start", "message": start})
     yield sse("ping", {"type": "ping"})
     for i, block in enumerate(message["content"]):
-        yield from block_events(i, block)
+        yield from block_events(i, block, piece)
     yield sse("message_delta", {
         "type": "message_delta",
         "delta": {"stop_reason": message["stop_reason"],
@@ -1255,6 +1262,23 @@ def chat_events(c, options):
         yield "data: %s\n\n" % json.dumps(dict(head, choices=[],
                                                  usage=c["usage"]))
     yield "data: [DONE]\n\n"
+
+
+def answer_bytes(message, stream, piece=4096):
+    """A message as an upstream sends it: its SSE events (texts in deltas
+    of piece characters, as a long answer streams) or one JSON document."""
+    if stream:
+        return "".join(sse_events(message, piece)).encode()
+    return json.dumps(message).encode()
+
+
+def paced(data, stream, size=65536, delay=0.0):
+    """An answer's bytes as a Raw answer in chunks of size bytes, delay
+    seconds apart: a long answer at the pace the test wants."""
+    kind = "text/event-stream; charset=utf-8" if stream else \
+        "application/json"
+    return Raw([data[i:i + size] for i in range(0, len(data), size)],
+               headers=(("Content-Type", kind),), delay=delay)
 
 
 def main():

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from conftest import load_fixture, parse_raw
-from emulator import ApiError, Fault, Raw, Reply, sse, text, tool_use
+from emulator import (ApiError, Fault, Raw, Reply, answer_bytes, sse,
+                      sse_events, text, tool_use)
 from gateway import ASAN, free_port
 from test_gateway_search import TARGET, events
 
@@ -88,6 +89,10 @@ def exchange_http1(port, fx, body, timeout=20, pause=0.0, rcvbuf=0):
         raw = read_all(s, timeout)
     finally:
         s.close()
+    if not raw:
+        # nothing came before the connection closed: a reset can take
+        # the unread header with it
+        return Answer(0, {}, b"", False)
     status, headers, data = parse_raw(raw)
     return Answer(status, headers, data, ended_http1(raw))
 
@@ -103,15 +108,23 @@ def exchange_h2(port, fx, body, tmp, timeout=20):
         cmd += ["-H", "%s: %s" % (k, v)]
     r = subprocess.run(cmd + ["http://127.0.0.1:%d%s" % (port, fx.url)],
                        capture_output=True, timeout=timeout + 10)
-    with open(head, "rb") as f:
-        lines = f.read().decode("latin-1").split("\r\n")
+    lines = []
+    if os.path.exists(head):
+        with open(head, "rb") as f:
+            lines = f.read().decode("latin-1").split("\r\n")
+    if not lines or not lines[0]:
+        # the stream was reset before its header reached curl
+        return Answer(0, {}, b"", False)
     headers = {}
     for line in lines[1:]:
         k, _, v = line.partition(":")
         if k:
             headers[k.strip().lower()] = v.strip()
-    with open(out, "rb") as f:
-        data = f.read()
+    data = b""
+    if os.path.exists(out):
+        # (curl writes no file for an answer that had no body yet)
+        with open(out, "rb") as f:
+            data = f.read()
     return Answer(int(lines[0].split()[1]), headers, data, r.returncode == 0)
 
 
@@ -296,8 +309,15 @@ def test_sendfile_max_chunk(emulator, gateway):
 
 
 def worker_pid(gw):
-    out = subprocess.run(["pgrep", "-P", str(gw.proc.pid)],
-                         capture_output=True, text=True).stdout.split()
+    """The worker's pid; the master accepts connections on its listening
+    sockets before it has forked the worker, so it is waited for."""
+    deadline = time.monotonic() + 10
+    while True:
+        out = subprocess.run(["pgrep", "-P", str(gw.proc.pid)],
+                             capture_output=True, text=True).stdout.split()
+        if out or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(out) == 1, out
     return int(out[0])
 
@@ -381,6 +401,22 @@ def test_clients_that_never_read_are_let_go(emulator, gateway, monkeypatch):
     assert "left in connection" not in gw.error_log()
 
 
+def hang_up_after(port, marker):
+    """A streaming request whose client resets the connection once the
+    answer has shown marker."""
+    fx, body = body_of(True)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(request_head(fx, len(body)) + body)
+    got = b""
+    while marker not in got:
+        piece = s.recv(65536)
+        assert piece, got
+        got += piece
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                 b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    s.close()
+
+
 def test_client_vanishes_during_a_later_call(emulator, gateway):
     """The client hangs up while the second call streams: the call stops,
     the request is logged with 499, nothing is left open."""
@@ -389,17 +425,7 @@ def test_client_vanishes_during_a_later_call(emulator, gateway):
     scripted(emulator, [SEARCH, slow])
     # the search's blocks show the second call began
     gw = gateway(server=GATEWAY + " toolsearch_search_blocks keep;")
-    fx, body = body_of(True)
-    s = socket.create_connection(("127.0.0.1", gw.port), timeout=10)
-    s.sendall(request_head(fx, len(body)) + body)
-    got = b""
-    while b"tool_search_tool_result" not in got:
-        piece = s.recv(65536)
-        assert piece, got
-        got += piece
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                 b"\x01\x00\x00\x00\x00\x00\x00\x00")
-    s.close()
+    hang_up_after(gw.port, b"tool_search_tool_result")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not gw.access_log():
         time.sleep(0.1)
@@ -410,3 +436,133 @@ def test_client_vanishes_during_a_later_call(emulator, gateway):
     while time.monotonic() < deadline and not emulator.aborted:
         time.sleep(0.1)
     assert emulator.aborted == 1
+
+
+# ---- the hosted path: deferred_hosted, toolsearch_search_blocks strip ----
+
+# the cut set: the recorded client's profile would keep the blocks
+HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
+          "toolsearch_search_blocks strip; "
+          "proxy_read_timeout 2s; send_timeout 3s;")
+
+USE = {"type": "server_tool_use", "id": "srvtoolu_1",
+       "name": "tool_search_tool_bm25", "input": {"query": "memory"}}
+RESULT = {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_1",
+          "content": {"type": "tool_search_tool_search_result",
+                      "tool_references": [{"type": "tool_reference",
+                                           "tool_name": TARGET}]}}
+CALL = tool_use(TARGET, {"entities": []}, "toolu_target")
+HOSTED_SEARCH = Reply([text("Searching."), USE, RESULT, CALL], searches=1)
+
+
+def hosted_message(blocks):
+    """A message as Anthropic's hosted search answers it."""
+    return {"id": "msg_hosted", "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-5", "content": blocks,
+            "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 10,
+                      "server_tool_use": {"tool_search_requests": 1}}}
+
+
+def hosted_answer(size, stream):
+    """(what the upstream sends, what the client must get): a hosted
+    search, its result, `size` bytes of text and the call it found; the
+    client's answer is the same without the search's two blocks."""
+    big = text("".join(chr(97 + i % 26) for i in range(size)))
+    up = answer_bytes(hosted_message([text("Searching."), USE, RESULT, big,
+                                      CALL]), stream)
+    down = answer_bytes(hosted_message([text("Searching."), big, CALL]),
+                        stream)
+    return up, down
+
+
+def hosted(emulator, answer):
+    emulator.profile = "anthropic"
+    emulator.script = lambda req: answer
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+@pytest.mark.parametrize("status,kind,extra", STATUSES,
+                         ids=[str(s[0]) for s in STATUSES])
+def test_hosted_upstream_status(emulator, gateway, stream, status, kind,
+                                extra):
+    """An upstream error on the hosted path reaches the client as it came:
+    the cut reads 200 answers only."""
+    hosted(emulator, ApiError("Upstream says no", status, kind, extra))
+    gw = gateway(server=HOSTED)
+    fx, body = body_of(stream)
+    a = exchange_http1(gw.port, fx, body)
+    assert a.ended and a.status == status
+    assert a.headers["x-toolsearch-decision"] == "deferred_hosted"
+    assert error_of(a) == {"type": kind, "message": "Upstream says no"}
+    for k, v in extra:
+        assert a.headers.get(k) == v
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["sse", "json"])
+@pytest.mark.parametrize("how,after", BREAKS,
+                         ids=["%s-%d" % b for b in BREAKS])
+def test_hosted_upstream_breaks(emulator, gateway, stream, how, after):
+    """The hosted answer breaks off: the client's answer breaks off too
+    (never a cleanly ended success), without a search block, and the
+    request ends and is logged."""
+    hosted(emulator, Fault(HOSTED_SEARCH, after, how))
+    gw = gateway(server=HOSTED)
+    fx, body = body_of(stream)
+    a = exchange_http1(gw.port, fx, body)
+    assert not (a.status == 200 and a.ended), a.body[-300:]
+    assert b"tool_search_tool" not in a.body
+    gw.stop()
+    assert len(gw.access_log()) == 1
+
+
+def test_hosted_garbage_mid_stream(emulator, gateway):
+    """Events the cut cannot read (not JSON, an unknown kind) between the
+    hosted answer's events pass byte for byte; the search's blocks still
+    leave, the blocks after them renumbered."""
+    garbage = ["data: {not json\n\n", "event: mystery\ndata: [1, 2]\n\n"]
+    up = list(sse_events(hosted_message(HOSTED_SEARCH.blocks)))
+    down = list(sse_events(hosted_message([text("Searching."), CALL])))
+    for ev in (up, down):
+        ev.insert(5, garbage[1])
+        ev.insert(1, garbage[0])
+    hosted(emulator, Raw([e.encode() for e in up]))
+    gw = gateway(server=HOSTED)
+    fx, body = body_of(True)
+    a = exchange_http1(gw.port, fx, body)
+    assert a.status == 200 and a.ended
+    assert a.body == "".join(down).encode()
+
+
+def test_hosted_client_vanishes(emulator, gateway):
+    """The client hangs up while a hosted answer streams: the upstream
+    connection is closed, the request ends and is logged (with the status
+    its header carried, as for plain proxy_pass)."""
+    start = sse_events(hosted_message([]))
+    pings = (sse("ping", {"type": "ping"}).encode() for _ in range(100))
+    hosted(emulator, Raw([next(start).encode()] + list(pings), delay=0.1))
+    gw = gateway(server=HOSTED)
+    hang_up_after(gw.port, b"event: ping")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (
+            gw.access_log() and emulator.aborted):
+        time.sleep(0.1)
+    assert len(gw.access_log()) == 1
+    assert emulator.aborted == 1
+
+
+@pytest.mark.parametrize("case", ["429", "close-700"])
+def test_hosted_http2(emulator, gateway, tmp_path, case):
+    """The same outcomes over HTTP/2: the status as it came, or an answer
+    that does not end cleanly."""
+    hosted(emulator, ApiError("Slow down", 429, "rate_limit_error")
+           if case == "429" else Fault(HOSTED_SEARCH, 700, "close"))
+    gw = gateway(server=HOSTED)
+    fx, body = body_of(True)
+    a = exchange_h2(gw.h2_port, fx, body, str(tmp_path))
+    if case == "429":
+        assert a.status == 429 and a.ended
+        assert error_of(a)["type"] == "rate_limit_error"
+    else:
+        assert a.status in (0, 200) and not a.ended
+        assert b"tool_search_tool" not in a.body
