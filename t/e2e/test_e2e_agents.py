@@ -109,8 +109,10 @@ def assert_chat_session(run, posts, log):
         # the client's request as it reached the upstream (clients may
         # send two at once: found by its size), then the gateway's calls
         # that continue it
-        first = json.loads(next(r.body for r in posts
-                                if len(r.body) == int(line["out"])))
+        first = next((r.body for r in posts
+                      if len(r.body) == int(line["out"])), None)
+        assert first is not None, "no upstream call of %s" % line
+        first = json.loads(first)
         assert all(n.endswith(agents.TARGET_SUFFIX)
                    for n in called(first)), called(first)
         if line["decision"] != "deferred_gateway":
