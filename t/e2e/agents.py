@@ -116,6 +116,18 @@ def setup_opencode_chat(work, url, modules):
             "-m", "gateway/" + CHAT_MODEL, PROMPT], {}
 
 
+def setup_opencode_responses(work, url, modules):
+    """opencode on the Responses API: its own openai provider (the AI
+    SDK's @ai-sdk/openai, store false) with a base URL."""
+    config = opencode_config(work, url)
+    config["provider"] = {"openai": {"options": {
+        "baseURL": url + "/v1", "apiKey": KEY}}}
+    config["small_model"] = "openai/" + CHAT_MODEL
+    work.write(".config/opencode/opencode.json", config)
+    return [os.path.join(modules, ".bin", "opencode"), "run", "--auto",
+            "-m", "openai/" + CHAT_MODEL, PROMPT], {}
+
+
 def setup_kilo(work, url, modules):
     path = work.write(".config/kilo/kilo.json", opencode_config(work, url))
     return [os.path.join(modules, ".bin", "kilo"), "run", "--auto",
@@ -244,6 +256,7 @@ CLIENTS = {
     "cline-chat": (setup_cline_chat, ("cline",)),
     "continue-chat": (setup_continue_chat, ("@continuedev/cli",)),
     "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
+    "opencode-responses": (setup_opencode_responses, ("opencode-ai",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),
     "cline": (setup_cline, ("cline",)),
     "continue": (setup_continue, ("@continuedev/cli",)),
@@ -347,3 +360,14 @@ def chat_model(body):
         return ChatReply("Alice")
     return chat_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
                        FINAL)(body)
+
+
+def responses_model(body, ctx):
+    """The scripted model on the Responses API: the same job."""
+    from emulator_responses import ResponsesReply, responses_seeker
+    target = next((n for n in list(ctx.functions) + list(ctx.deferred)
+                   if n.endswith(TARGET_SUFFIX)), None)
+    if target is None and "tool_search" not in ctx.functions:
+        return ResponsesReply("Alice")
+    return responses_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
+                            FINAL)(body, ctx)
