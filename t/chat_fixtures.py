@@ -6,11 +6,10 @@ prompt, conversation and MCP tools, in the shape the AI SDK's
 openai-compatible provider (opencode, kilo, mastra) sends them to
 POST /v1/chat/completions."""
 
-import glob
 import json
 import os
 
-from conftest import SKIP_HEADERS, client_requests
+from conftest import client_requests, recorded_session
 
 OPENAI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       "fixtures", "openai")
@@ -87,30 +86,9 @@ def chat_requests(client, stream=True):
 
 
 def recorded_requests(client, stream=True):
-    """(body bytes, headers) of each request the client made with tools
-    in its recorded Chat Completions session, as it sent them; without
-    stream, its streaming fields left out (the JSON answer's case).  The
-    headers are the recorded ones but hop-by-hop, with a key."""
-    out = []
-    for path in sorted(glob.glob(os.path.join(OPENAI, client, "*.json"))):
-        with open(path, "rb") as f:
-            body = f.read()
-        b = json.loads(body)
-        if not b.get("tools"):
-            continue
-        if not stream:
-            b.pop("stream", None)
-            b.pop("stream_options", None)
-            body = json.dumps(b, separators=(",", ":"),
-                              ensure_ascii=False).encode()
-        headers = [("Authorization", "Bearer sk-test")]
-        with open(path[:-len(".json")] + ".headers") as f:
-            for line in f:
-                k, v = line.rstrip("\n").split(": ", 1)
-                if k != "path" and k not in SKIP_HEADERS:
-                    headers.append((k, v))
-        out.append((body, headers))
-    return out
+    """The client's recorded Chat Completions session
+    (conftest.recorded_session)."""
+    return recorded_session(OPENAI, client, stream)
 
 
 def tool_bytes(body):

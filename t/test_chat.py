@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import request
+from conftest import assert_search_then_load, request
 from chat_fixtures import (CLIENT_HEADERS, RECORDED, chat_requests,
                            recorded_requests, sse_chunks, tool_bytes)
 from emulator import ApiError, ChatReply, chat_seeker
@@ -391,13 +391,10 @@ def test_recorded_session_completes(gateway, emulator, client, stream):
     r = send(gw, session[1][0], headers=session[1][1])
     _, message, finish, _ = completion(r, stream)
     assert (message["content"], finish) == ("done", "stop")
-    searched = [function_names(b) for b in upstream_bodies(emulator)]
-    assert len(searched) == 3 and "tool_search" in searched[0] and \
-        target not in searched[0] and target in searched[1], searched
-    sent = tool_bytes(session[0][0])
-    for rec in emulator.requests:
-        assert tool_bytes(rec.body) <= sent * 0.5, \
-            (client, tool_bytes(rec.body), sent)
+    assert_search_then_load(
+        [(function_names(b), tool_bytes(rec.body)) for b, rec in
+         zip(upstream_bodies(emulator), emulator.requests)],
+        target, tool_bytes(session[0][0]))
 
 
 @pytest.mark.parametrize("stream", [False, True])
