@@ -485,7 +485,8 @@ ts_j_close(ts_cut_t *a, const char *c, ts_buf_t *out)
 {
     ts_cut_json_t  *j = &a->j;
 
-    if (ts_buf_add(out, j->gap.p + j->keep, j->gap.len - j->keep) != 0
+    if ((j->gap.len > j->keep
+         && ts_buf_add(out, j->gap.p + j->keep, j->gap.len - j->keep) != 0)
         || ts_buf_add(out, c, 1) != 0)
     {
         return -1;
