@@ -17,6 +17,7 @@
 #include "ngx_http_toolsearch_body.h"
 #include "ngx_http_toolsearch_betas.h"
 #include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
@@ -341,7 +342,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
 
     ngx_http_toolsearch_input(r, tlcf, &in);
 
-    /* the format's dialect reads the body; Responses passes for now */
+    /* the format's dialect reads the body */
     switch (ctx->format) {
 
     case TS_FORMAT_CHAT:
@@ -349,8 +350,8 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
         break;
 
     case TS_FORMAT_RESPONSES:
-        ctx->decision = TS_DECISION_PASSTHROUGH;
-        return;
+        ctx->decision = ts_responses_process(&rq, &in, (char *) body, len);
+        break;
 
     default:
         ctx->decision = ts_request_process(&rq, &in, (char *) body, len);
@@ -411,6 +412,12 @@ ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
     stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
     ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
 
+    if (ctx->format == TS_FORMAT_RESPONSES) {
+        ctx->loop = ts_responses_loop_create(in, rq);
+
+        return ctx->loop ? NGX_OK : NGX_ERROR;
+    }
+
     ctx->loop = ts_loop_create(in, (char *) body, len);
 
     return ctx->loop ? NGX_OK : NGX_ERROR;
@@ -444,12 +451,21 @@ ngx_http_toolsearch_upstream_of(ngx_http_request_t *r,
 
     ucf = r->loc_conf[ngx_http_toolsearch_proxy_module->ctx_index];
 
-    if (ucf->upstream != NULL
-        && ts_match_any(tlcf->first_party_hosts,
-                        (char *) ucf->upstream->host.data,
-                        ucf->upstream->host.len))
+    if (ucf->upstream == NULL) {
+        return TS_UPSTREAM_COMPATIBLE;
+    }
+
+    if (ts_match_any(tlcf->first_party_hosts,
+                     (char *) ucf->upstream->host.data,
+                     ucf->upstream->host.len))
     {
         return TS_UPSTREAM_ANTHROPIC;
+    }
+
+    if (ts_match_any(tlcf->openai_hosts, (char *) ucf->upstream->host.data,
+                     ucf->upstream->host.len))
+    {
+        return TS_UPSTREAM_OPENAI;
     }
 
     return TS_UPSTREAM_COMPATIBLE;
