@@ -34,6 +34,16 @@ enum { TS_J_NONE = 0, TS_J_KEPT, TS_J_DROPPED };
 /* what the string being read is */
 enum { TS_J_NOTOK = 0, TS_J_KEY, TS_J_VALUE };
 
+/* what a byte is to the reading */
+enum {
+    TS_J_EV_NONE = 0,
+    TS_J_EV_OPEN,           /* a string begins */
+    TS_J_EV_CLOSE,          /* ... ends */
+    TS_J_EV_END,            /* the value read ends (depth 0) */
+    TS_J_EV_COLON,          /* a member's value comes (depth 1) */
+    TS_J_EV_OTHER           /* anything else but blanks */
+};
+
 /* the member whose value comes */
 enum { TS_J_OTHER = 0, TS_J_TYPE, TS_J_NAME };
 
@@ -322,17 +332,13 @@ ts_j_item_end(ts_cut_t *a, ts_buf_t *out)
 }
 
 
-/* the structure of an item's byte, already where its mode puts it */
+/*
+ * One byte of JSON read: strings, nesting, and member names where a
+ * member's name may come (key, at depth 1)
+ */
 static int
-ts_j_item_byte(ts_cut_t *a, char c, ts_buf_t *out)
+ts_j_lex(ts_cut_json_t *j, char c)
 {
-    ts_cut_json_t  *j = &a->j;
-    int             hold;
-    size_t          at;
-
-    hold = j->mode == TS_J_HOLD;
-    at = a->in.len - 1;
-
     if (j->str) {
         if (j->esc) {
             j->esc = 0;
@@ -343,68 +349,89 @@ ts_j_item_byte(ts_cut_t *a, char c, ts_buf_t *out)
 
         } else if (c == '"') {
             j->str = 0;
-
-            if (j->depth == 0) {
-                return ts_j_item_end(a, out);
-            }
-
-            if (hold && j->tok != TS_J_NOTOK) {
-                j->tokv.len = at + 1 - j->tokv.off;
-                return ts_j_token(a, out);
-            }
+            return TS_J_EV_CLOSE;
         }
 
-        return 0;
+        return TS_J_EV_NONE;
     }
 
     switch (c) {
 
     case '"':
         j->str = 1;
+        return TS_J_EV_OPEN;
 
+    case '{':
+    case '[':
+        j->depth++;
+        return TS_J_EV_OTHER;
+
+    case '}':
+    case ']':
+        return --j->depth == 0 ? TS_J_EV_END : TS_J_EV_OTHER;
+
+    case ',':
+        j->key = j->depth == 1;
+        return TS_J_EV_NONE;
+
+    case ':':
+        if (j->depth != 1) {
+            return TS_J_EV_NONE;
+        }
+
+        j->key = 0;
+        return TS_J_EV_COLON;
+
+    default:
+        return ts_j_ws(c) ? TS_J_EV_NONE : TS_J_EV_OTHER;
+    }
+}
+
+
+/* the structure of an item's byte, already where its mode puts it */
+static int
+ts_j_item_byte(ts_cut_t *a, char c, ts_buf_t *out)
+{
+    ts_cut_json_t  *j = &a->j;
+    int             hold;
+
+    hold = j->mode == TS_J_HOLD;
+
+    switch (ts_j_lex(j, c)) {
+
+    case TS_J_EV_OPEN:
         if (hold && j->depth == 1 && (j->key || j->field != TS_J_OTHER)) {
             j->tok = j->key ? TS_J_KEY : TS_J_VALUE;
-            j->tokv.off = at;
+            j->tokv.off = a->in.len - 1;
             j->tokv.kind = TS_STRING;
             j->tokv.esc = 0;
         }
 
         return 0;
 
-    case '{':
-    case '[':
-        j->depth++;
-        break;
-
-    case '}':
-    case ']':
-        if (--j->depth == 0) {
+    case TS_J_EV_CLOSE:
+        if (j->depth == 0) {
             return ts_j_item_end(a, out);
         }
 
-        break;
-
-    case ',':
-        j->key = j->depth == 1;
-        return 0;
-
-    case ':':
-        if (j->depth == 1) {
-            j->key = 0;
+        if (hold && j->tok != TS_J_NOTOK) {
+            j->tokv.len = a->in.len - j->tokv.off;
+            return ts_j_token(a, out);
         }
 
+        return 0;
+
+    case TS_J_EV_END:
+        return ts_j_item_end(a, out);
+
+    case TS_J_EV_OTHER:
+        /* a type or name that is not a string: judged whole at the end */
+        j->field = TS_J_OTHER;
         return 0;
 
     default:
-        if (ts_j_ws(c)) {
-            return 0;
-        }
+        return 0;
     }
-
-    /* a type or name that is not a string: judged whole at the end */
-    j->field = TS_J_OTHER;
-
-    return 0;
 }
 
 
@@ -622,30 +649,9 @@ ts_j_object(ts_cut_t *a, const char *c, ts_buf_t *out)
         j->tok = TS_J_NOTOK;
     }
 
-    if (j->str) {
-        if (j->esc) {
-            j->esc = 0;
+    switch (ts_j_lex(j, *c)) {
 
-        } else if (*c == '\\') {
-            j->esc = 1;
-            j->tokv.esc = 1;
-
-        } else if (*c == '"') {
-            j->str = 0;
-
-            if (j->tok != TS_J_NOTOK) {
-                ts_j_message_key(a);
-            }
-        }
-
-        return 0;
-    }
-
-    switch (*c) {
-
-    case '"':
-        j->str = 1;
-
+    case TS_J_EV_OPEN:
         if (j->depth == 1 && j->key) {
             j->tok = TS_J_KEY;
             j->tokv.esc = 0;
@@ -655,30 +661,20 @@ ts_j_object(ts_cut_t *a, const char *c, ts_buf_t *out)
 
         break;
 
-    case '{':
-    case '[':
-        j->depth++;
-        break;
-
-    case '}':
-    case ']':
-        if (--j->depth == 0) {
-            j->state = TS_J_DONE;
+    case TS_J_EV_CLOSE:
+        if (j->tok != TS_J_NOTOK) {
+            ts_j_message_key(a);
         }
 
         break;
 
-    case ',':
-        j->key = j->depth == 1;
+    case TS_J_EV_END:
+        j->state = TS_J_DONE;
         break;
 
-    case ':':
-        if (j->depth == 1) {
-            j->key = 0;
-            j->want = j->field == TS_J_TYPE;
-            j->field = TS_J_OTHER;
-        }
-
+    case TS_J_EV_COLON:
+        j->want = j->field == TS_J_TYPE;
+        j->field = TS_J_OTHER;
         break;
     }
 
