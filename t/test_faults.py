@@ -433,7 +433,9 @@ def test_client_vanishes_during_a_later_call(emulator, gateway):
 
 # ---- the hosted path: deferred_hosted, toolsearch_search_blocks strip ----
 
+# the cut set: the recorded client's profile would keep the blocks
 HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
+          "toolsearch_search_blocks strip; "
           "proxy_read_timeout 2s; send_timeout 3s;")
 
 USE = {"type": "server_tool_use", "id": "srvtoolu_1",

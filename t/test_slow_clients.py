@@ -19,8 +19,9 @@ from test_faults import (GATEWAY, SEARCH, body_of, ended_http1,
                          hosted_answer, hosted_message, never_reading_clients,
                          request_head, rss_kb, worker_pid)
 
+# the cut set: the recorded client's profile would keep the blocks
 HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
-          "send_timeout 5s;")
+          "toolsearch_search_blocks strip; send_timeout 5s;")
 
 
 def sndbuf_gateway(gateway, conf):
