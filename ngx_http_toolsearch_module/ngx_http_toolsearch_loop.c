@@ -188,6 +188,8 @@ ngx_http_toolsearch_loop_start(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
+    ctx->shared = shared;
+
     if (ngx_http_toolsearch_strips(tlcf, shared)) {
         ctx->cut = ngx_palloc(r->pool, sizeof(ts_cut_t));
         if (ctx->cut == NULL) {
@@ -205,9 +207,8 @@ ngx_http_toolsearch_loop_start(ngx_http_request_t *r,
     cln->data = ctx;
     ngx_http_toolsearch_loop_began();
 
-    ctx->shared = shared;
-    shared->loop = ctx;
     ngx_http_toolsearch_loop_init_state(ctx, tlcf, rq);
+    shared->loop = ctx;
 
     r->content_handler = ngx_http_toolsearch_loop_content;
 
@@ -410,7 +411,7 @@ ngx_http_toolsearch_is_sse(ngx_http_request_t *sr)
 static ngx_int_t
 ngx_http_toolsearch_loop_header_filter(ngx_http_request_t *r)
 {
-    ngx_http_request_t         *pr;
+    ngx_http_request_t          *pr;
     ngx_http_toolsearch_loop_t  *ctx;
 
     ctx = ngx_http_toolsearch_loop_of(r);
@@ -570,7 +571,7 @@ static ngx_int_t
 ngx_http_toolsearch_loop_feed(ngx_http_request_t *r, u_char *p, size_t n,
     ngx_uint_t last, ts_buf_t *out)
 {
-    ngx_int_t                   rc;
+    ngx_int_t                    rc;
     ngx_http_toolsearch_loop_t  *ctx;
 
     ctx = ngx_http_toolsearch_loop_of(r);
@@ -597,7 +598,7 @@ static ngx_int_t
 ngx_http_toolsearch_loop_body_filter(ngx_http_request_t *r,
     ngx_chain_t *in)
 {
-    ngx_chain_t                *cl;
+    ngx_chain_t                 *cl;
     ngx_http_toolsearch_loop_t  *ctx;
 
     ctx = ngx_http_toolsearch_loop_of(r);
@@ -769,7 +770,7 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
 static void
 ngx_http_toolsearch_loop_handler(ngx_http_request_t *r)
 {
-    ngx_int_t                   rc;
+    ngx_int_t                    rc;
     ngx_http_toolsearch_loop_t  *ctx;
 
     ctx = ngx_http_toolsearch_loop_of(r);
