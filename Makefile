@@ -159,16 +159,16 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 
 # engine in process, nginx with wrk against plain proxy_pass and the Lua
 # peer, many sessions and tool sets at once, time to first byte with
-# gateway search, the prompt cache across a session, memory after bursts
-# of gateway searches, then the search figures
+# gateway search, memory after bursts of gateway searches, what whole
+# sessions cost under prompt caching, then the search figures
 bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
        $(B)/bench_sessions
 	$(PYTHON) bench/engine_bench.py
 	$(PYTHON) bench/proxy_bench.py
 	$(PYTHON) bench/sessions_bench.py
 	$(PYTHON) bench/ttfb_bench.py
-	$(PYTHON) bench/cache_bench.py
 	$(PYTHON) bench/burst_bench.py
+	$(PYTHON) bench/cost_bench.py
 	$(PYTHON) bench/search_bench.py
 
 # sanitizers: the engine and its unit tests built with ASan and UBSan

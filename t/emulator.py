@@ -63,6 +63,8 @@ PROXY_BETAS = {
 }
 
 MID_CONVERSATION_SYSTEM_BETA = "mid-conversation-system-2026-04-07"
+# prompt caching: "up to 4 cache breakpoints" a request
+MAX_BREAKPOINTS = 4
 THREADS_BETA = "message-threads-2026-08-12"
 # what a thread keeps of the request that creates it; a continuation may
 # not send them again
@@ -144,6 +146,7 @@ class Validator:
         self.check_betas()
         tools = self.check_tools()
         self.check_messages(tools)
+        self.check_breakpoints()
         if not count_tokens and self.uses_search:
             self.check_model()
 
@@ -313,6 +316,7 @@ class Validator:
 
     def check_assistant(self, i, blocks, tools):
         uses = []
+        searches = set()        # server_tool_use ids of this message
         for j, b in enumerate(blocks):
             if not isinstance(b, dict) or not isinstance(b.get("type"), str):
                 raise ApiError("messages.%d.content.%d: Input should be a "
@@ -323,6 +327,12 @@ class Validator:
                 if "caller" in b:
                     self.need_search_beta(where + ".tool_use", "caller")
             elif b["type"] == "tool_search_tool_result":
+                if b.get("tool_use_id") not in searches:
+                    raise ApiError(
+                        "%s: tool_search_tool_result block(s) provided when "
+                        "previous message does not have a corresponding "
+                        "server_tool_use block: %s"
+                        % (where, b.get("tool_use_id")))
                 refs = (b.get("content") or {}).get("tool_references", [])
                 for ref in refs:
                     self.check_reference(where, ref, tools)
@@ -333,7 +343,27 @@ class Validator:
             elif b["type"] == "server_tool_use" and \
                     str(b.get("name", "")).startswith("tool_search_tool"):
                 self.need_search_beta(where, "server_tool_use")
+                searches.add(b.get("id"))
         return uses
+
+    def check_breakpoints(self):
+        """Prompt caching takes up to 4 breakpoints: blocks of tools[],
+        system, messages or tool_result content with cache_control."""
+        b = self.body
+        blocks = list(b.get("tools", []))
+        if isinstance(b.get("system"), list):
+            blocks += b["system"]
+        for m in b["messages"]:
+            for c in m["content"] if isinstance(m["content"], list) else []:
+                blocks.append(c)
+                if c.get("type") == "tool_result" and \
+                        isinstance(c.get("content"), list):
+                    blocks += c["content"]
+        n = sum(1 for c in blocks if isinstance(c, dict)
+                and "cache_control" in c)
+        if n > MAX_BREAKPOINTS:
+            raise ApiError("A maximum of %d blocks with cache_control may "
+                           "be provided. Found %d." % (MAX_BREAKPOINTS, n))
 
     def check_model(self):
         if UNSUPPORTED_MODELS.search(self.model):

@@ -1,5 +1,4 @@
-"""A multi-turn client session through the gateway, and what the prompt
-cache keeps of it.
+"""A multi-turn client session through the gateway.
 
 The client behaves like Claude Code: cache breakpoints on its system
 blocks and on the last block of the last user message (moved there on
@@ -9,7 +8,7 @@ emulator's script) calls each target tool in turn, searching for it first
 when it is not loaded: hosted search where the request has the hosted
 search tool, the gateway's tool_search otherwise.
 
-Used by t/test_prompt_cache.py and bench/cache_bench.py."""
+Used by t/test_prompt_cache.py, which bills it with t/billing.py."""
 
 import json
 
@@ -17,7 +16,6 @@ from conftest import request
 from emulator import (Reply, callable_tools, hosted_search,
                       hosted_search_tool, text, tool_results, tool_use)
 
-BREAKPOINT = b',"cache_control":{"type":"ephemeral"}'
 CACHE = {"type": "ephemeral"}
 SEARCH_TOOL = "tool_search"
 TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue")
@@ -127,50 +125,3 @@ def run(gw, body=None, turns=4, path="/v1/messages"):
         move_breakpoint(body["messages"])
     return answers
 
-
-def found_tools_span(raw, search_tool=SEARCH_TOOL):
-    """(start, end) of the tools after the gateway's search tool in
-    tools[], the tools its searches found; (0, 0) without one (or with
-    search_tool None)."""
-    text_ = raw.decode()
-    at = -1 if search_tool is None else \
-        text_.find('{"name":"%s","description":' % search_tool)
-    if at < 0:
-        return 0, 0
-    dec = json.JSONDecoder()
-    _, end = dec.raw_decode(text_, at)
-    close = end
-    while text_[close] == ",":
-        _, close = dec.raw_decode(text_, close + 1)
-    return len(text_[:end].encode()), len(text_[:close].encode())
-
-
-def static_view(raw, search_tool=SEARCH_TOOL):
-    """The request without the found tools (kept with search_tool None)
-    and without the breakpoint markers, and the offset in it where the
-    last marker stood: the prefix the client asked to be cached."""
-    start, end = found_tools_span(raw, search_tool)
-    raw = raw[:start] + raw[end:]
-    last = raw.rfind(BREAKPOINT)
-    before = raw[:last].count(BREAKPOINT) if last >= 0 else 0
-    view = raw.replace(BREAKPOINT, b"")
-    return view, (last - before * len(BREAKPOINT)) if last >= 0 else 0
-
-
-def common_prefix(a, b):
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def kept_prefixes(bodies, search_tool=SEARCH_TOOL):
-    """For each upstream request after the first: (bytes the previous
-    request asked to be cached, bytes of them this one repeats)."""
-    out = []
-    for prev, cur in zip(bodies, bodies[1:]):
-        pv, mark = static_view(prev, search_tool)
-        cv, _ = static_view(cur, search_tool)
-        out.append((mark, min(mark, common_prefix(pv, cv))))
-    return out

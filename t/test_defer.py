@@ -154,15 +154,39 @@ def test_claude_code_example_defers_its_139(emulator, gateway):
                       "Write", "tool_search_tool_bm25"]
 
 
-def test_called_mcp_tool_stays_loaded(emulator, gateway):
-    # ts-unset/003 carries the assistant's direct call of the memory tool
+def test_called_mcp_tool_stays_deferred_behind_its_search(emulator,
+                                                          gateway):
+    # ts-unset/003 carries the assistant's direct call of the memory tool:
+    # what a client that drops search blocks sends after a hosted search
     fx = load_fixture("ts-unset/003.json")
     gw = gateway_for(gateway)
     r = send(gw, fx)
     assert r.status == 200, r.body
-    tools = {t["name"]: t for t in tools_sent(emulator)}
-    assert "defer_loading" not in tools["mcp__memory__create_entities"]
-    assert len(deferred_names(tools.values())) == 138
+    sent = emulator.last().json()
+    tools = {t["name"]: t for t in sent["tools"]}
+    assert tools["mcp__memory__create_entities"]["defer_loading"] is True
+    assert len(deferred_names(tools.values())) == 139
+    # the search is restored before the call, its id derived from the
+    # call's, so that the reference loads the tool where it was called
+    client = json.loads(fx.body)["messages"]
+    upstream = sent["messages"]
+    i, call = next((i, b) for i, m in enumerate(client)
+                   if m["role"] == "assistant" for b in m["content"]
+                   if b["type"] == "tool_use")
+    blocks = upstream[i]["content"]
+    at = blocks.index(call)
+    search_id = "srvtoolu_" + call["id"][len("toolu_"):]
+    assert blocks[at - 2:at] == [
+        {"type": "server_tool_use", "id": search_id,
+         "name": "tool_search_tool_bm25",
+         "input": {"query": "mcp__memory__create_entities"}},
+        {"type": "tool_search_tool_result", "tool_use_id": search_id,
+         "content": {"type": "tool_search_tool_search_result",
+                     "tool_references": [
+                         {"type": "tool_reference",
+                          "tool_name": "mcp__memory__create_entities"}]}}]
+    assert blocks[:at - 2] + blocks[at:] == client[i]["content"]
+    assert upstream[:i] == client[:i] and upstream[i + 1:] == client[i + 1:]
 
 
 @pytest.mark.parametrize("name", ["ts-true/002.json", "ts-true/003.json",
@@ -559,3 +583,94 @@ def test_header_parts_of_nothing_but_removed_betas(emulator, gateway, extra):
     for got in emulator.requests:
         assert got.status == 200, got.error
         assert THIRD not in betas_of(got.headers)
+
+
+def restore_body(calls, tools=None):
+    """a request whose history calls tools (name, id) in one assistant
+    message each, with the MCP tools of a session"""
+    names = tools or ["Read", "mcp__memory__create_entities",
+                      "mcp__memory__read_graph", "mcp__x__a.b"]
+    messages = [{"role": "user", "content": "go"}]
+    for name, id_ in calls:
+        messages += [
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "Calling."},
+                {"type": "tool_use", "id": id_, "name": name, "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": id_,
+                 "content": "ok"}]}]
+    return json.dumps({
+        "model": "claude-sonnet-4-5", "max_tokens": 64,
+        "tools": [{"name": n, "description": "d " * 400,
+                   "input_schema": {"type": "object"}} for n in names],
+        "messages": messages}).encode()
+
+
+def test_restored_search_once_per_tool_with_an_id_of_the_call():
+    body = restore_body([("mcp__memory__create_entities", "toolu_a-b.c"),
+                         ("mcp__memory__create_entities", "toolu_second")])
+    r = Rewrite(body, "")
+    assert r.decision == "deferred_hosted"
+    assert r.report["searches_restored"] == "1"
+    out = json.loads(r.body)
+    first, second = out["messages"][1]["content"], out["messages"][3]["content"]
+    assert [b["type"] for b in first] == [
+        "text", "server_tool_use", "tool_search_tool_result", "tool_use"]
+    assert first[1]["id"] == first[2]["tool_use_id"] == "srvtoolu_a_b_c"
+    # the second call finds the tool loaded by the first one's search
+    assert [b["type"] for b in second] == ["text", "tool_use"]
+    # fed back, the output is left as it is
+    again = Rewrite(r.body, r.betas)
+    assert again.body == r.body
+    assert again.report["searches_restored"] == "0"
+
+
+def test_a_name_a_search_cannot_carry_is_loaded_in_full():
+    body = restore_body([("mcp__x__a.b", "toolu_1")])
+    out = json.loads(Rewrite(body, "").body)
+    tools = {t["name"]: t for t in out["tools"]}
+    assert "defer_loading" not in tools["mcp__x__a.b"]
+    assert tools["mcp__memory__read_graph"]["defer_loading"] is True
+    assert [b["type"] for b in out["messages"][1]["content"]] == \
+        ["text", "tool_use"]
+
+
+def test_a_call_spelled_with_escapes_restores_the_tools_own_name():
+    body = restore_body([("mcp__memory__create_entities", "toolu_1")])
+    plain = b'"name": "mcp__memory__create_entities", "input"'
+    assert body.count(plain) == 1
+    body = body.replace(plain, b'"name": "mcp\\u005f_memory__create_entities'
+                               b'", "input"')
+    r = Rewrite(body, "")
+    out = json.loads(r.body)
+    tools = {t["name"]: t for t in out["tools"]}
+    assert tools["mcp__memory__create_entities"]["defer_loading"] is True
+    found = out["messages"][1]["content"][2]
+    assert found["content"]["tool_references"] == [
+        {"type": "tool_reference",
+         "tool_name": "mcp__memory__create_entities"}]
+    assert r.report["searches_restored"] == "1"
+
+
+@pytest.mark.parametrize("client_breakpoints", [3, 4])
+def test_gateway_breakpoint_on_the_search_tool_within_the_limit(
+        client_breakpoints):
+    """gateway search puts a breakpoint of its own on its search tool where
+    the client put none in tools[], unless the request has the 4 the API
+    takes already"""
+    body = json.loads(restore_body([]))
+    cache = {"type": "ephemeral"}
+    body["system"] = [{"type": "text", "text": "s%d" % i,
+                       "cache_control": cache} for i in range(3)]
+    body["messages"] = [{"role": "user", "content": [
+        {"type": "text", "text": "go", "cache_control": cache}]}]
+    body["system"] = body["system"][:client_breakpoints - 1]
+    r = Rewrite(json.dumps(body).encode(), "", "--upstream", "compatible")
+    assert r.decision == "deferred_gateway"
+    out = json.loads(r.body)
+    search = [t for t in out["tools"] if t["name"] == "tool_search"][0]
+    marks = r.body.count(b'"cache_control"')
+    if client_breakpoints < 4:
+        assert search["cache_control"] == cache and marks == 4
+    else:
+        assert "cache_control" not in search and marks == 4

@@ -309,8 +309,15 @@ def test_sendfile_max_chunk(emulator, gateway):
 
 
 def worker_pid(gw):
-    out = subprocess.run(["pgrep", "-P", str(gw.proc.pid)],
-                         capture_output=True, text=True).stdout.split()
+    """The worker's pid; the master accepts connections on its listening
+    sockets before it has forked the worker, so it is waited for."""
+    deadline = time.monotonic() + 10
+    while True:
+        out = subprocess.run(["pgrep", "-P", str(gw.proc.pid)],
+                             capture_output=True, text=True).stdout.split()
+        if out or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert len(out) == 1, out
     return int(out[0])
 

@@ -108,7 +108,8 @@ def test_search_blocks_stripped_by_default(emulator, gateway, stream):
     profile; the recorded Claude Code has one, so the profiles are off
     here): the client gets the model's text and call, not the search; the
     blocks after it renumbered, usage kept.  Its next turn, without them,
-    is accepted: the called tool is loaded."""
+    is accepted: the called tool stays deferred, its search restored
+    before the call."""
     gw = gateway(server="toolsearch on; toolsearch_upstream anthropic; "
                  "toolsearch_client_profiles off;")
     fx, body, msg = first_turn(emulator, gw, "memory create entities", stream)
@@ -121,8 +122,13 @@ def test_search_blocks_stripped_by_default(emulator, gateway, stream):
     r = request(gw, "POST", fx.url, next_turn(fx, body, msg), fx.headers)
     assert r.status == 200, r.body
     got = emulator.last().json()
-    loaded = {t["name"] for t in got["tools"] if not t.get("defer_loading")}
-    assert TARGET in loaded
+    deferred = {t["name"] for t in got["tools"] if t.get("defer_loading")}
+    assert TARGET in deferred
+    assistant = got["messages"][-2]["content"]
+    assert [b["type"] for b in assistant] == [
+        "text", "server_tool_use", "tool_search_tool_result", "tool_use"]
+    assert assistant[2]["content"]["tool_references"] == [
+        {"type": "tool_reference", "tool_name": TARGET}]
 
 
 def test_a_compressed_answer_goes_on_as_it_came(emulator, gateway):

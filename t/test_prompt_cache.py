@@ -1,14 +1,16 @@
 """The prompt cache across a session's turns: through a real nginx and the
-emulator, consecutive upstream requests of a multi-turn session repeat the
-bytes the previous one asked to be cached (up to its last cache
-breakpoint), on every path, however many tools the searches found.  On
-the gateway paths the found tools follow the search tool in tools[], and
-only they differ."""
+emulator, each upstream request of a multi-turn session, billed with
+t/billing.py, reads from the cache all the request before it cached (up
+to its last breakpoint), on the hosted path and on gateway search with
+references, however many tools the searches found.  With plain tools the
+loop's call that loads a found tool is the only one that reads less: up
+to the search tool, where the found tools begin."""
 
 import json
 
 import pytest
 
+import billing
 import session
 
 
@@ -46,10 +48,20 @@ def test_each_request_repeats_the_cached_prefix(emulator, gateway, path):
     systems = {json.dumps(json.loads(b)["system"]) for b in bodies}
     assert len(systems) == 1
 
-    for i, (marked, kept) in enumerate(session.kept_prefixes(bodies)):
-        assert marked > 0
-        assert kept == marked, "request %d changed byte %d of the cached " \
-            "prefix (%d bytes)" % (i + 2, kept, marked)
+    bill = billing.bill_session(bodies)
+    assert all(b.read > 0 for b in bill.bills[1:])
+    if path == "gateway_plain":
+        # the calls after each search: the found tool follows the search
+        # tool, which carries the gateway's own breakpoint
+        assert [b.n for b in bill.breaks()] == [2, 4]
+        for b, target in zip(bill.breaks(), session.TARGETS):
+            assert b.cause.startswith("tools[") and target in b.cause
+        for raw in bodies:
+            tools = json.loads(raw)["tools"]
+            at = [t["name"] for t in tools].index(session.SEARCH_TOOL)
+            assert tools[at]["cache_control"] == {"type": "ephemeral"}
+    else:
+        assert [(b.n, b.cause) for b in bill.breaks()] == []
 
     # the turns a search loop appended are those the next turn carries
     if path != "hosted":

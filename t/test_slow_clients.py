@@ -14,7 +14,7 @@ import pytest
 
 from conftest import load_fixture, parse_raw
 from emulator import Raw, answer_bytes, paced, text, tool_results
-from gateway import ASAN, free_port
+from gateway import ASAN, free_ports
 from test_faults import (GATEWAY, SEARCH, body_of, ended_http1,
                          hosted_answer, hosted_message, never_reading_clients,
                          request_head, rss_kb, worker_pid)
@@ -26,12 +26,20 @@ HOSTED = ("toolsearch on; toolsearch_upstream anthropic; "
 
 def sndbuf_gateway(gateway, conf):
     """A gateway whose HTTP/1.1 listener (port) and HTTP/2 listener
-    (h2) have 16 KB send buffers."""
-    port, h2 = free_port(), free_port()
-    gw = gateway(server="listen 127.0.0.1:%d sndbuf=16k; "
-                 "listen 127.0.0.1:%d http2 sndbuf=16k; %s"
-                 % (port, h2, conf))
-    return gw, port, h2
+    (h2) have 16 KB send buffers: (gateway, port, h2).  The ports are
+    free when picked; one taken before nginx binds it (by the gateway's
+    own, say) is picked again."""
+    for attempt in range(3):
+        port, h2 = free_ports(2)
+        try:
+            gw = gateway(server="listen 127.0.0.1:%d sndbuf=16k; "
+                         "listen 127.0.0.1:%d http2 sndbuf=16k; %s"
+                         % (port, h2, conf))
+            return gw, port, h2
+        except RuntimeError as e:
+            if attempt == 2 or not ("listen" in str(e)
+                                    or "in use" in str(e)):
+                raise
 
 
 def read_paced(s, piece, gap, stall, timeout):
@@ -233,9 +241,7 @@ def stalled_rss(emulator, gateway, conf, answers, profile="anthropic"):
     emulator.profile = profile
     emulator.script = answers
     finished = emulator.finished
-    port = free_port()
-    gw = gateway(server="listen 127.0.0.1:%d sndbuf=16k; %s"
-                 % (port, conf))
+    gw, port, _ = sndbuf_gateway(gateway, conf)
     pid = worker_pid(gw)
     before = rss_kb(pid)
     fx, body = load_fixture("ts-unset/002.json"), small_body()

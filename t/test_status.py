@@ -46,7 +46,7 @@ SCALARS = ["tools_seen", "tools_recalled", "messages_recalled",
            "hosted_searches",
            "gateway_searches", "search_misses", "loop_iterations",
            "pause_turns", "refs_stale", "refs_converted", "siblings_moved",
-           "boundaries_added", "internal_errors"]
+           "boundaries_added", "searches_restored", "internal_errors"]
 
 DECISIONS = ["passthrough", "passthrough_malformed", "passthrough_too_deep",
              "passthrough_duplicate_key", "passthrough_wrong_type",

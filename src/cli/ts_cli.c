@@ -212,15 +212,15 @@ ts_cli_report(const ts_request_t *rq, size_t in, size_t out)
     fprintf(stderr, "decision=%s client=%s mode=%s upstream=%s tools=%zu "
             "deferred=%zu defer_chars=%zu threshold_chars=%zu "
             "refs_converted=%zu refs_stale=%zu siblings_moved=%zu "
-            "boundaries_added=%zu discovered=%zu bytes_in=%zu "
-            "bytes_out=%zu\n",
+            "boundaries_added=%zu searches_restored=%zu discovered=%zu "
+            "bytes_in=%zu bytes_out=%zu\n",
             ts_decision_name(rq->decision), ts_client_name(rq->client),
             ts_defer_mode_name(rq->mode),
             ts_upstream_name(rq->upstream), rq->ix.ntools,
             rq->tools_deferred, rq->defer_chars, rq->threshold_chars,
             rq->hygiene.refs_converted, rq->hygiene.refs_stale,
             rq->hygiene.siblings_moved, rq->hygiene.boundaries_added,
-            rq->discovered, in, out);
+            rq->searches_restored, rq->discovered, in, out);
 
     if (rq->betas_changed) {
         fprintf(stderr, "anthropic-beta: %s\n", rq->betas);

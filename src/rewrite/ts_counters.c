@@ -24,6 +24,7 @@ ts_counters_from_request(size_t *count, const ts_request_t *rq)
     count[TS_COUNTER_refs_stale] = rq->hygiene.refs_stale;
     count[TS_COUNTER_siblings_moved] = rq->hygiene.siblings_moved;
     count[TS_COUNTER_boundaries_added] = rq->hygiene.boundaries_added;
+    count[TS_COUNTER_searches_restored] = rq->searches_restored;
     count[TS_COUNTER_discovered] = rq->discovered;
 }
 

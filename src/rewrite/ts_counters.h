@@ -72,6 +72,9 @@
     X(boundaries_added, VAR, "boundaries_added", ANALYSED, "boundaries",      \
       ENGINE,                                                                 \
       "Turn boundaries (Tool loaded.) appended.")                             \
+    X(searches_restored, VAR, "searches_restored", ANALYSED, "restored",      \
+      ENGINE,                                                                 \
+      "Hosted searches restored before the calls of the tools they found.")   \
     X(discovered, VAR, "", NONE, "discovered", ENGINE,                        \
       "Tools of the request the conversation loaded on demand.")              \
     X(internal_errors, NOVAR, "internal_errors", ANALYSED, "", GLUE,          \

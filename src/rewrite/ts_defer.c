@@ -5,8 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_buf.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
+
+
+/* the longest tool name (the API's) and call id a restored search takes */
+#define TS_RESTORE_NAME_MAX  64
+#define TS_RESTORE_ID_MAX    96
 
 
 static const char  *ts_hosted_tools[] = {
@@ -51,6 +57,31 @@ ts_forced_tool(const ts_index_t *ix)
 
 
 /*
+ * A tool name a restored search may carry as it is, as its query too:
+ * the characters the API allows in tool names, no escapes.
+ */
+static int
+ts_restorable(const char *name, size_t len)
+{
+    size_t  i;
+
+    if (len == 0 || len > TS_RESTORE_NAME_MAX) {
+        return 0;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (!ts_ascii_alnum((unsigned char) name[i])
+            && name[i] != '_' && name[i] != '-')
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+/*
  * The priority chain for one tool the chain may defer (TS_FACT_ELIGIBLE):
  * what this request and its history add to the location's rules
  * (deferrable).  fname: the tool tool_choice forces, or NULL.
@@ -83,8 +114,19 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
             return !gateway;
         }
 
-        /* called before any search loaded it (e.g. history from before) */
-        if (ts_names_has(&h->called, name, len)) {
+        /*
+         * Called before any reference of history loaded it: a hosted
+         * search the client did not carry back found it (search blocks
+         * stripped), or history from before.  On the hosted path it stays
+         * deferred where its search can be restored before the call
+         * (ts_restore_searches), so that tools[], and the prompt cached
+         * up to the client's breakpoints, keep their bytes; it is loaded
+         * in full otherwise.
+         */
+        if (ts_names_has(&h->called, name, len)
+            && (gateway || !ts_restorable(ix->buf + t->name.off + 1,
+                                          t->name.len - 2)))
+        {
             return 0;
         }
     }
@@ -183,6 +225,12 @@ ts_mark_tools(ts_request_t *rq, const ts_facts_t *f, const ts_history_t *h,
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;
+
+        } else if (gateway && rq->deferrable[i] == TS_FACT_DEFERRABLE
+                   && ts_names_has_val(&h->called, ix->buf,
+                                       &ix->tools[i].name))
+        {
+            rq->deferrable[i] |= TS_CALLED;
         }
     }
 
@@ -400,24 +448,190 @@ ts_move_cache_control(ts_edits_t *e, const ts_index_t *ix,
 }
 
 
-int
-ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
-    const unsigned char *defer, size_t ndeferred, const ts_policy_t *p)
+/*
+ * The deferred tool a tool_use block calls, or -1: its name, however the
+ * call spells it, is the tool's, which ts_tool_deferred() deferred only
+ * when it is written without escapes.
+ */
+static long
+ts_deferred_tool(const ts_index_t *ix, const unsigned char *defer,
+    const ts_block_t *b)
 {
-    static const char   flag[] = TS_DEFER_FLAG;
-    const ts_member_t  *tools;
-    const char         *hosted;
-    size_t              i;
+    char         tmp[TS_NAME_MAX];
+    const char  *name;
+    size_t       i, len;
 
-    /* a flag per deferred tool, the cache breakpoint, the search tool */
-    if (ts_edits_reserve(e, ndeferred + 3,
-                         ndeferred * (sizeof(flag) - 1) + 256) != 0)
-    {
+    name = ts_str_view(ix->buf, &b->name, tmp, sizeof(tmp), &len);
+    if (name == NULL) {
         return -1;
     }
 
     for (i = 0; i < ix->ntools; i++) {
-        if (defer[i]
+        if (defer[i] && ix->tools[i].name.len == len + 2
+            && memcmp(ix->buf + ix->tools[i].name.off + 1, name, len) == 0)
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+/*
+ * The search id restored before a call, derived from the call's id alone
+ * ("toolu_01Ab" gives "srvtoolu_01Ab"), in the API's id characters.
+ */
+static void
+ts_restored_id(ts_buf_t *t, const char *buf, const ts_val_t *id)
+{
+    const char  *p;
+    size_t       n, i;
+
+    p = buf + id->off + 1;
+    n = id->len - 2;
+
+    if (n > 6 && memcmp(p, "toolu_", 6) == 0) {
+        p += 6;
+        n -= 6;
+    }
+
+    ts_buf_str(t, "srvtoolu_");
+
+    for (i = 0; i < n && i < TS_RESTORE_ID_MAX; i++) {
+        ts_buf_add(t, ts_ascii_alnum((unsigned char) p[i]) ? &p[i] : "_", 1);
+    }
+}
+
+
+/* one hosted search that found tool, which b calls, put before b */
+static int
+ts_restore_search(ts_edits_t *e, const ts_index_t *ix, const ts_block_t *b,
+    const ts_tool_t *tool, const char *search)
+{
+    ts_buf_t     t;
+    size_t       id, idlen;
+    const char  *name;
+    int          rc;
+
+    name = ix->buf + tool->name.off;
+    ts_buf_init(&t, 0);
+
+    ts_buf_str(&t, "{\"type\":\"server_tool_use\",\"id\":\"");
+    id = t.len;
+    ts_restored_id(&t, ix->buf, &b->id);
+    idlen = t.len - id;
+    ts_buf_str(&t, "\",\"name\":\"");
+    ts_buf_str(&t, search);
+    ts_buf_str(&t, "\",\"input\":{\"query\":");
+    ts_buf_add(&t, name, tool->name.len);
+    ts_buf_str(&t, "}},{\"type\":\"tool_search_tool_result\","
+               "\"tool_use_id\":\"");
+    ts_buf_add(&t, t.p + id, idlen);
+    ts_buf_str(&t, "\",\"content\":{\"type\":"
+               "\"tool_search_tool_search_result\",\"tool_references\":"
+               "[{\"type\":\"tool_reference\",\"tool_name\":");
+    ts_buf_add(&t, name, tool->name.len);
+    ts_buf_str(&t, "}]}},");
+
+    rc = t.failed ? -1 : ts_edit_replace(e, b->elem.off, 0, t.p, t.len);
+    ts_buf_free(&t);
+
+    return rc;
+}
+
+
+/* a tool_use of an assistant message, with a string id and name */
+static int
+ts_is_call(const ts_index_t *ix, const ts_block_t *b)
+{
+    return b->parent < 0
+           && b->name.kind == TS_STRING && b->id.kind == TS_STRING
+           && ts_str_eq(ix->buf, &b->type, "tool_use")
+           && ts_str_eq(ix->buf, &ix->messages[b->message].role,
+                        "assistant");
+}
+
+
+/*
+ * A client that drops search blocks (toolsearch_search_blocks strip, or
+ * its own choice) sends back the calls of the tools a hosted search
+ * found, not the search.  The search is restored before the first call
+ * of each deferred tool no reference of history loads: the same bytes
+ * on every turn, derived from the call alone, after the prefix the
+ * client's cache holds, so that the tool stays deferred and callable.
+ */
+static int
+ts_restore_searches(ts_request_t *rq, const ts_history_t *h,
+    const char *search)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    unsigned char     *done;
+    size_t             i;
+    long               tool;
+    int                rc;
+
+    ix = &rq->ix;
+
+    if (h->called.n == 0) {
+        return 0;
+    }
+
+    done = calloc(ix->ntools ? ix->ntools : 1, 1);
+    if (done == NULL) {
+        return -1;
+    }
+
+    rc = 0;
+
+    for (i = 0; rc == 0 && i < ix->nblocks; i++) {
+        b = &ix->blocks[i];
+
+        if (!ts_is_call(ix, b)
+            || ts_names_has_val(&h->hosted, ix->buf, &b->name)
+            || ts_names_has_val(&h->client, ix->buf, &b->name))
+        {
+            continue;
+        }
+
+        tool = ts_deferred_tool(ix, rq->defer, b);
+
+        if (tool >= 0 && !done[tool]) {
+            done[tool] = 1;
+            rq->searches_restored++;
+            rc = ts_restore_search(&rq->edits, ix, b, &ix->tools[tool],
+                                   search);
+        }
+    }
+
+    free(done);
+
+    return rc;
+}
+
+
+int
+ts_defer_apply(ts_request_t *rq, const ts_history_t *h, const ts_policy_t *p)
+{
+    static const char   flag[] = TS_DEFER_FLAG;
+    const ts_member_t  *tools;
+    const ts_index_t   *ix;
+    const char         *hosted;
+    ts_edits_t         *e;
+    size_t              i, n;
+
+    ix = &rq->ix;
+    e = &rq->edits;
+    n = rq->tools_deferred;
+
+    /* a flag per deferred tool, the cache breakpoint, the search tool */
+    if (ts_edits_reserve(e, n + 3, n * (sizeof(flag) - 1) + 256) != 0) {
+        return -1;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i]
             && ts_edit_replace(e, ts_tool_close(&ix->tools[i]), 0, flag,
                                sizeof(flag) - 1) != 0)
         {
@@ -425,7 +639,10 @@ ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
         }
     }
 
-    if (ts_move_cache_control(e, ix, defer) != 0) {
+    if (ts_move_cache_control(e, ix, rq->defer) != 0
+        || ts_restore_searches(rq, h, ts_hosted_tool_names[p->hosted_search])
+           != 0)
+    {
         return -1;
     }
 

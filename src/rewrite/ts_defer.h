@@ -42,10 +42,12 @@ int ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
     const ts_policy_t *p);
 
 /*
- * The edits of a DEFERRED_HOSTED decision: defer_loading on the ndeferred
- * tools defer[] marks, their cache breakpoint moved, the search tool
+ * The edits of a DEFERRED_HOSTED decision: defer_loading on the tools
+ * rq->defer marks, their cache breakpoint moved, the search tool, and the
+ * hosted searches history h dropped restored before the calls of the
+ * tools they found (counted in rq->searches_restored)
  */
-int ts_defer_apply(ts_edits_t *e, const ts_index_t *ix,
-    const unsigned char *defer, size_t ndeferred, const ts_policy_t *p);
+int ts_defer_apply(ts_request_t *rq, const ts_history_t *h,
+    const ts_policy_t *p);
 
 #endif /* TS_DEFER_H */

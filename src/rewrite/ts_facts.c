@@ -11,7 +11,7 @@
 #include "rewrite/ts_shape.h"
 
 
-static const char *const  ts_hosted_tool_names[] = {
+const char *const  ts_hosted_tool_names[] = {
     "tool_search_tool_bm25", "tool_search_tool_regex"
 };
 

@@ -56,6 +56,9 @@ typedef struct {
 } ts_facts_t;
 
 
+/* the hosted search tools' names, in the order of ts_hosted_t */
+extern const char *const  ts_hosted_tool_names[];
+
 /*
  * The facts of ix's tools under p for the client's profile: those kept
  * with ix's array when they were made under the same lists, search tool

@@ -11,6 +11,9 @@
 #include "scan/ts_str.h"
 
 
+/* the cache breakpoints the API takes in one request */
+#define TS_MAX_BREAKPOINTS  4
+
 static const char  ts_search_description[] =
     "Searches the tools that are not loaded yet (the system prompt lists "
     "their names) and loads the matches so that they can be called. Call "
@@ -596,9 +599,59 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
 }
 
 
+/*
+ * The cache breakpoints of a body, at most: the members named
+ * cache_control (a string holding the name escapes its quotes, so only
+ * keys count; keys of that name inside a schema count too, which only
+ * makes room look scarcer).
+ */
+static size_t
+ts_gateway_breakpoints(const ts_index_t *ix)
+{
+    static const char   key[] = "\"cache_control\":";
+    const char         *p, *end;
+    size_t              n;
+
+    n = 0;
+    p = ix->buf;
+    end = ix->buf + ix->len;
+
+    while ((p = ts_find(p, end - p, key, sizeof(key) - 1)) != NULL) {
+        n++;
+        p += sizeof(key) - 1;
+    }
+
+    return n;
+}
+
+
+/*
+ * The search tool's cache breakpoint: the one of a tool left out or
+ * found, else one of the gateway's own where the client put none in
+ * tools[] and the API's limit leaves room, so that the tools before the
+ * found ones stay cached on every call and turn.
+ */
 static void
-ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
-    const char *buf)
+ts_gateway_search_cache(ts_buf_t *b, const ts_index_t *ix,
+    const ts_val_t *moved, int kept)
+{
+    if (kept) {
+        return;
+    }
+
+    if (moved != NULL) {
+        ts_buf_str(b, ",\"cache_control\":");
+        ts_raw(b, ix->buf, moved);
+
+    } else if (ts_gateway_breakpoints(ix) < TS_MAX_BREAKPOINTS) {
+        ts_buf_str(b, ",\"cache_control\":{\"type\":\"ephemeral\"}");
+    }
+}
+
+
+static void
+ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p,
+    const ts_index_t *ix, const ts_val_t *moved, int kept)
 {
     ts_buf_str(b, "{\"name\":\"");
     ts_buf_str(b, p->search_tool);
@@ -613,11 +666,7 @@ ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p, const ts_val_t *cache,
     ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
                   "\"required\":[\"query\"]}");
 
-    if (cache != NULL) {
-        ts_buf_str(b, ",\"cache_control\":");
-        ts_raw(b, buf, cache);
-    }
-
+    ts_gateway_search_cache(b, ix, moved, kept);
     ts_buf_str(b, "}");
 }
 
@@ -646,11 +695,29 @@ ts_found_copy(ts_buf_t *b, const char *buf, const ts_tool_t *t, int as_ref)
 
 
 /*
+ * A tool after the search tool: found by a search of this request or of
+ * history, or deferrable and called by history, which is what is left of
+ * a search whose blocks the client dropped (toolsearch_search_blocks
+ * strip).  The loop's call after a search and the client's next turn
+ * then send the same tools[].
+ */
+static int
+ts_after_search(const ts_request_t *rq, size_t i)
+{
+    return !rq->defer[i]
+           && ((rq->loaded && rq->loaded[i])
+               || (rq->deferrable[i] & TS_CALLED));
+}
+
+
+/*
  * tools[] keeps the loaded tools byte for byte, then the search tool,
- * then the tools searches found, so that finding one changes no byte
- * before it: the prefix up to the search tool stays cached.  A cache
- * breakpoint of a tool left out or found moves to the search tool,
- * whatever was found.
+ * then the tools found, in the client's order, so that finding one
+ * changes no byte before it: the prefix up to the search tool stays
+ * cached.  Where they go among the found ones makes no difference to
+ * the cache: no breakpoint stands between them and the system prompt.
+ * A cache breakpoint of a tool left out or found moves to the search
+ * tool, whatever was found.
  */
 static int
 ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
@@ -660,7 +727,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     const ts_tool_t    *t;
     const ts_val_t     *moved;
     size_t              i;
-    int                 kept_cache, found;
+    int                 kept_cache, as_ref;
 
     ix = &rq->ix;
     moved = NULL;
@@ -670,9 +737,8 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 
     for (i = 0; i < ix->ntools; i++) {
         t = &ix->tools[i];
-        found = rq->loaded && rq->loaded[i];
 
-        if (rq->defer[i] || found) {
+        if (rq->defer[i] || ts_after_search(rq, i)) {
             if (t->cache_control.val.kind != TS_NONE) {
                 moved = &t->cache_control.val;
             }
@@ -685,23 +751,26 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
         ts_buf_str(b, ",");
     }
 
-    ts_gateway_search_tool(b, p, kept_cache ? NULL : moved, ix->buf);
+    ts_gateway_search_tool(b, p, ix, moved, kept_cache);
 
     for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i] || !(rq->loaded && rq->loaded[i])) {
+        if (!ts_after_search(rq, i)) {
             continue;
         }
 
         t = &ix->tools[i];
 
-        if (rq->load_refs
+        /* a tool history only calls has no reference to load it */
+        as_ref = rq->load_refs && rq->loaded && rq->loaded[i];
+
+        if (as_ref
             && ts_names_add(&rq->referenced, ix->buf, &t->name) != 0)
         {
             return -1;
         }
 
         ts_buf_str(b, ",");
-        ts_found_copy(b, ix->buf, t, rq->load_refs);
+        ts_found_copy(b, ix->buf, t, as_ref);
     }
 
     ts_names_seal(&rq->referenced);

@@ -289,6 +289,7 @@ ts_request_fail(ts_request_t *rq)
     rq->betas = NULL;
     rq->betas_changed = 0;
     rq->stripped = 0;
+    rq->searches_restored = 0;
     memset(&rq->hygiene, 0, sizeof(ts_hygiene_counts_t));
     ts_names_free(&rq->referenced);
 }
@@ -368,8 +369,7 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
 
     if (rq->decision == TS_DECISION_ERROR
         || (rq->decision == TS_DECISION_DEFERRED_HOSTED
-            && ts_defer_apply(&rq->edits, &rq->ix, rq->defer,
-                              rq->tools_deferred, in->policy) != 0)
+            && ts_defer_apply(rq, &h, in->policy) != 0)
         || (rq->decision == TS_DECISION_DEFERRED_GATEWAY
             && ts_gateway_apply(rq, in) != 0)
         || ts_request_hygiene(rq, in, &h) != 0

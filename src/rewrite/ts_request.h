@@ -46,7 +46,13 @@ typedef enum {
 
 
 /* a deferrable tool the first user message names (ts_history_named) */
-#define TS_NAMED  2
+#define TS_NAMED   2
+
+/*
+ * a deferrable tool history calls, on the gateway path, where it is
+ * loaded among the tools its searches found (ts_gateway_tools)
+ */
+#define TS_CALLED  4
 
 
 typedef struct {
@@ -62,7 +68,8 @@ typedef struct {
     unsigned char  *deferrable;     /* per tool: by the rules alone,
                                        whatever history says; with
                                        TS_NAMED, also named by the first
-                                       user message */
+                                       user message; with TS_CALLED,
+                                       called by history */
     int             defer_rule;     /* ts_shape_t the names fit */
     size_t          tools_deferred;
     size_t          tools_deferrable;
@@ -73,6 +80,8 @@ typedef struct {
     int             stripped;       /* tool-search artifacts removed */
     ts_hygiene_counts_t  hygiene;
     size_t          discovered;     /* tools history found or called */
+    size_t          searches_restored;  /* hosted searches put back before
+                                           the calls of what they found */
 
     /* gateway-executed search */
     char           *own;            /* the body rq->ix indexes, if not

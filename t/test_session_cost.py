@@ -1,0 +1,102 @@
+"""Whole sessions under prompt caching (t/cost_session.py, billed with
+t/billing.py), through a real nginx and the module in front of the strict
+emulator: the fast variant of bench/cost_bench.py, Claude Code's shape
+with 4 discoveries.
+
+On the hosted path with the default directives, and with
+toolsearch_search_blocks strip (the client never sees the searches), no
+request after the first breaks the cache: each found tool stays deferred, and the search that
+found it is restored before its call, the same on every later turn.  On
+gateway search over a compatible upstream, a discovery costs one break,
+on the loop's call that loads the found tool, never on the client's turn
+after it."""
+
+import json
+
+import pytest
+
+import cost_session
+
+HOSTED = "toolsearch on; toolsearch_upstream anthropic;"
+COMPATIBLE = "toolsearch on; toolsearch_upstream compatible;"
+TARGETS = cost_session.CC_TARGETS
+
+
+def calls_of(result):
+    return [b["name"] for a in result.answers for b in a["content"]
+            if b["type"] == "tool_use"]
+
+
+@pytest.mark.parametrize("blocks", ["strip", "keep"])
+def test_hosted_session_breaks_no_cache_after_the_first_turn(blocks):
+    r = cost_session.run("claude-code", blocks, "anthropic", HOSTED +
+                         " toolsearch_search_blocks %s;" % blocks)
+
+    assert r.rejected() == []
+    assert len(r.requests) == cost_session.TURNS
+    assert r.answers[-1]["content"][-1]["text"] == "Done."
+    # every discovery made, each found tool called on its turn and again
+    assert [n for n in calls_of(r) if n in TARGETS] == \
+        [t for t in TARGETS for _ in (0, 1)]
+    assert [(b.n, b.cause) for b in r.bill.breaks()] == []
+    for b in r.bill.bills[1:]:
+        assert b.read > 0
+
+    # the found tools stay deferred on every later request
+    for q in r.requests:
+        sent = q.json()
+        for t in sent["tools"]:
+            if t["name"] in TARGETS:
+                assert t.get("defer_loading") is True, t["name"]
+
+
+def test_hosted_session_restores_the_same_bytes_on_every_turn():
+    # strip set: Claude Code's profile would keep the blocks
+    r = cost_session.run("claude-code", "strip", "anthropic",
+                         HOSTED + " toolsearch_search_blocks strip;")
+    bodies = [q.json() for q in r.requests]
+    # the assistant turn of the first discovery, as each later request
+    # sends it upstream
+    turns = [json.dumps(b["messages"][2]) for b in bodies[1:]]
+    assert len(set(turns)) == 1
+    kinds = [c["type"] for c in json.loads(turns[0])["content"]]
+    assert kinds == ["text", "server_tool_use", "tool_search_tool_result",
+                     "tool_use"]
+    # the client's own history holds no search
+    client = r.answers[0]["content"]
+    assert [c["type"] for c in client] == ["text", "tool_use"]
+
+
+def test_hosted_session_costs_less_than_no_module():
+    base = cost_session.run("claude-code", "off", "anthropic",
+                            "toolsearch off;")
+    hosted = cost_session.run("claude-code", "strip", "anthropic", HOSTED)
+    assert base.rejected() == [] and base.bill.breaks() == []
+    assert hosted.bill.units() < base.bill.units()
+    assert hosted.bill.peak() < base.bill.peak()
+
+
+def test_gateway_session_breaks_once_per_discovery():
+    r = cost_session.run("claude-code", "gateway", "proxy", COMPATIBLE)
+
+    assert r.rejected() == []
+    assert r.answers[-1]["content"][-1]["text"] == "Done."
+    bodies = [q.json() for q in r.requests]
+    # a search's loop call: the request whose last turn answers the
+    # gateway's search tool
+    loop_calls = [i + 1 for i, b in enumerate(bodies)
+                  if any(isinstance(c, dict) and
+                         c.get("type") == "tool_result" and
+                         c["tool_use_id"].startswith("toolu_s")
+                         for c in b["messages"][-1]["content"])]
+    assert len(loop_calls) == len(TARGETS)
+    assert [b.n for b in r.bill.breaks()] == loop_calls
+
+    # tools[]: the loaded tools, the search tool with a breakpoint of the
+    # gateway's own (Claude Code puts none in tools[]), the found tools
+    for b in bodies:
+        names = [t["name"] for t in b["tools"]]
+        at = names.index("tool_search")
+        assert b["tools"][at]["cache_control"] == {"type": "ephemeral"}
+        assert set(names[at + 1:]) <= set(TARGETS)
+        assert not set(names[:at]) & set(TARGETS)
