@@ -160,7 +160,8 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 # engine in process, nginx with wrk against plain proxy_pass and the Lua
 # peer, many sessions and tool sets at once, time to first byte with
 # gateway search, memory after bursts of gateway searches, what whole
-# sessions cost under prompt caching, then the search figures
+# sessions cost under prompt caching, the search figures, then Chat
+# Completions through the module
 bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
        $(B)/bench_sessions
 	$(PYTHON) bench/engine_bench.py
@@ -170,6 +171,7 @@ bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
 	$(PYTHON) bench/burst_bench.py
 	$(PYTHON) bench/cost_bench.py
 	$(PYTHON) bench/search_bench.py
+	$(PYTHON) bench/chat_bench.py
 
 # sanitizers: the engine and its unit tests built with ASan and UBSan
 SAN_FLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -188,7 +190,7 @@ asan: $(B)/asan/test_engine
 # seeded with the fixtures and the test suite's bodies, and the inputs
 # that once failed (fuzz/regress/); FUZZ_SEED fixes the random sequence,
 # so that a CI pass replays inputs already checked here
-FUZZ_TARGETS := request sse search
+FUZZ_TARGETS := request sse search chat
 FUZZ_OBJS    := $(ENGINE_SRCS:src/%.c=$(B)/fuzz/engine/%.o) $(B)/fuzz/fz.o
 FUZZ_CFLAGS  := $(TS_FLAGS) $(SAN_FLAGS) \
                 -DFZ_CATALOGUE='"t/search/catalogue.json"'

@@ -36,28 +36,6 @@ static const char  fz_body[] =
     "," FZ_TOOL("mcp__memory__read_graph") "]}";
 
 
-/* every complete event with data carries a JSON value */
-static int
-fz_events_valid(const char *p, size_t n)
-{
-    ts_sse_event_t  ev;
-    size_t          used, seen;
-
-    seen = 0;
-
-    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
-        if (ev.data != NULL && !fz_valid_json(ev.data, ev.data_len)) {
-            return 0;
-        }
-
-        p += used;
-        n -= used;
-    }
-
-    return 1;
-}
-
-
 /* renumbering replaces the top-level index and nothing else */
 static void
 fz_check_reindex(const char *p, size_t n)
@@ -104,17 +82,40 @@ fz_check_reindex(const char *p, size_t n)
 }
 
 
-/* pieces of 1 byte (step 0) or of sizes drawn from the seed */
+/* how an answer is cut: whole, in pieces of 1 byte (step 0), or of
+ * sizes drawn from the seed */
+typedef struct {
+    unsigned    seed;
+    unsigned    step;
+    size_t      whole;
+} fz_cut_t;
+
+
 static size_t
-fz_piece(unsigned *seed, unsigned step)
+fz_piece(void *arg)
 {
-    if (step == 0) {
+    fz_cut_t  *c = arg;
+
+    if (c->step == (unsigned) -1) {
+        return c->whole;
+    }
+
+    if (c->step == 0) {
         return 1;
     }
 
-    *seed = *seed * 1103515245 + 12345;
+    c->seed = c->seed * 1103515245 + 12345;
 
-    return 1 + (*seed >> 16) % (step * 16);
+    return 1 + (c->seed >> 16) % (c->step * 16);
+}
+
+
+/* a call's body keeps its references and the client's other members */
+static void
+fz_check_call(const char *p, size_t n)
+{
+    fz_check_references(p, n);
+    fz_check_untouched(fz_body, sizeof(fz_body) - 1, p, n);
 }
 
 
@@ -123,39 +124,16 @@ static void
 fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
     unsigned step, ts_buf_t *out)
 {
-    ts_loop_t       *lp;
-    ts_buf_t         call;
-    ts_loop_next_t   next;
-    size_t           at, k;
-    unsigned         seed, calls;
+    ts_loop_t  *lp;
+    fz_cut_t    cut;
 
     lp = ts_loop_create(&f->in, fz_body, sizeof(fz_body) - 1);
     fz_assert(lp != NULL, "memory");
-    ts_buf_init(&call, 0);
-    seed = (unsigned) n;
-    calls = 0;
+    cut.seed = (unsigned) n;
+    cut.step = step;
+    cut.whole = n;
 
-    do {
-        fz_assert(ts_loop_request(lp, &call) == 0, "the next call's body");
-        fz_assert(fz_valid_json(call.p, call.len), "a call's body is valid");
-        fz_check_references(call.p, call.len);
-        fz_check_untouched(fz_body, sizeof(fz_body) - 1, call.p, call.len);
-
-        ts_loop_start(lp, sse);
-
-        for (at = 0; at < n; at += k) {
-            k = step == (unsigned) -1 ? n : fz_piece(&seed, step);
-            k = k < n - at ? k : n - at;
-            fz_assert(ts_loop_feed(lp, answer + at, k, out) == 0, "feed");
-        }
-
-        next = ts_loop_end(lp, out);
-
-    } while (next == TS_LOOP_AGAIN && ++calls < 25);
-
-    fz_assert(next == TS_LOOP_DONE, "the loop ends within its budget");
-
-    ts_buf_free(&call);
+    fz_exchange(lp, sse, answer, n, fz_piece, &cut, fz_check_call, out);
     ts_loop_free(lp);
 }
 
@@ -195,8 +173,8 @@ fz_check_answer(const char *p, size_t n, int sse, size_t step)
               "the answer without search blocks depends on the cuts");
 
     if (sse) {
-        fz_assert(!fz_events_valid(p, n)
-                  || fz_events_valid(whole.p, whole.len),
+        fz_assert(!fz_events_valid(p, n, 0)
+                  || fz_events_valid(whole.p, whole.len, 0),
                   "valid events in, invalid events without search blocks");
 
     } else {
@@ -245,8 +223,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (sse) {
         fz_check_reindex(answer, n);
-        fz_assert(!fz_events_valid(answer, n)
-                  || fz_events_valid(whole.p, whole.len),
+        fz_assert(!fz_events_valid(answer, n, 0)
+                  || fz_events_valid(whole.p, whole.len, 0),
                   "valid events in, an invalid event out");
 
     } else {

@@ -13,6 +13,7 @@
 #include "fz.h"
 #include "rewrite/ts_beta.h"
 #include "messages/ts_index.h"
+#include "loop/ts_sse.h"
 
 
 /* the pattern lists a policy picks from; 0 stays empty */
@@ -375,4 +376,64 @@ fz_rewrite(ts_request_t *rq, const ts_input_t *in, const char *body,
     }
 
     return d;
+}
+
+
+int
+fz_events_valid(const char *p, size_t n, int done)
+{
+    ts_sse_event_t  ev;
+    size_t          used, seen;
+
+    seen = 0;
+
+    while ((used = ts_sse_next(p, n, &seen, &ev)) > 0) {
+        if (ev.data != NULL && !fz_valid_json(ev.data, ev.data_len)
+            && !(done && ev.data_len == 6
+                 && memcmp(ev.data, "[DONE]", 6) == 0))
+        {
+            return 0;
+        }
+
+        p += used;
+        n -= used;
+    }
+
+    return 1;
+}
+
+
+void
+fz_exchange(ts_loop_t *lp, int sse, const char *answer, size_t n,
+    fz_piece_pt piece, void *arg, void (*check)(const char *p, size_t n),
+    ts_buf_t *out)
+{
+    ts_buf_t         call;
+    ts_loop_next_t   next;
+    size_t           at, k;
+    unsigned         calls;
+
+    ts_buf_init(&call, 0);
+    calls = 0;
+
+    do {
+        fz_assert(ts_loop_request(lp, &call) == 0, "the next call's body");
+        fz_assert(fz_valid_json(call.p, call.len), "a call's body is valid");
+        check(call.p, call.len);
+
+        ts_loop_start(lp, sse);
+
+        for (at = 0; at < n; at += k) {
+            k = piece(arg);
+            k = k < n - at ? k : n - at;
+            fz_assert(ts_loop_feed(lp, answer + at, k, out) == 0, "feed");
+        }
+
+        next = ts_loop_end(lp, out);
+
+    } while (next == TS_LOOP_AGAIN && ++calls < 25);
+
+    fz_assert(next == TS_LOOP_DONE, "the loop ends within its budget");
+
+    ts_buf_free(&call);
 }

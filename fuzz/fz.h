@@ -15,6 +15,7 @@
 
 #include "rewrite/ts_policy.h"
 #include "rewrite/ts_request.h"
+#include "loop/ts_loop.h"
 
 
 /* input bytes a policy is drawn from */
@@ -62,5 +63,23 @@ void fz_check_untouched(const char *in, size_t inlen, const char *out,
  */
 ts_decision_t fz_rewrite(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len, char **out, size_t *outlen);
+
+/*
+ * 1 when every complete event with data carries a JSON value (or, with
+ * done, the [DONE] of Chat Completions)
+ */
+int fz_events_valid(const char *p, size_t n, int done);
+
+/* how many bytes of the answer the next piece has */
+typedef size_t (*fz_piece_pt)(void *arg);
+
+/*
+ * The loop's exchange: each call's body checked (valid JSON, then check)
+ * and fed the answer in pieces; the client's bytes in out.  Aborts when
+ * the loop does not end within 25 calls.
+ */
+void fz_exchange(ts_loop_t *lp, int sse, const char *answer, size_t n,
+    fz_piece_pt piece, void *arg, void (*check)(const char *p, size_t n),
+    ts_buf_t *out);
 
 #endif /* FZ_H */

@@ -1,6 +1,6 @@
 """Writes the fuzz targets' seed corpora from the fixtures and the shapes
-the tests use: python3 fuzz/seeds.py DIR makes DIR/request, DIR/sse and
-DIR/search.  Each seed starts with the bytes its target draws its
+the tests use: python3 fuzz/seeds.py DIR makes DIR/request, DIR/sse,
+DIR/search and DIR/chat.  Each seed starts with the bytes its target draws its
 settings from."""
 
 import glob
@@ -12,7 +12,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "t"))
 
-from emulator import Reply, sse_events, text, tool_use   # noqa: E402
+from emulator import (ChatReply, Emulator, Reply, chat_completion,  # noqa
+                      chat_events, sse_events, text, tool_use)
+from chat_fixtures import chat_requests                      # noqa: E402
 
 # policy prefixes (fuzz/fz.c): hosted on anthropic, gateway on compatible,
 # auto:10 with lists and hints on vertex, kill switch on bedrock
@@ -176,6 +178,28 @@ def search_seeds():
         yield bytes([i % 3, 5 + i % 7]) + q.encode()
 
 
+def chat_seeds():
+    """Chat Completions: requests (even first byte, then a policy) and
+    answers (odd first byte: stream or JSON, budget, cuts)."""
+    for client in ("opencode", "cline", "ai-sdk"):
+        for b in chat_requests(client):
+            yield b"\x00" + POLICIES[1] + b
+    emu = Emulator.__new__(Emulator)
+    emu.counter = 0
+    emu.lock = __import__("threading").Lock()
+    search = ("tool_search", {"query": "memory create"}, "call_s")
+    for reply in (ChatReply("Hello."), ChatReply("Let me search.", [search]),
+                  ChatReply(None, [search, ("bash", {"c": "ls"}, "call_b")]),
+                  ChatReply(None, [("mcp__memory__create_entities", {},
+                                    "call_d")]),
+                  ChatReply("cut", finish_reason="length")):
+        c = chat_completion(emu, {"model": "gpt-4.1"}, reply, 400)
+        events = "".join(chat_events(c, {"include_usage": True})).encode()
+        yield b"\x01" + events
+        yield b"\x15" + events.replace(b"\n", b"\r\n")
+        yield b"\x03" + json.dumps(c).encode()
+
+
 def write(directory, seeds):
     os.makedirs(directory, exist_ok=True)
     for s in seeds:
@@ -189,6 +213,7 @@ def main():
     write(os.path.join(out, "request"), request_seeds())
     write(os.path.join(out, "sse"), sse_seeds())
     write(os.path.join(out, "search"), search_seeds())
+    write(os.path.join(out, "chat"), chat_seeds())
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include "ngx_http_toolsearch_body.h"
 #include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_betas.h"
+#include "chat/ts_chat.h"
 
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
@@ -82,6 +83,7 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
 
     ngx_http_set_ctx(r, ctx, ngx_http_toolsearch_module);
 
+    ctx->format = ts_format_of_uri((char *) r->uri.data, r->uri.len);
     d = ngx_http_toolsearch_precheck(r, tlcf);
 
     if (d != TS_DECISION_NONE) {
@@ -330,7 +332,21 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
 
     ngx_http_toolsearch_input(r, tlcf, &in);
 
-    ctx->decision = ts_request_process(&rq, &in, (char *) body, len);
+    /* the format's dialect reads the body; Responses passes for now */
+    switch (ctx->format) {
+
+    case TS_FORMAT_CHAT:
+        ctx->decision = ts_chat_process(&rq, &in, (char *) body, len);
+        break;
+
+    case TS_FORMAT_RESPONSES:
+        ctx->decision = TS_DECISION_PASSTHROUGH;
+        return;
+
+    default:
+        ctx->decision = ts_request_process(&rq, &in, (char *) body, len);
+    }
+
     ctx->mode = rq.mode;
     ctx->percent = rq.percent;
     ctx->upstream = rq.upstream;
@@ -350,6 +366,9 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     } else {
         ctx->count[TS_COUNTER_bytes_out] = ts_request_size(&rq);
         ctx->changed = ts_request_changed(&rq) || rq.betas_changed;
+
+        /* the first call's body: not read a second time */
+        ngx_http_toolsearch_loop_keep(ctx, &rq);
     }
 
     ts_request_free(&rq);

@@ -20,6 +20,7 @@
 #include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_betas.h"
+#include "chat/ts_chat.h"
 
 #if (NGX_HAVE_MALLOC_TRIM)
 #include <malloc.h>
@@ -144,6 +145,25 @@ ngx_http_toolsearch_drop_accept_encoding(ngx_http_request_t *r)
 }
 
 
+/* the engine's loop for the request's format, and whether it streams */
+static ts_loop_t *
+ngx_http_toolsearch_loop_create(ngx_http_toolsearch_loop_t *ctx,
+    ts_request_t *rq, ts_input_t *in, u_char *body, size_t len)
+{
+    const ts_member_t  *stream;
+
+    if (ctx->shared->format == TS_FORMAT_CHAT) {
+        ctx->sse = ts_chat_stream(rq);
+        return ts_chat_loop_create(in, rq);
+    }
+
+    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
+    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
+
+    return ts_loop_create(in, (char *) body, len);
+}
+
+
 /*
  * The loop's state from its start: bytes for the client go out as they
  * come (the pace), and what the client gets of the searches is their
@@ -151,13 +171,8 @@ ngx_http_toolsearch_drop_accept_encoding(ngx_http_request_t *r)
  */
 static void
 ngx_http_toolsearch_loop_init_state(ngx_http_toolsearch_loop_t *ctx,
-    ngx_http_toolsearch_loc_conf_t *tlcf, ts_request_t *rq)
+    ngx_http_toolsearch_loc_conf_t *tlcf)
 {
-    const ts_member_t  *stream;
-
-    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
-    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
-
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
     ts_buf_init(&ctx->error, 0);
@@ -197,7 +212,7 @@ ngx_http_toolsearch_loop_start(ngx_http_request_t *r,
         }
     }
 
-    ctx->loop = ts_loop_create(in, (char *) body, len);
+    ctx->loop = ngx_http_toolsearch_loop_create(ctx, rq, in, body, len);
     if (ctx->loop == NULL) {
         return NGX_ERROR;
     }
@@ -207,12 +222,22 @@ ngx_http_toolsearch_loop_start(ngx_http_request_t *r,
     cln->data = ctx;
     ngx_http_toolsearch_loop_began();
 
-    ngx_http_toolsearch_loop_init_state(ctx, tlcf, rq);
+    ngx_http_toolsearch_loop_init_state(ctx, tlcf);
     shared->loop = ctx;
 
     r->content_handler = ngx_http_toolsearch_loop_content;
 
     return NGX_OK;
+}
+
+
+void
+ngx_http_toolsearch_loop_keep(ngx_http_toolsearch_ctx_t *shared,
+    ts_request_t *rq)
+{
+    if (shared->loop != NULL) {
+        ts_loop_keep(shared->loop->loop, rq);
+    }
 }
 
 

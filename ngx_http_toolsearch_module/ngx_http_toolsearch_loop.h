@@ -53,6 +53,14 @@ ngx_int_t ngx_http_toolsearch_loop_start(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *shared, ts_request_t *rq, ts_input_t *in,
     u_char *body, size_t len);
 
+/*
+ * The request the engine made, rewritten, is the loop's first call: the
+ * loop takes it over, rq is left empty (once the rewrite is applied; no
+ * loop, nothing).
+ */
+void ngx_http_toolsearch_loop_keep(ngx_http_toolsearch_ctx_t *shared,
+    ts_request_t *rq);
+
 /* the response filters that follow the calls */
 ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
 

@@ -15,6 +15,7 @@
 #include "loop/ts_cut.h"
 #include "rewrite/ts_client.h"
 #include "rewrite/ts_counters.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_request.h"
 #include "ngx_http_toolsearch_pace.h"
 
@@ -54,6 +55,7 @@ typedef struct {
     unsigned        percent;
     int             upstream;
     int             defer_rule;     /* ts_shape_t */
+    int             format;         /* ts_format_t, from the URI */
     int             client;         /* ts_client_t */
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
@@ -81,11 +83,17 @@ ngx_int_t ngx_http_toolsearch_answer_init(ngx_conf_t *cf);
  * Whether the client's answer loses its search blocks: as
  * toolsearch_search_blocks says, or where it is not set, unless the
  * client's profile carries them back (docs/clients.md#client-profiles).
+ * Only Messages answers carry such blocks: other formats' loops never
+ * show their searches.
  */
 static ngx_inline ngx_uint_t
 ngx_http_toolsearch_strips(ngx_http_toolsearch_loc_conf_t *tlcf,
     ngx_http_toolsearch_ctx_t *ctx)
 {
+    if (ctx->format != TS_FORMAT_MESSAGES) {
+        return 0;
+    }
+
     if (tlcf->search_blocks != NGX_HTTP_TOOLSEARCH_BLOCKS_CLIENT) {
         return tlcf->search_blocks == NGX_HTTP_TOOLSEARCH_BLOCKS_STRIP;
     }

@@ -24,6 +24,7 @@ typedef enum {
     NGX_HTTP_TOOLSEARCH_MODE,
     NGX_HTTP_TOOLSEARCH_UPSTREAM,
     NGX_HTTP_TOOLSEARCH_RULE,
+    NGX_HTTP_TOOLSEARCH_FORMAT,
     NGX_HTTP_TOOLSEARCH_CLIENT,
     NGX_HTTP_TOOLSEARCH_COUNT,
     NGX_HTTP_TOOLSEARCH_TOKENS
@@ -63,6 +64,7 @@ static ngx_http_toolsearch_kind_t  ngx_http_toolsearch_kinds[] = {
     { ngx_http_toolsearch_mode_value, 1 },
     { ngx_http_toolsearch_word_value, 1 },
     { ngx_http_toolsearch_word_value, 1 },
+    { ngx_http_toolsearch_word_value, 0 },
     { ngx_http_toolsearch_word_value, 1 },
     { ngx_http_toolsearch_count_value, 0 },
     { ngx_http_toolsearch_count_value, 0 }
@@ -91,6 +93,7 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
     NGX_HTTP_TOOLSEARCH_VAR(mode, MODE, 0)
     NGX_HTTP_TOOLSEARCH_VAR(upstream, UPSTREAM, 0)
     NGX_HTTP_TOOLSEARCH_VAR(defer_rule, RULE, 0)
+    NGX_HTTP_TOOLSEARCH_VAR(format, FORMAT, 0)
     NGX_HTTP_TOOLSEARCH_VAR(client, CLIENT, 0)
 
     TS_COUNTERS(NGX_HTTP_TOOLSEARCH_COUNT_VAR)
@@ -137,7 +140,8 @@ ngx_http_toolsearch_variable(ngx_http_request_t *r,
  * The words: the decision; the upstream profile the request was handled
  * as (a compatible upstream that forwards tool_reference is treated as
  * Anthropic's API); the name shape that chose the deferred tools
- * (rewrite/ts_shape.h); the client's profile (rewrite/ts_client.h).
+ * (rewrite/ts_shape.h); the API format the URI names; the client's profile
+ * (rewrite/ts_client.h).
  */
 static ngx_int_t
 ngx_http_toolsearch_word_value(ngx_http_request_t *r,
@@ -164,6 +168,10 @@ ngx_http_toolsearch_word_value(ngx_http_request_t *r,
         }
 
         word = ts_upstream_name(upstream);
+        break;
+
+    case NGX_HTTP_TOOLSEARCH_FORMAT:
+        word = ts_format_name(ctx->format);
         break;
 
     case NGX_HTTP_TOOLSEARCH_CLIENT:

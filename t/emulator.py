@@ -3,7 +3,12 @@
 It listens on loopback, records every request exactly (method, path with
 query, header lines, body bytes), validates POST /v1/messages like the real
 API does for the tool-search rules, and answers from a scripted model in
-JSON or in Anthropic's SSE event sequence.
+JSON or in Anthropic's SSE event sequence.  POST /v1/chat/completions
+(any path ending so) plays OpenAI's Chat Completions API the same way:
+strict about its tools and turns (no defer_loading and no tool-search
+tool in this API, every tool call of a declared function, every call
+answered by a tool message) and answering from emu.chat_script in JSON or
+chat.completion.chunk events (ChatReply, chat_seeker).
 
 Profiles (what kind of upstream it plays):
   anthropic   first-party API: tool search needs advanced-tool-use-2025-11-20
@@ -94,6 +99,11 @@ class ApiError(Exception):
         if self.details is not None:
             error["details"] = self.details
         return json.dumps({"type": "error", "error": error}).encode()
+
+    def openai_body(self):
+        return json.dumps({"error": {
+            "message": self.message, "type": self.kind, "param": None,
+            "code": None}}).encode()
 
 
 class Recorded:
@@ -660,6 +670,7 @@ class Emulator:
         self.aborted = 0            # Raw answers the gateway cut short
         self.finished = 0           # Raw answers sent to their end
         self.faults = 0             # Fault answers sent
+        self.chat_script = None     # Chat Completions: chat_default
         emulator = self
 
         class Handler(EmulatorHandler):
@@ -771,12 +782,16 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             elif self.command == "POST" and path == \
                     "/v1/messages/count_tokens":
                 self.count_tokens(rec)
+            elif self.command == "POST" and path.endswith(
+                    "/chat/completions"):
+                self.chat(rec)
             else:
                 raise ApiError("Not found", 404, "not_found_error")
         except ApiError as e:
             rec.status = e.status
             rec.error = e.message
-            self.send_json(e.status, e.body(), e.headers)
+            self.send_json(e.status, e.openai_body() if path.endswith(
+                "/chat/completions") else e.body(), e.headers)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
 
@@ -807,6 +822,18 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         self.send_json(200, json.dumps(
             {"input_tokens": max(1, len(rec.body) // 4)}).encode())
 
+    def scripted(self, rec, reply):
+        """A script's reply: an error raised, a Raw answer sent (None),
+        else the reply to answer with, status 200."""
+        if isinstance(reply, ApiError):
+            raise reply
+        if isinstance(reply, Raw):
+            rec.status = reply.status
+            self.send_raw(reply)
+            return None
+        rec.status = 200
+        return reply
+
     def messages(self, rec):
         body = self.parse(rec)
         if not isinstance(body.get("max_tokens"), int):
@@ -814,14 +841,9 @@ class EmulatorHandler(BaseHTTPRequestHandler):
         whole = self.emu.threads.whole(self.emu.profile, rec.headers, body)
         rec.whole = whole
         Validator(self.emu.profile, rec.headers, whole).run()
-        reply = self.emu.reply_for(whole)
-        if isinstance(reply, ApiError):
-            raise reply
-        if isinstance(reply, Raw):
-            rec.status = reply.status
-            self.send_raw(reply)
+        reply = self.scripted(rec, self.emu.reply_for(whole))
+        if reply is None:
             return
-        rec.status = 200
         if isinstance(reply, Fault):
             self.send_fault(reply, self.message(body, reply.reply,
                                                 len(rec.body)),
@@ -834,6 +856,26 @@ class EmulatorHandler(BaseHTTPRequestHandler):
                           [e.encode() for e in sse_events(message)])
         else:
             self.send_json(200, json.dumps(message).encode())
+
+    def chat(self, rec):
+        body = self.parse(rec)
+        ChatValidator(body).run()
+        reply = self.scripted(rec, (self.emu.chat_script or chat_default)(
+            body))
+        if reply is None:
+            return
+        stream = body.get("stream") is True
+        fault = reply if isinstance(reply, Fault) else None
+        if fault:
+            reply = fault.reply
+        completion = chat_completion(self.emu, body, reply, len(rec.body))
+        if fault:
+            self.send_fault(fault, completion, stream, chat=True)
+        elif stream:
+            self.send_sse([e.encode() for e in chat_events(
+                completion, body.get("stream_options") or {})])
+        else:
+            self.send_json(200, json.dumps(completion).encode())
 
     def message(self, body, reply, size):
         return {
@@ -873,11 +915,13 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             self.emu.count("aborted")
             self.close_connection = True
 
-    def send_fault(self, fault, message, stream):
+    def send_fault(self, fault, message, stream, chat=False):
         """The answer's head and its first fault.after body bytes (SSE as
         one chunk), then the fault."""
         if stream:
-            data = b"".join(e.encode() for e in sse_events(message))
+            events = chat_events(message, {}) if chat else \
+                sse_events(message)
+            data = b"".join(e.encode() for e in events)
             kind = "text/event-stream; charset=utf-8"
         else:
             data = json.dumps(message).encode()
@@ -1016,6 +1060,225 @@ def paced(data, stream, size=65536, delay=0.0):
         "application/json"
     return Raw([data[i:i + size] for i in range(0, len(data), size)],
                headers=(("Content-Type", kind),), delay=delay)
+
+
+# Chat Completions: OpenAI's rules for what this API takes (2026-11)
+CHAT_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+CHAT_TOOL_KEYS = {"type", "function"}
+CHAT_FUNCTION_KEYS = {"name", "description", "parameters", "strict"}
+CHAT_ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+class ChatValidator:
+    """POST /v1/chat/completions checked as the API checks it: a tool is a
+    function (no defer_loading, no tool-search type in this API), names
+    unique; an assistant's tool_calls name declared functions and are
+    answered, each, by the tool messages right after it; a tool message
+    answers such a call; tool_choice names a declared function."""
+
+    def __init__(self, body):
+        self.body = body
+
+    def run(self):
+        b = self.body
+        if not isinstance(b.get("model"), str):
+            raise ApiError("you must provide a model parameter")
+        if not isinstance(b.get("messages"), list) or not b["messages"]:
+            raise ApiError("messages: expected a non-empty array")
+        if "stream_options" in b and b.get("stream") is not True:
+            raise ApiError("The 'stream_options' parameter is only allowed "
+                           "when 'stream' is enabled.")
+        names = self.check_tools(b.get("tools", []))
+        self.check_choice(b.get("tool_choice"), names)
+        self.check_messages(b["messages"], names)
+
+    def check_tools(self, tools):
+        if not isinstance(tools, list):
+            raise ApiError("tools: expected an array")
+        names = set()
+        for i, t in enumerate(tools):
+            where = "tools[%d]" % i
+            if not isinstance(t, dict) or t.get("type") != "function":
+                raise ApiError("Invalid value for '%s.type': expected "
+                               "'function'." % where)
+            extra = set(t) - CHAT_TOOL_KEYS
+            fn = t.get("function")
+            if extra or not isinstance(fn, dict) or \
+                    set(fn) - CHAT_FUNCTION_KEYS:
+                raise ApiError("Unrecognized request argument supplied: "
+                               "%s" % sorted(extra or set(fn or {}) -
+                                             CHAT_FUNCTION_KEYS))
+            name = fn.get("name")
+            if not isinstance(name, str) or not CHAT_NAME.match(name):
+                raise ApiError("Invalid '%s.function.name'" % where)
+            if name in names:
+                raise ApiError("tools: duplicate function name %s" % name)
+            if "parameters" in fn and not isinstance(fn["parameters"],
+                                                     dict):
+                raise ApiError("Invalid '%s.function.parameters'" % where)
+            names.add(name)
+        return names
+
+    @staticmethod
+    def check_choice(choice, names):
+        if isinstance(choice, dict):
+            name = (choice.get("function") or {}).get("name")
+            if name not in names:
+                raise ApiError("Invalid value for 'tool_choice': function "
+                               "%s is not in tools." % name)
+        elif choice is not None and choice not in ("auto", "none",
+                                                   "required"):
+            raise ApiError("Invalid value for 'tool_choice'.")
+
+    @staticmethod
+    def check_messages(messages, names):
+        open_ids = []
+        for i, m in enumerate(messages):
+            role = m.get("role") if isinstance(m, dict) else None
+            if role not in CHAT_ROLES:
+                raise ApiError("Invalid value for 'messages[%d].role'" % i)
+            if open_ids and role != "tool":
+                raise ApiError("An assistant message with 'tool_calls' "
+                               "must be followed by tool messages "
+                               "responding to each 'tool_call_id'. The "
+                               "following tool_call_ids did not have "
+                               "response messages: %s"
+                               % ", ".join(open_ids))
+            if role == "tool":
+                if m.get("tool_call_id") not in open_ids:
+                    raise ApiError("Invalid parameter: messages with role "
+                                   "'tool' must be a response to a "
+                                   "preceeding message with 'tool_calls'.")
+                open_ids.remove(m["tool_call_id"])
+            elif role == "assistant":
+                for c in m.get("tool_calls") or []:
+                    name = (c.get("function") or {}).get("name")
+                    if name not in names:
+                        raise ApiError("messages[%d]: tool call of %s, "
+                                       "which is not in tools" % (i, name))
+                    if not isinstance(c["function"].get("arguments"), str):
+                        raise ApiError("messages[%d]: arguments must be a "
+                                       "string" % i)
+                    open_ids.append(c.get("id"))
+        if open_ids:
+            raise ApiError("tool_call_ids did not have response messages: "
+                           "%s" % ", ".join(open_ids))
+
+
+class ChatReply:
+    """One scripted Chat Completions answer: text and tool calls
+    ((name, arguments dict, id) each)."""
+
+    def __init__(self, content=None, calls=(), finish_reason=None):
+        self.content = content
+        self.calls = list(calls)
+        self.finish_reason = finish_reason or (
+            "tool_calls" if self.calls else "stop")
+
+
+def chat_tools(body):
+    return [t["function"]["name"] for t in body.get("tools", [])]
+
+
+def chat_answered(body):
+    """{tool_call_id: the function the call named} for answered calls."""
+    names, out = {}, {}
+    for m in body["messages"]:
+        for c in m.get("tool_calls") or []:
+            names[c["id"]] = c["function"]["name"]
+        if m["role"] == "tool":
+            out[m["tool_call_id"]] = names.get(m["tool_call_id"])
+    return out
+
+
+def chat_default(body):
+    """Answers "done" after a tool message, else a greeting."""
+    if body["messages"][-1]["role"] == "tool":
+        return ChatReply("done")
+    return ChatReply("Hello from the emulator.")
+
+
+def chat_seeker(target, arguments, query, final, search="tool_search"):
+    """A Chat Completions model with one job: call `target`, then answer
+    `final`.  It calls the target when it is declared; else it calls the
+    gateway's search function when it is, and gives up when a search did
+    not declare the target."""
+    def model(body):
+        last = body["messages"][-1]
+        answered = chat_answered(body)
+        declared = chat_tools(body)
+        if last["role"] == "tool" and answered.get(
+                last["tool_call_id"]) == target:
+            return ChatReply(final)
+        if target in declared:
+            return ChatReply("Calling %s." % target,
+                             [(target, arguments, "call_target")])
+        if last["role"] == "tool" and answered.get(
+                last["tool_call_id"]) == search:
+            return ChatReply("The search did not find %s." % target)
+        if search in declared:
+            return ChatReply(None, [(search, {"query": query},
+                                     "call_search_%d" % len(answered))])
+        return ChatReply("I have no tool named %s." % target)
+    return model
+
+
+def chat_completion(emu, body, reply, size):
+    message = {"role": "assistant", "content": reply.content}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": id_, "type": "function", "function": {
+                "name": name, "arguments": json.dumps(args)}}
+            for name, args, id_ in reply.calls]
+    prompt = max(1, size // 4)
+    return {
+        "id": emu.next_id("chatcmpl"), "object": "chat.completion",
+        "created": 1764201600, "model": body["model"],
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": reply.finish_reason}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": 10,
+                  "total_tokens": prompt + 10,
+                  "prompt_tokens_details": {"cached_tokens": 0}},
+        "system_fingerprint": "fp_emu",
+    }
+
+
+def chat_events(c, options):
+    """The completion as chat.completion.chunk events: role, content,
+    each tool call (id and name, then its arguments in two pieces), the
+    finish, the usage when include_usage asks for it, [DONE]."""
+    usage = options.get("include_usage") is True
+    head = {k: c[k] for k in ("id", "object", "created", "model",
+                              "system_fingerprint")}
+    head["object"] = "chat.completion.chunk"
+
+    def chunk(delta, finish=None):
+        d = dict(head, choices=[{"index": 0, "delta": delta,
+                                 "logprobs": None,
+                                 "finish_reason": finish}])
+        if usage:
+            d["usage"] = None
+        return "data: %s\n\n" % json.dumps(d)
+
+    m = c["choices"][0]["message"]
+    yield chunk({"role": "assistant", "content": ""})
+    if m["content"]:
+        for piece in (m["content"][:3], m["content"][3:]):
+            yield chunk({"content": piece})
+    for i, call in enumerate(m.get("tool_calls", [])):
+        yield chunk({"tool_calls": [{"index": i, "id": call["id"],
+                                     "type": "function", "function": {
+                                         "name": call["function"]["name"],
+                                         "arguments": ""}}]})
+        args = call["function"]["arguments"]
+        for piece in (args[:5], args[5:]):
+            yield chunk({"tool_calls": [{"index": i, "function": {
+                "arguments": piece}}]})
+    yield chunk({}, c["choices"][0]["finish_reason"])
+    if usage:
+        yield "data: %s\n\n" % json.dumps(dict(head, choices=[],
+                                                 usage=c["usage"]))
+    yield "data: [DONE]\n\n"
 
 
 def main():

@@ -21,8 +21,26 @@ const char  *ts_loop_usage_keys[TS_USAGE_N] = {
 ts_loop_t *
 ts_loop_create(const ts_input_t *in, const char *body, size_t len)
 {
-    ts_loop_t  *lp;
     ts_index_t  ix;
+    size_t      ntools;
+
+    ntools = 0;
+
+    if (ts_index_build(&ix, body, len) == TS_OK) {
+        ntools = ix.ntools;
+    }
+
+    ts_index_free(&ix);
+
+    return ts_loop_create_as(in, body, len, NULL, ntools);
+}
+
+
+ts_loop_t *
+ts_loop_create_as(const ts_input_t *in, const char *body, size_t len,
+    const ts_loop_dialect_t *dialect, size_t ntools)
+{
+    ts_loop_t  *lp;
 
     lp = calloc(1, sizeof(ts_loop_t));
     if (lp == NULL) {
@@ -39,12 +57,8 @@ ts_loop_create(const ts_input_t *in, const char *body, size_t len)
     ts_buf_init(&lp->turns, TS_LOOP_TURNS_MAX);
     ts_buf_init(&lp->content, TS_LOOP_ANSWER_MAX);
     ts_buf_init(&lp->pending, TS_LOOP_ANSWER_MAX);
-
-    if (ts_index_build(&ix, body, len) == TS_OK) {
-        lp->ntools = ix.ntools;
-    }
-
-    ts_index_free(&ix);
+    lp->dialect = dialect;
+    lp->ntools = ntools;
 
     lp->loaded = calloc(lp->ntools ? lp->ntools : 1, 1);
     if (lp->loaded == NULL) {
@@ -85,6 +99,10 @@ ts_loop_free(ts_loop_t *lp)
         return;
     }
 
+    if (lp->dialect != NULL) {
+        lp->dialect->free(lp);
+    }
+
     ts_loop_reset(lp);
 
     if (lp->have_rq) {
@@ -105,6 +123,12 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     ts_input_t  in;
     size_t      len;
 
+    /* the first call's request, as the caller decided it */
+    if (lp->kept) {
+        lp->kept = 0;
+        goto render;
+    }
+
     if (lp->have_rq) {
         ts_request_free(&lp->rq);
         lp->have_rq = 0;
@@ -117,11 +141,14 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
 
     lp->have_rq = 1;
 
-    if (ts_request_process(&lp->rq, &in, lp->body, lp->len)
+    if ((lp->dialect ? lp->dialect->process : ts_request_process)(
+            &lp->rq, &in, lp->body, lp->len)
         != TS_DECISION_DEFERRED_GATEWAY)
     {
         return -1;
     }
+
+render:
 
     len = ts_request_size(&lp->rq);
     ts_buf_reset(out);
@@ -136,6 +163,25 @@ ts_loop_request(ts_loop_t *lp, ts_buf_t *out)
     lp->calls++;
 
     return 0;
+}
+
+
+void
+ts_loop_keep(ts_loop_t *lp, ts_request_t *rq)
+{
+    /* an index in memory the worker lends lives no longer than rq */
+    if (lp->calls != 0 || lp->have_rq || rq->ix.mem != NULL
+        || rq->decision != TS_DECISION_DEFERRED_GATEWAY)
+    {
+        return;
+    }
+
+    lp->rq = *rq;
+    lp->have_rq = 1;
+    lp->kept = 1;
+
+    memset(rq, 0, sizeof(ts_request_t));
+    ts_edits_init(&rq->edits);
 }
 
 
@@ -158,6 +204,10 @@ ts_loop_start(ts_loop_t *lp, int sse)
 {
     ts_loop_reset(lp);
     lp->sse = sse;
+
+    if (lp->dialect != NULL) {
+        lp->dialect->start(lp);
+    }
 }
 
 
@@ -297,7 +347,9 @@ ts_loop_feed(ts_loop_t *lp, const char *p, size_t n, ts_buf_t *out)
         if (ev.raw_len > TS_LOOP_EVENT_MAX) {
             ts_loop_unreadable(lp, out);
 
-        } else if (ts_loop_event(lp, &ev, out) != 0) {
+        } else if ((lp->dialect ? lp->dialect->event(lp, &ev, out)
+                                : ts_loop_event(lp, &ev, out)) != 0)
+        {
             return -1;
         }
 
@@ -343,10 +395,9 @@ ts_call_max(const ts_loop_t *lp, const char *buf, const ts_val_t *in)
 }
 
 
-/* runs one search; the found tools are marked loaded and listed */
-static int
-ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
-    ts_buf_t *result)
+int
+ts_loop_search(ts_loop_t *lp, const char *input, ts_loop_found_pt found,
+    void *arg)
 {
     const ts_policy_t  *p;
     ts_catalog_t        cat;
@@ -362,12 +413,12 @@ ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
 
     p = lp->in.policy;
 
-    /* the input is an object: ts_loop_call_input made sure of it */
-    if (ts_value_parse(b->input, strlen(b->input), &in) != TS_OK) {
+    /* the input is an object: the caller made sure of it */
+    if (ts_value_parse(input, strlen(input), &in) != TS_OK) {
         in.kind = TS_NONE;
     }
 
-    q = ts_loop_query(b->input, &in);
+    q = ts_loop_query(input, &in);
 
     hints.names = p->hint_names;
     hints.phrases = p->hint_phrases;
@@ -381,7 +432,7 @@ ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
 
     if (rc == 0 && lp->rq.defer != NULL) {
         rc = ts_search_run(&cat, q ? q : "", q ? strlen(q) : 0,
-                           p->scoring, ts_call_max(lp, b->input, &in), &res);
+                           p->scoring, ts_call_max(lp, input, &in), &res);
         names = calloc(res.nhits ? res.nhits : 1, sizeof(ts_name_t));
         rc = (rc == 0 && names != NULL) ? 0 : -1;
 
@@ -402,14 +453,7 @@ ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     }
 
     if (rc == 0) {
-        ts_gateway_references(refs, names, n);
-
-        if (result->len) {
-            ts_buf_str(result, ",");
-        }
-
-        rc = ts_gateway_result(result, b->id, strlen(b->id), names, n, 1,
-                               lp->rq.load_refs, &servers);
+        rc = found(arg, names, n, &servers);
     }
 
     ts_buf_free(&servers);
@@ -427,6 +471,48 @@ ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
     free(q);
 
     return rc;
+}
+
+
+/* a Messages search call's result, and references to what it found */
+typedef struct {
+    ts_loop_t          *lp;
+    const ts_lblock_t  *b;
+    ts_buf_t           *refs;
+    ts_buf_t           *result;
+} ts_loop_result_t;
+
+
+static int
+ts_loop_result_add(void *arg, const ts_name_t *names, size_t n,
+    const ts_buf_t *servers)
+{
+    ts_loop_result_t  *f = arg;
+
+    ts_gateway_references(f->refs, names, n);
+
+    if (f->result->len) {
+        ts_buf_str(f->result, ",");
+    }
+
+    return ts_gateway_result(f->result, f->b->id, strlen(f->b->id), names, n,
+                             1, f->lp->rq.load_refs, servers);
+}
+
+
+/* runs one search; the found tools are marked loaded and listed */
+static int
+ts_loop_search_call(ts_loop_t *lp, const ts_lblock_t *b, ts_buf_t *refs,
+    ts_buf_t *result)
+{
+    ts_loop_result_t  f;
+
+    f.lp = lp;
+    f.b = b;
+    f.refs = refs;
+    f.result = result;
+
+    return ts_loop_search(lp, b->input, ts_loop_result_add, &f);
 }
 
 
@@ -499,6 +585,10 @@ ts_loop_end(ts_loop_t *lp, ts_buf_t *out)
     static const ts_loop_error_t  early = {
         0, NULL, 0, "the upstream stream ended early"
     };
+
+    if (lp->dialect != NULL) {
+        return lp->dialect->end(lp, out);
+    }
 
     if (!lp->sse && ts_loop_json_answer(lp) != 0) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);

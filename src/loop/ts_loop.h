@@ -15,6 +15,8 @@
 
 #include "scan/ts_buf.h"
 #include "rewrite/ts_policy.h"
+#include "rewrite/ts_request.h"
+#include "loop/ts_sse.h"
 
 
 #define TS_LOOP_EVENT_MAX   (4 * 1024 * 1024)   /* one SSE event */
@@ -40,6 +42,14 @@ typedef struct ts_loop_s  ts_loop_t;
 ts_loop_t *ts_loop_create(const ts_input_t *in, const char *body,
     size_t len);
 void ts_loop_free(ts_loop_t *lp);
+
+/*
+ * Takes the request the caller read and decided (DEFERRED_GATEWAY) as
+ * the first call's, so that the body is not read again; rq is left
+ * empty.  A request whose index borrows a worker's memory stays the
+ * caller's.
+ */
+void ts_loop_keep(ts_loop_t *lp, ts_request_t *rq);
 
 /* the body of the next upstream call, in out (reset first) */
 int ts_loop_request(ts_loop_t *lp, ts_buf_t *out);
@@ -72,6 +82,33 @@ typedef struct {
  */
 void ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     ts_buf_t *out);
+
+/*
+ * What a format other than Messages does at each step (src/chat): the
+ * loop's state, its calls, the SSE reading, its search (ts_loop_search)
+ * and its counters are shared; the request (process: as
+ * ts_request_process), each event and JSON answer (end), and the errors
+ * are the format's.  ts_loop_start() resets the shared answer state
+ * first.
+ */
+typedef struct {
+    ts_decision_t   (*process)(ts_request_t *rq, const ts_input_t *in,
+                               const char *body, size_t len);
+    void            (*start)(ts_loop_t *lp);
+    int             (*event)(ts_loop_t *lp, const ts_sse_event_t *ev,
+                             ts_buf_t *out);
+    ts_loop_next_t  (*end)(ts_loop_t *lp, ts_buf_t *out);
+    void            (*fail)(ts_loop_t *lp, int sse,
+                            const ts_loop_error_t *e, ts_buf_t *out);
+    void            (*free)(ts_loop_t *lp);
+} ts_loop_dialect_t;
+
+/*
+ * A loop in a format's dialect (NULL: Messages) over a request with
+ * ntools tools, which its searches mark loaded
+ */
+ts_loop_t *ts_loop_create_as(const ts_input_t *in, const char *body,
+    size_t len, const ts_loop_dialect_t *dialect, size_t ntools);
 
 unsigned ts_loop_calls(const ts_loop_t *lp);
 unsigned ts_loop_searches(const ts_loop_t *lp);

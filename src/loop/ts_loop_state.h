@@ -77,6 +77,8 @@ typedef struct {
 
 
 struct ts_loop_s {
+    const ts_loop_dialect_t  *dialect;  /* NULL: Messages */
+    void                     *format;   /* the dialect's own state */
     ts_input_t          in;
     const char         *body;
     size_t              len;
@@ -86,6 +88,7 @@ struct ts_loop_s {
     size_t              nloaded;
     ts_request_t        rq;
     int                 have_rq;
+    int                 kept;       /* rq is the caller's, for call 1 */
     ts_buf_t            turns;      /* appended to the messages */
     ts_buf_t            content;    /* JSON: the client's blocks so far */
     unsigned            calls;
@@ -104,6 +107,18 @@ struct ts_loop_s {
 
 
 /* ts_loop.c */
+
+/* what a search found: names (n of them), else what servers exist */
+typedef int (*ts_loop_found_pt)(void *arg, const ts_name_t *names,
+    size_t n, const ts_buf_t *servers);
+
+/*
+ * Runs the search a call's input (a JSON object) asks for over the
+ * request's deferred tools (lp->rq); the tools found are marked loaded
+ * and handed to found.
+ */
+int ts_loop_search(ts_loop_t *lp, const char *input, ts_loop_found_pt found,
+    void *arg);
 void ts_loop_totals_add(ts_loop_t *lp);
 void ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
     const char *name);

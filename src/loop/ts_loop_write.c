@@ -567,6 +567,11 @@ ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     cJSON  *doc;
     char   *s;
 
+    if (lp->dialect != NULL) {
+        lp->dialect->fail(lp, sse, e, out);
+        return;
+    }
+
     /* an unfinished event would swallow the error event's first line */
     ts_buf_reset(&lp->pending);
     lp->seen = 0;

@@ -570,7 +570,17 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     }
 
     ts_buf_str(b, ",\"content\":\"");
+    ts_gateway_result_text(b, names, n, ran, servers);
+    ts_buf_str(b, "\"}");
 
+    return b->failed ? -1 : 0;
+}
+
+
+void
+ts_gateway_result_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers)
+{
     if (!ran) {
         ts_buf_str(b, "This search did not run. Search again.");
 
@@ -592,10 +602,27 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
         ts_buf_str(b, ". Their definitions are in your tool list now; call "
                       "them directly.");
     }
+}
 
-    ts_buf_str(b, "\"}");
 
-    return b->failed ? -1 : 0;
+void
+ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
+    const char *schema)
+{
+    ts_buf_str(b, "\"name\":\"");
+    ts_buf_str(b, p->search_tool);
+    ts_buf_str(b, "\",\"description\":\"");
+    ts_buf_str(b, ts_search_description);
+    ts_buf_str(b, "\",\"");
+    ts_buf_str(b, schema);
+    ts_buf_str(b, "\":{\"type\":\"object\",\"properties\":"
+                  "{\"query\":{\"type\":\"string\",\"description\":"
+                  "\"select:name1,name2, or keywords\"},"
+                  "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
+                  "\"maximum\":");
+    ts_buf_num(b, p->max_results);
+    ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
+                  "\"required\":[\"query\"]}");
 }
 
 
@@ -653,18 +680,8 @@ static void
 ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p,
     const ts_index_t *ix, const ts_val_t *moved, int kept)
 {
-    ts_buf_str(b, "{\"name\":\"");
-    ts_buf_str(b, p->search_tool);
-    ts_buf_str(b, "\",\"description\":\"");
-    ts_buf_str(b, ts_search_description);
-    ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
-                  "{\"query\":{\"type\":\"string\",\"description\":"
-                  "\"select:name1,name2, or keywords\"},"
-                  "\"max_results\":{\"type\":\"integer\",\"minimum\":1,"
-                  "\"maximum\":");
-    ts_buf_num(b, p->max_results);
-    ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
-                  "\"required\":[\"query\"]}");
+    ts_buf_str(b, "{");
+    ts_gateway_search_fields(b, p, "input_schema");
 
     ts_gateway_search_cache(b, ix, moved, kept);
     ts_buf_str(b, "}");
@@ -722,12 +739,11 @@ ts_after_search(const ts_request_t *rq, size_t i)
 static int
 ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
-    const ts_index_t   *ix;
-    const ts_member_t  *tools;
-    const ts_tool_t    *t;
-    const ts_val_t     *moved;
-    size_t              i;
-    int                 kept_cache, as_ref;
+    const ts_index_t  *ix;
+    const ts_tool_t   *t;
+    const ts_val_t    *moved;
+    size_t             i;
+    int                kept_cache, as_ref;
 
     ix = &rq->ix;
     moved = NULL;
@@ -776,14 +792,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     ts_names_seal(&rq->referenced);
     ts_buf_str(b, "]");
 
-    if (b->failed) {
-        return -1;
-    }
-
-    tools = ts_index_top(ix, TS_TOP_TOOLS);
-
-    return ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, b->p,
-                           b->len);
+    return b->failed ? -1 : 0;
 }
 
 
@@ -794,9 +803,9 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
  * breakpoints in the system prompt).  A summary that names the tools
  * found keeps them loaded after a compaction (ts_history_named).
  */
-static int
-ts_announcement(const ts_index_t *ix, const unsigned char *deferrable,
-    const ts_policy_t *p, ts_buf_t *b)
+int
+ts_gateway_announcement(const ts_index_t *ix,
+    const unsigned char *deferrable, const ts_policy_t *p, ts_buf_t *b)
 {
     ts_names_t  names;
     size_t      i, shown;
@@ -848,9 +857,10 @@ ts_announcement(const ts_index_t *ix, const unsigned char *deferrable,
 
 /* the announcement (text) goes after the system prompt the client wrote */
 static int
-ts_gateway_system(ts_edits_t *e, const ts_index_t *ix, const ts_buf_t *text,
-    ts_buf_t *b)
+ts_gateway_system(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
 {
+    ts_edits_t         *e = &rq->edits;
+    const ts_index_t   *ix = &rq->ix;
     const ts_member_t  *sys;
     ts_val_t           *items;
     size_t              n;
@@ -919,15 +929,33 @@ ts_gateway_tail(ts_edits_t *e, const ts_index_t *ix, const ts_input_t *in)
 int
 ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
 {
-    ts_buf_t  a, b;
-    int       rc;
+    static const ts_gateway_form_t  messages = {
+        ts_gateway_tools, ts_gateway_system
+    };
+
+    return ts_gateway_apply_as(rq, in, &messages);
+}
+
+
+int
+ts_gateway_apply_as(ts_request_t *rq, const ts_input_t *in,
+    const ts_gateway_form_t *form)
+{
+    const ts_member_t  *tools;
+    ts_buf_t            a, b;
+    int                 rc;
 
     ts_buf_init(&a, 0);
     ts_buf_init(&b, 0);
 
-    rc = (ts_gateway_tools(rq, in->policy, &a) == 0
-          && ts_announcement(&rq->ix, rq->deferrable, in->policy, &a) == 0
-          && ts_gateway_system(&rq->edits, &rq->ix, &a, &b) == 0
+    tools = ts_index_top(&rq->ix, TS_TOP_TOOLS);
+
+    rc = (form->tools(rq, in->policy, &a) == 0
+          && ts_edit_replace(&rq->edits, tools->val.off, tools->val.len, a.p,
+                             a.len) == 0
+          && ts_gateway_announcement(&rq->ix, rq->deferrable, in->policy,
+                                     &a) == 0
+          && form->system(rq, &a, &b) == 0
           && ts_gateway_tail(&rq->edits, &rq->ix, in) == 0) ? 0 : -1;
 
     ts_buf_free(&a);

@@ -34,6 +34,22 @@ int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
 int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
 
 /*
+ * Where a format puts gateway search's parts: tools[] written into b (the
+ * loaded tools, the search tool, the tools found), which replaces the
+ * client's, and the
+ * announcement text placed after the client's system prompt (b for its
+ * bytes).  The turns of the loop go after the messages in every format.
+ */
+typedef struct {
+    int  (*tools)(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b);
+    int  (*system)(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b);
+} ts_gateway_form_t;
+
+/* the same edits in a format's form */
+int ts_gateway_apply_as(ts_request_t *rq, const ts_input_t *in,
+    const ts_gateway_form_t *form);
+
+/*
  * 1 when found tools load as tool_reference + defer_loading: the
  * upstream expands references in a tool_result.  Otherwise they load as
  * ordinary tools and the result is text.
@@ -61,6 +77,25 @@ int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
  * same when later turns replay it.
  */
 int ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix);
+
+/* the text of a search's result, JSON-escaped (as ts_gateway_result) */
+void ts_gateway_result_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers);
+
+/*
+ * The search tool's name, description and schema as object members, the
+ * schema under the format's key ("input_schema", "parameters")
+ */
+void ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
+    const char *schema);
+
+/*
+ * What the search tool can load: the names of the deferrable tools,
+ * sorted, as JSON-escaped text for the system prompt; the same on every
+ * turn of a conversation whatever its searches found
+ */
+int ts_gateway_announcement(const ts_index_t *ix,
+    const unsigned char *deferrable, const ts_policy_t *p, ts_buf_t *b);
 
 /* tool_reference blocks naming the tools, comma-separated */
 void ts_gateway_references(ts_buf_t *b, const ts_name_t *names, size_t n);

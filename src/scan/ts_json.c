@@ -90,34 +90,28 @@ ts_container_items(const char *buf, const ts_val_t *v, ts_val_t **items,
 }
 
 
-/* inlined into both callers: with one key, the loops fold away */
-static TS_HOT ts_status_t
-ts_members_of(const char *buf, const ts_val_t *obj,
-    const char *const *keys, size_t n, ts_val_t *out)
+/*
+ * The members named keys of the object at the scanner, which it leaves
+ * after the object.  Inlined into its callers: with one key, the loops
+ * fold away.
+ */
+static TS_HOT void
+ts_members_scan(ts_scan_t *s, const char *buf, const char *const *keys,
+    size_t n, ts_val_t *out)
 {
-    ts_scan_t  s;
-    ts_val_t   k, v;
-    size_t     i;
-    int        rc;
+    ts_val_t  k, v;
+    size_t    i;
+    int       rc;
 
     /* an absent member is an empty span: callers may read it unchecked */
     for (i = 0; i < n; i++) {
         memset(&out[i], 0, sizeof(ts_val_t));
     }
 
-    if (obj->kind != TS_OBJECT) {
-        return TS_ERR_TYPE;
-    }
-
-    memset(&s, 0, sizeof(ts_scan_t));
-    s.start = (const unsigned char *) buf;
-    s.p = s.start + obj->off;
-    s.end = s.start + obj->off + obj->len;
-
-    rc = ts_open(&s, '{');
+    rc = ts_open(s, '{');
 
     while (rc == 0) {
-        if (ts_key(&s, &k) != 0 || ts_member_value(&s, &v) != 0) {
+        if (ts_key(s, &k) != 0 || ts_member_value(s, &v) != 0) {
             break;
         }
 
@@ -128,7 +122,137 @@ ts_members_of(const char *buf, const ts_val_t *obj,
             }
         }
 
-        rc = ts_more(&s, '}');
+        rc = ts_more(s, '}');
+    }
+}
+
+
+static TS_HOT ts_status_t
+ts_members_of(const char *buf, const ts_val_t *obj,
+    const char *const *keys, size_t n, ts_val_t *out)
+{
+    ts_scan_t  s;
+    size_t     i;
+
+    if (obj->kind != TS_OBJECT) {
+        for (i = 0; i < n; i++) {
+            memset(&out[i], 0, sizeof(ts_val_t));
+        }
+
+        return TS_ERR_TYPE;
+    }
+
+    memset(&s, 0, sizeof(ts_scan_t));
+    s.start = (const unsigned char *) buf;
+    s.p = s.start + obj->off;
+    s.end = s.start + obj->off + obj->len;
+
+    ts_members_scan(&s, buf, keys, n, out);
+
+    return s.err;
+}
+
+
+ts_status_t
+ts_document_members(const char *buf, size_t len, const char *const *keys,
+    size_t n, ts_val_t *out, ts_val_t *doc)
+{
+    ts_scan_t  s;
+
+    memset(&s, 0, sizeof(ts_scan_t));
+    memset(doc, 0, sizeof(ts_val_t));
+    s.start = (const unsigned char *) buf;
+    s.p = s.start;
+    s.end = s.start + len;
+
+    ts_ws(&s);
+    doc->off = s.p - s.start;
+
+    if (len == 0 || s.p == s.end) {
+        memset(out, 0, n * sizeof(ts_val_t));
+        return TS_ERR_SYNTAX;
+    }
+
+    ts_members_scan(&s, buf, keys, n, out);
+    doc->len = s.p - s.start - doc->off;
+    doc->kind = TS_OBJECT;
+    ts_ws(&s);
+
+    if (s.err == TS_OK && s.p != s.end) {
+        (void) ts_fail(&s, TS_ERR_SYNTAX);
+    }
+
+    return s.err;
+}
+
+
+ts_status_t
+ts_items_members(const char *buf, const ts_val_t *arr,
+    const char *const *keys, size_t n, ts_val_t **items, ts_val_t **out,
+    size_t *count)
+{
+    ts_scan_t   s;
+    ts_val_t   *it, *m, val;
+    size_t      cap, mcap, from;
+    int         rc;
+
+    *items = NULL;
+    *out = NULL;
+    *count = 0;
+    cap = 0;
+    mcap = 0;
+
+    memset(&s, 0, sizeof(ts_scan_t));
+    s.start = (const unsigned char *) buf;
+    s.p = s.start + arr->off;
+    s.end = s.start + arr->off + arr->len;
+
+    rc = ts_open(&s, '[');
+
+    while (rc == 0) {
+        from = s.p - s.start;
+        it = ts_grow(&s, (void **) items, *count, &cap, sizeof(ts_val_t));
+        m = it ? ts_grow(&s, (void **) out, *count, &mcap,
+                         n * sizeof(ts_val_t))
+               : NULL;
+
+        if (m == NULL) {
+            break;
+        }
+
+        if (s.p < s.end && *s.p == '{') {
+            ts_members_scan(&s, buf, keys, n, *out + *count * n);
+            val.kind = TS_OBJECT;
+            val.esc = 0;
+
+        } else {
+            memset(*out + *count * n, 0, n * sizeof(ts_val_t));
+
+            if (ts_member_value(&s, &val) != 0) {
+                break;
+            }
+        }
+
+        if (s.err != TS_OK) {
+            break;
+        }
+
+        it = *items + *count;
+        it->off = from;
+        it->len = s.p - s.start - from;
+        it->kind = val.kind;
+        it->esc = val.esc;
+        (*count)++;
+
+        rc = ts_more(&s, ']');
+    }
+
+    if (s.err != TS_OK) {
+        free(*items);
+        free(*out);
+        *items = NULL;
+        *out = NULL;
+        *count = 0;
     }
 
     return s.err;

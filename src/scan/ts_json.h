@@ -78,6 +78,23 @@ ts_status_t ts_object_member(const char *buf, const ts_val_t *obj,
 ts_status_t ts_object_members(const char *buf, const ts_val_t *obj,
     const char *const *keys, size_t n, ts_val_t *out);
 
+/*
+ * A whole document that must be one object, validated, and its members
+ * named keys, in one pass; doc is the object's span
+ */
+ts_status_t ts_document_members(const char *buf, size_t len,
+    const char *const *keys, size_t n, ts_val_t *out, ts_val_t *doc);
+
+/*
+ * The items of a valid array value and, for each item that is an
+ * object, its members named keys, in one pass: (*out)[i * n + k] is item
+ * i's member keys[k] (kind NONE for other items).  The caller frees
+ * *items and *out.
+ */
+ts_status_t ts_items_members(const char *buf, const ts_val_t *arr,
+    const char *const *keys, size_t n, ts_val_t **items, ts_val_t **out,
+    size_t *count);
+
 
 const char *ts_status_name(ts_status_t st);
 

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 PROMPT = "Create a memory entity for Alice, a person who likes tea."
 MODEL = "claude-sonnet-4-5"
+CHAT_MODEL = "gpt-4.1"
 KEY = "sk-ant-test"
 
 # the MCP servers: name -> (package, extra arguments)
@@ -152,12 +153,14 @@ def setup_qwen_nosearch(work, url, modules):
     return setup_qwen(work, url, modules, search=False)
 
 
-def sdk_setup(script, stream=False):
+def sdk_setup(script, stream=False, api=None):
+    """A script of t/e2e/sdk; api "chat": its Chat Completions provider."""
     def setup(work, url, modules):
         path = os.path.join(work.dir, "config.json")
         with open(path, "w") as f:
-            json.dump({"url": url, "model": MODEL, "prompt": PROMPT,
-                       "stream": stream, "servers": work.servers}, f)
+            json.dump({"url": url, "model": CHAT_MODEL if api else MODEL,
+                       "prompt": PROMPT, "stream": stream, "api": api,
+                       "servers": work.servers}, f)
         # ES modules resolve packages from the script's folder upwards
         link = os.path.join(work.dir, "node_modules")
         os.symlink(modules, link)
@@ -191,6 +194,13 @@ CLIENTS = {
     "qwen-code-nosearch": (setup_qwen_nosearch, ("@qwen-code/qwen-code",)),
     "ai-sdk": (sdk_setup("aisdk.mjs"),
                ("ai", "@ai-sdk/anthropic", "@ai-sdk/mcp")),
+    # the same SDK on Chat Completions (@ai-sdk/openai-compatible, as
+    # opencode and kilo use it), streaming and not
+    "ai-sdk-chat": (sdk_setup("aisdk.mjs", api="chat"),
+                    ("ai", "@ai-sdk/openai-compatible", "@ai-sdk/mcp")),
+    "ai-sdk-chat-stream": (sdk_setup("aisdk.mjs", True, "chat"),
+                           ("ai", "@ai-sdk/openai-compatible",
+                            "@ai-sdk/mcp")),
     "langchain": (sdk_setup("langchain.mjs"),
                   ("langchain", "@langchain/anthropic",
                    "@langchain/mcp-adapters")),
@@ -268,3 +278,15 @@ def model(request):
     if target is None:
         return Reply([text("Alice")])
     return seeker(target, TARGET_INPUT, QUERY, FINAL)(request)
+
+
+def chat_model(body):
+    """The scripted model in Chat Completions: the same job, searching
+    with the gateway's search function when the target is deferred."""
+    from emulator import ChatReply, chat_seeker, chat_tools
+    target = next((n for n in chat_tools(body)
+                   if n.endswith(TARGET_SUFFIX)), None)
+    if target is None and "tool_search" not in chat_tools(body):
+        return ChatReply("Alice")
+    return chat_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
+                       FINAL)(body)

@@ -1,6 +1,6 @@
 """Agent clients other than Claude Code through the gateway, end to end:
-opencode, cline, continue, the Vercel AI SDK and LangChain.js
-(t/e2e/agents.py), each with the five MCP servers from npm, on both
+opencode, cline, continue, the Vercel AI SDK (on the Messages API and on
+Chat Completions) and LangChain.js (t/e2e/agents.py), each with the five MCP servers from npm, on both
 profiles.  The session completes, the memory server's store holds the
 entity the model asked for, every request reached the emulator and was
 accepted, and the gateway deferred the client's MCP tools."""
@@ -26,6 +26,8 @@ CASES = [
     ("continue", "anthropic"), ("continue", "compatible"),
     ("ai-sdk", "anthropic"), ("ai-sdk", "compatible"),
     ("langchain", "anthropic"), ("langchain", "compatible"),
+    # Chat Completions: gateway search whatever the upstream
+    ("ai-sdk-chat", "compatible"), ("ai-sdk-chat-stream", "compatible"),
 ]
 
 
@@ -44,6 +46,7 @@ def node22():
 def test_agent_session(client, profile, tmp_path):
     up = Upstream(profile, SERVERS[profile])
     up.emulator.script = agents.model
+    up.emulator.chat_script = agents.chat_model
     try:
         run = agents.run_client(client, up.url, MODULES, str(tmp_path),
                                 timeout=240)
@@ -53,7 +56,12 @@ def test_agent_session(client, profile, tmp_path):
     assert run.stored_alice(), (run.memory, run.describe())
     assert posts and [(r.status, r.error) for r in posts] == \
         [(200, None)] * len(posts)
-    want = "deferred_hosted" if profile == "anthropic" else "deferred_gateway"
+    want = "deferred_hosted" if profile == "anthropic" \
+        and "chat" not in client else "deferred_gateway"
     assert want in [line.get("decision") for line in log], log
     assert {line["client"] for line in log} == \
         {PROFILE.get(client, "default")}, log
+    if "chat" in client:
+        # at most half of the client's bytes (most of them its tools)
+        for line in log:
+            assert int(line["out"]) <= int(line["in"]) * 0.5, line

@@ -28,6 +28,7 @@ static const tst_case_t  *tst_tables[] = {
     tst_search_tests,
     tst_gateway_tests,
     tst_loop_tests,
+    tst_chat_tests,
     NULL
 };
 

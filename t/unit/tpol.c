@@ -55,11 +55,18 @@ tpol_free(tpol_t *t)
 ts_decision_t
 trun(trun_t *r, tpol_t *t, const char *body)
 {
+    return trun_with(r, t, body, ts_request_process);
+}
+
+
+ts_decision_t
+trun_with(trun_t *r, tpol_t *t, const char *body, tprocess_pt process)
+{
     size_t  len;
 
     memset(r, 0, sizeof(trun_t));
     r->body = tst_quote(body, &len);
-    r->d = ts_request_process(&r->rq, &t->in, r->body, len);
+    r->d = process(&r->rq, &t->in, r->body, len);
     r->len = ts_request_size(&r->rq);
     r->out = tst_alloc(r->len + 1);
 

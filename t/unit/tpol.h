@@ -35,7 +35,13 @@ void tpol_init(tpol_t *t);
 void tpol_add(ts_match_list_t *l, const char *pattern);
 void tpol_window(tpol_t *t, const char *re, unsigned long tokens);
 void tpol_free(tpol_t *t);
+/* a format's request side: ts_request_process, ts_chat_process */
+typedef ts_decision_t (*tprocess_pt)(ts_request_t *rq, const ts_input_t *in,
+    const char *body, size_t len);
+
 ts_decision_t trun(trun_t *r, tpol_t *t, const char *body);
+ts_decision_t trun_with(trun_t *r, tpol_t *t, const char *body,
+    tprocess_pt process);
 void trun_free(trun_t *r);
 cJSON *tool_named(const trun_t *r, const char *name);
 int deferred(const trun_t *r, const char *name);

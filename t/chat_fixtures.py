@@ -1,0 +1,94 @@
+"""Chat Completions requests built from the recorded Messages sessions of
+t/fixtures/clients: the same client's system prompt, conversation and MCP
+tools, in the shape the AI SDK's openai-compatible provider (opencode,
+kilo, mastra) sends them to POST /v1/chat/completions.  No OpenAI-format
+recording is in the repository yet (docs/gateway-search.md, "Chat
+Completions"): this is what stands for one, built, not recorded."""
+
+import json
+
+from conftest import client_requests
+
+CLIENT_HEADERS = [("Content-Type", "application/json"),
+                  ("Authorization", "Bearer sk-test"),
+                  ("User-Agent", "ai-sdk/openai-compatible/2.0 "
+                                 "runtime/node.js/22")]
+
+
+def text_of(content):
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content
+                   if b.get("type") == "text")
+
+
+def chat_messages(body):
+    out = []
+    if body.get("system"):
+        out.append({"role": "system", "content": text_of(body["system"])})
+    for m in body["messages"]:
+        content = m["content"]
+        blocks = content if isinstance(content, list) else \
+            [{"type": "text", "text": content}]
+        if m["role"] == "assistant":
+            msg = {"role": "assistant", "content": text_of(blocks) or None}
+            calls = [{"id": b["id"], "type": "function", "function": {
+                "name": b["name"], "arguments": json.dumps(b["input"])}}
+                for b in blocks if b.get("type") == "tool_use"]
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+            continue
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                out.append({"role": "tool", "tool_call_id": b["tool_use_id"],
+                            "content": text_of(b.get("content", ""))})
+        text = text_of([b for b in blocks if b.get("type") == "text"])
+        if text:
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def chat_body(body, stream=True, model="gpt-4.1"):
+    """A Messages body as the same client's Chat Completions body."""
+    out = {"model": model, "max_tokens": body.get("max_tokens", 4096),
+           "messages": chat_messages(body)}
+    if body.get("tools"):
+        out["tools"] = [{"type": "function", "function": {
+            "name": t["name"], "description": t.get("description", ""),
+            "parameters": t["input_schema"]}} for t in body["tools"]
+            if "input_schema" in t]
+        out["tool_choice"] = "auto"
+    if stream:
+        out["stream"] = True
+        out["stream_options"] = {"include_usage": True}
+    return out
+
+
+def chat_requests(client, stream=True):
+    """The client's recorded requests that carry tools, as Chat
+    Completions bodies (bytes, compact as the AI SDK writes them)."""
+    out = []
+    for _, body, _ in client_requests(client):
+        b = json.loads(body)
+        if b.get("tools"):
+            out.append(json.dumps(chat_body(b, stream),
+                                  separators=(",", ":")).encode())
+    return out
+
+
+def tool_bytes(body):
+    """What of a Chat Completions body the model sees of its tools."""
+    tools = json.loads(body).get("tools", [])
+    return len(json.dumps(tools, separators=(",", ":")).encode())
+
+
+def sse_chunks(data):
+    """The data: payloads of an event stream, [DONE] as the string."""
+    out = []
+    for event in data.decode().split("\n\n"):
+        for line in event.split("\n"):
+            if line.startswith("data: "):
+                v = line[len("data: "):]
+                out.append(v if v == "[DONE]" else json.loads(v))
+    return out

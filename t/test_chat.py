@@ -1,0 +1,408 @@
+"""Chat Completions through a real nginx with the module and the
+emulator playing OpenAI's API and a model: gateway-run search for any
+upstream.  The requests are opencode's recorded session, sent in the
+shape the AI SDK's openai-compatible provider gives it (t/chat_fixtures.py).
+The client gets one completion; the upstream, which validates every
+request as the API does, sees the search function, the tools it loads,
+and never a deferred one."""
+
+import json
+
+import pytest
+
+from conftest import request
+from chat_fixtures import (CLIENT_HEADERS, chat_requests, sse_chunks,
+                           tool_bytes)
+from emulator import ApiError, ChatReply, chat_seeker
+
+TARGET = "memory_create_entities"
+ARGS = {"entities": [{"name": "Alice", "entityType": "person",
+                      "observations": ["likes tea"]}]}
+URI = "/v1/chat/completions"
+HEADER = ("add_header X-Toolsearch-Format $toolsearch_format always;"
+          "add_header X-Toolsearch-Searches $toolsearch_searches always;")
+
+
+@pytest.fixture
+def gw(gateway, emulator):
+    """`toolsearch on;` and nothing else, and a model that searches."""
+    emulator.chat_script = chat_seeker(TARGET, ARGS, "memory create entities",
+                                       "done")
+    return gateway(server="toolsearch on; " + HEADER)
+
+
+def first_request(stream):
+    body = json.loads(chat_requests("opencode")[0])
+    if not stream:
+        del body["stream"], body["stream_options"]
+    return body
+
+
+def send(gw, body, uri=URI):
+    data = body if isinstance(body, bytes) else \
+        json.dumps(body, separators=(",", ":")).encode()
+    return request(gw, "POST", uri, data, CLIENT_HEADERS)
+
+
+def completion(r, stream):
+    """The client's answer as one completion: id, message, finish, usage;
+    for a stream, checked to be one: one id, indexes from 0, one finish,
+    [DONE] once and last."""
+    assert r.status == 200, r.body[:500]
+    if not stream:
+        c = json.loads(r.body)
+        return c["id"], c["choices"][0]["message"], \
+            c["choices"][0]["finish_reason"], c.get("usage")
+    chunks = sse_chunks(r.body)
+    assert chunks.count("[DONE]") == 1 and chunks[-1] == "[DONE]"
+    chunks = chunks[:-1]
+    ids = {c["id"] for c in chunks}
+    assert len(ids) == 1, ids
+    text, calls, finishes, usage = "", {}, [], None
+    for c in chunks:
+        if c.get("usage"):
+            assert usage is None, "usage twice"
+            usage = c["usage"]
+        for ch in c["choices"]:
+            d = ch["delta"]
+            text += d.get("content") or ""
+            for tc in d.get("tool_calls", []):
+                call = calls.setdefault(tc["index"], {"arguments": ""})
+                if "id" in tc:
+                    assert "id" not in call, "a call started twice"
+                    call.update(id=tc["id"], name=tc["function"]["name"])
+                call["arguments"] += tc["function"].get("arguments", "")
+            if ch.get("finish_reason"):
+                finishes.append(ch["finish_reason"])
+    assert len(finishes) == 1, finishes
+    assert sorted(calls) == list(range(len(calls))), sorted(calls)
+    message = {"content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": calls[i]["id"], "function": {
+                "name": calls[i]["name"],
+                "arguments": calls[i]["arguments"]}} for i in sorted(calls)]
+    return ids.pop(), message, finishes[0], usage
+
+
+def upstream_bodies(emulator):
+    for rec in emulator.requests:
+        assert rec.status == 200, getattr(rec, "error", rec.status)
+    return [json.loads(rec.body) for rec in emulator.requests]
+
+
+def function_names(body):
+    return [t["function"]["name"] for t in body.get("tools", [])]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("uri", [URI, "/openai/v1/chat/completions"])
+def test_search_then_call_is_one_completion(gw, emulator, stream, uri):
+    body = first_request(stream)
+    r = send(gw, body, uri)
+    _, message, finish, usage = completion(r, stream)
+    assert r.header("X-Toolsearch-Format") == "chat_completions"
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    if not stream:
+        # a stream's headers leave before its searches run
+        assert r.header("X-Toolsearch-Searches") == "1"
+    # the client sees the call of the tool found, not the search
+    assert finish == "tool_calls"
+    calls = message["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == [TARGET]
+    assert json.loads(calls[0]["function"]["arguments"]) == ARGS
+    ups = upstream_bodies(emulator)
+    assert len(ups) == 2
+    first, second = ups
+    assert TARGET not in function_names(first)
+    assert "tool_search" in function_names(first)
+    assert TARGET in function_names(second)
+    # the announcement names what the search can load
+    assert TARGET in first["messages"][0]["content"]
+    # the continuation carries the search call and its answer
+    assert second["messages"][-2]["tool_calls"][0]["function"]["name"] \
+        == "tool_search"
+    assert second["messages"][-1]["role"] == "tool"
+    assert "Loaded: " + TARGET in second["messages"][-1]["content"]
+    # usage summed over both calls
+    sent = [u for u in (1, 2)]
+    assert usage["completion_tokens"] == 10 * len(sent)
+    assert usage["prompt_tokens"] == sum(
+        max(1, len(rec.body) // 4) for rec in emulator.requests)
+    # at most half the model-visible tool bytes reach the upstream
+    client = tool_bytes(json.dumps(body).encode())
+    for rec in emulator.requests:
+        assert tool_bytes(rec.body) <= client * 0.5, \
+            (tool_bytes(rec.body), client)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_next_turn_loads_the_called_tool_from_history(gw, emulator, stream):
+    body = first_request(stream)
+    r = send(gw, body)
+    _, message, _, _ = completion(r, stream)
+    turn1 = upstream_bodies(emulator)
+    emulator.reset()
+    call = message["tool_calls"][0]
+    body["messages"] += [
+        {"role": "assistant", "content": message["content"],
+         "tool_calls": [{"id": call["id"], "type": "function",
+                         "function": call["function"]}]},
+        {"role": "tool", "tool_call_id": call["id"],
+         "content": "created Alice"}]
+    r = send(gw, body)
+    _, message, finish, _ = completion(r, stream)
+    assert (message["content"], finish) == ("done", "stop")
+    turn2 = upstream_bodies(emulator)
+    assert len(turn2) == 1
+    tools1, tools2 = turn1[-1]["tools"], turn2[0]["tools"]
+    assert TARGET in function_names(turn2[0])
+    # the prompt prefix stays: the same system message and the same tools
+    # up to the search function, the loaded tool after it
+    assert turn2[0]["messages"][0] == turn1[0]["messages"][0]
+    cut = function_names(turn1[-1]).index("tool_search") + 1
+    assert tools2[:cut] == tools1[:cut]
+    assert function_names(turn2[0])[cut:] == [TARGET]
+
+
+def test_tool_choice_naming_a_deferred_tool_loads_it(gw, emulator):
+    body = first_request(False)
+    body["tool_choice"] = {"type": "function",
+                           "function": {"name": TARGET}}
+    r = send(gw, body)
+    _, message, _, _ = completion(r, False)
+    assert message["tool_calls"][0]["function"]["name"] == TARGET
+    ups = upstream_bodies(emulator)
+    assert len(ups) == 1 and TARGET in function_names(ups[0])
+
+
+def test_strict_and_other_fields_pass_with_the_tools(gw, emulator):
+    body = first_request(True)
+    body.update(parallel_tool_calls=False, reasoning_effort="low")
+    for t in body["tools"]:
+        t["function"]["strict"] = False
+    r = send(gw, body)
+    completion(r, True)
+    for up in upstream_bodies(emulator):
+        assert up["parallel_tool_calls"] is False
+        assert up["reasoning_effort"] == "low"
+        assert all(t["function"].get("strict") is False
+                   for t in up["tools"]
+                   if t["function"]["name"] != "tool_search")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_search_mixed_with_a_client_call(gw, emulator, stream):
+    """The search call leaves the answer; the client's call stays, at
+    index 0, and the client runs it: no second call."""
+    emulator.chat_script = lambda body: ChatReply(None, [
+        ("tool_search", {"query": "memory"}, "call_s"),
+        ("bash", {"command": "ls"}, "call_b")])
+    r = send(gw, first_request(stream))
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["bash"]
+    assert len(upstream_bodies(emulator)) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_call_of_a_deferred_tool_loads_it(gw, emulator, stream):
+    """A call of a deferred tool never loaded is a select: of it."""
+    def model(body):
+        if TARGET in function_names(body):
+            return chat_seeker(TARGET, ARGS, "", "done")(body)
+        return ChatReply(None, [(TARGET, ARGS, "call_direct")])
+    ups = []
+    emulator.chat_script = lambda body: ups.append(body) or model(body)
+    r = send(gw, first_request(stream))
+    _, message, _, _ = completion(r, stream)
+    assert message["tool_calls"][0]["function"]["name"] == TARGET
+    # the emulator took the first answer's call of an undeclared tool
+    # back only as the gateway's search: every request was valid
+    assert len(upstream_bodies(emulator)) == 2
+    assert "select:" + TARGET in \
+        ups[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_search_budget_ends_in_text(gateway, emulator, stream):
+    """A model that only searches gets its budget, then the client gets a
+    text answer: no dangling call."""
+    emulator.chat_script = lambda body: ChatReply(None, [
+        ("tool_search", {"query": "nothing like this"}, "call_%d"
+         % len(body["messages"]))])
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
+    r = send(gw, first_request(stream))
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "stop" and "tool_calls" not in message
+    assert message["content"]
+    # two searches ran; the third call's search did not
+    assert len(upstream_bodies(emulator)) == 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("status", [429, 500])
+def test_error_on_the_continuation_reaches_the_client(gw, emulator, stream,
+                                                      status):
+    calls = []
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body):
+        calls.append(1)
+        if len(calls) == 2:
+            return ApiError("upstream says no", status, "server_error")
+        return seek(body)
+    emulator.chat_script = model
+    r = send(gw, first_request(stream))
+    if stream:
+        assert r.status == 200
+        chunks = sse_chunks(r.body)
+        assert chunks[-1]["error"]["message"] == "upstream says no"
+        assert "[DONE]" not in chunks
+    else:
+        # the upstream's own error, as it came: status and document
+        assert r.status == status
+        assert json.loads(r.body)["error"]["message"] == "upstream says no"
+
+
+def test_error_on_the_first_call_passes_as_it_came(gw, emulator):
+    emulator.chat_script = lambda body: ApiError("bad key", 401,
+                                                 "invalid_request_error")
+    r = send(gw, first_request(False))
+    assert r.status == 401
+    assert json.loads(r.body)["error"]["message"] == "bad key"
+
+
+def sent_as_is(emulator, data):
+    assert len(emulator.requests) == 1
+    assert emulator.requests[0].body == data
+
+
+@pytest.mark.parametrize("case", ["n2", "malformed", "client_search",
+                                  "no_tools", "not_object"])
+def test_passes_byte_identical(gw, emulator, case):
+    body = first_request(False)
+    if case == "n2":
+        body["n"] = 2
+    elif case == "client_search":
+        # qwen-code's own search: its tool_search and tool_call functions
+        body["tools"].append({"type": "function", "function": {
+            "name": "tool_search", "description": "Search the MCP tools",
+            "parameters": {"type": "object", "properties": {}}}})
+    elif case == "no_tools":
+        del body["tools"], body["tool_choice"]
+    data = json.dumps(body).encode()
+    if case == "malformed":
+        data = data[:-1]
+    elif case == "not_object":
+        data = b"[" + data + b"]"
+    r = send(gw, data)
+    assert r.status in (200, 400)
+    sent_as_is(emulator, data)
+    assert r.header("X-Toolsearch-Decision") != "deferred_gateway"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("how", ["close", "reset"])
+def test_broken_continuation_is_an_error(gw, emulator, stream, how):
+    """The continuation's answer breaks off: a stream ends with an error
+    line, a JSON answer is a 502 with an error document; never a
+    completion that looks whole."""
+    from emulator import Fault
+    calls = []
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body):
+        calls.append(1)
+        reply = seek(body)
+        return Fault(reply, 40, how) if len(calls) == 2 else reply
+    emulator.chat_script = model
+    r = send(gw, first_request(stream))
+    if stream:
+        chunks = sse_chunks(r.body) if r.status == 200 else []
+        assert r.status == 200 and "error" in chunks[-1]
+        assert "[DONE]" not in chunks
+    else:
+        assert r.status == 502
+        assert "error" in json.loads(r.body)
+
+
+CLIENTS = ["opencode", "kilo", "cline", "continue", "qwen-code-nosearch",
+           "ai-sdk", "langchain", "mastra"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_session_completes(gateway, emulator, client, stream):
+    """Each recorded client's session in Chat Completions, with
+    `toolsearch on;` alone: the model searches, calls the memory server's
+    create_entities by the client's name for it, and answers on the next
+    turn; at most half the client's tool bytes reach the upstream."""
+    body = json.loads(chat_requests(client, stream)[0])
+    target = [n for n in function_names(body)
+              if n.endswith("create_entities")][0]
+    emulator.chat_script = chat_seeker(target, ARGS, "memory create "
+                                       "entities", "done")
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, body)
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    call = message["tool_calls"][0]
+    assert call["function"]["name"] == target
+    body["messages"] += [
+        {"role": "assistant", "content": message["content"],
+         "tool_calls": [{"id": call["id"], "type": "function",
+                         "function": call["function"]}]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "ok"}]
+    r = send(gw, body)
+    _, message, finish, _ = completion(r, stream)
+    assert (message["content"], finish) == ("done", "stop")
+    sent = tool_bytes(json.dumps(body).encode())
+    for rec in emulator.requests:
+        assert rec.status == 200, rec.error
+        assert tool_bytes(rec.body) <= sent * 0.5, \
+            (client, tool_bytes(rec.body), sent)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_text_before_the_search_reaches_the_client(gw, emulator, stream):
+    """What the model said before it searched is part of the completion,
+    in a stream as in JSON."""
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body):
+        reply = seek(body)
+        if reply.calls and reply.calls[0][0] == "tool_search":
+            reply.content = "Let me search. "
+        return reply
+    emulator.chat_script = model
+    r = send(gw, first_request(stream))
+    _, message, _, _ = completion(r, stream)
+    assert message["content"] == "Let me search. Calling %s." % TARGET
+    # the upstream saw it too, with the search call
+    assert upstream_bodies(emulator)[1]["messages"][-2]["content"] == \
+        "Let me search. "
+
+
+def test_hosted_search_only_passes_chat_completions(gateway, emulator):
+    """toolsearch_search hosted: this API has no hosted search, so the
+    request goes on as it came."""
+    gw = gateway(server="toolsearch on; toolsearch_search hosted;")
+    data = json.dumps(first_request(False)).encode()
+    r = send(gw, data)
+    sent_as_is(emulator, data)
+    assert r.header("X-Toolsearch-Decision") == "upstream_unsupported"
+
+
+@pytest.mark.parametrize("uri,word", [
+    ("/v1/messages", "messages"), ("/v1/responses", "responses"),
+    ("/openai/v1/responses/", "responses")])
+def test_format_variable_and_responses_pass(gw, emulator, uri, word):
+    """$toolsearch_format names the URI's format; a Responses request
+    passes byte-identical for now."""
+    data = json.dumps({"model": "gpt-5.4", "input": "hi", "tools": [
+        {"type": "function", "name": "memory_create_entities",
+         "parameters": {"type": "object"}}]}).encode()
+    r = request(gw, "POST", uri, data, CLIENT_HEADERS)
+    assert r.header("X-Toolsearch-Format") == word
+    assert emulator.requests[0].body == data

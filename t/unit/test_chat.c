@@ -1,0 +1,229 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Formats and the Chat Completions dialect: the format a URI names, what
+ * the request side decides and writes, and one round of the loop over a
+ * streamed answer whose search call is held back.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "tpol.h"
+#include "rewrite/ts_format.h"
+#include "chat/ts_chat.h"
+
+
+#define FORMAT(s)  ts_format_of_uri(s, strlen(s))
+
+#define FN(n)      "{'type':'function','function':{'name':'" n "'," \
+                   "'description':'D " n "','parameters':{}}}"
+#define CHEAD      "{'model':'gpt-4.1','messages':[{'role':'system'," \
+                   "'content':'Be brief.'},{'role':'user','content':'hi'}],"
+#define CTOOLS     "'tools':[" FN("bash") "," FN("mcp__mem__create") "," \
+                   FN("mcp__mem__read") "]"
+
+
+static void
+test_format_of_uri(void)
+{
+    CHECK(FORMAT("/v1/chat/completions") == TS_FORMAT_CHAT);
+    CHECK(FORMAT("/openai/deployments/x/chat/completions/")
+          == TS_FORMAT_CHAT);
+    CHECK(FORMAT("/v1/responses") == TS_FORMAT_RESPONSES);
+    CHECK(FORMAT("/v1/messages") == TS_FORMAT_MESSAGES);
+    CHECK(FORMAT("/") == TS_FORMAT_MESSAGES);
+    CHECK(FORMAT("/v1/completions") == TS_FORMAT_MESSAGES);
+    CHECK(strcmp(ts_format_name(TS_FORMAT_CHAT), "chat_completions") == 0);
+}
+
+
+/* a Chat Completions body through the request side */
+#define chat_run(r, t, body)  trun_with(r, t, body, ts_chat_process)
+
+
+/* the names of the output's functions, comma-separated */
+static void
+chat_names(const trun_t *r, char *out, size_t cap)
+{
+    cJSON  *t;
+    size_t  n;
+
+    out[0] = '\0';
+    n = 0;
+
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(r->json, "tools")) {
+        n += snprintf(out + n, cap - n, "%s%s", n ? "," : "",
+                      cJSON_GetStringValue(cJSON_GetObjectItem(
+                          cJSON_GetObjectItem(t, "function"), "name")));
+    }
+}
+
+
+static const char *
+chat_system(const trun_t *r)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(
+               cJSON_GetObjectItem(r->json, "messages"), 0), "content"));
+}
+
+
+static void
+test_chat_request(void)
+{
+    tpol_t  t;
+    trun_t  r;
+    char    names[256];
+
+    tpol_init(&t);
+    t.in.upstream = TS_UPSTREAM_ANTHROPIC;
+
+    /* any upstream: the gateway runs the search */
+    CHECK(chat_run(&r, &t, CHEAD CTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    chat_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search") == 0);
+    CHECK(strstr(chat_system(&r), "Be brief.\n\nCall tool_search") != NULL);
+    CHECK(strstr(chat_system(&r), "mcp__mem__create, mcp__mem__read.")
+          != NULL);
+    trun_free(&r);
+
+    /* called in history, named by tool_choice: after the search tool */
+    CHECK(chat_run(&r, &t, "{'model':'m','messages':[{'role':'user',"
+                   "'content':'hi'},{'role':'assistant','tool_calls':[{"
+                   "'id':'c1','type':'function','function':{'name':"
+                   "'mcp__mem__read','arguments':'{}'}}]},{'role':'tool',"
+                   "'tool_call_id':'c1','content':'ok'}],"
+                   "'tool_choice':{'type':'function','function':{"
+                   "'name':'mcp__mem__create'}}," CTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    chat_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,mcp__mem__create,mcp__mem__read")
+          == 0);
+    /* no system message: one of the gateway's opens the conversation */
+    CHECK(strncmp(chat_system(&r), "Call tool_search", 16) == 0);
+    trun_free(&r);
+
+    /* what passes untouched */
+    CHECK(chat_run(&r, &t, CHEAD "'n':2," CTOOLS "}")
+          == TS_DECISION_PASSTHROUGH);
+    CHECK(r.rq.edits.n == 0);
+    trun_free(&r);
+
+    CHECK(chat_run(&r, &t, "{'model':'m','messages':{}," CTOOLS "}")
+          == TS_DECISION_PASSTHROUGH);
+    trun_free(&r);
+
+    CHECK(chat_run(&r, &t, CHEAD "'tools':[" FN("tool_search") ","
+                   FN("mcp__mem__read") "]}")
+          == TS_DECISION_CLIENT_MANAGED);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+/* a stream whose answer is a search call, then the next call's body */
+static void
+test_chat_loop_round(void)
+{
+    static const char  answer[] =
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":"
+        "{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}"
+        "\n\n"
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":"
+        "{\"tool_calls\":[{\"index\":0,\"id\":\"s1\",\"type\":\"function\","
+        "\"function\":{\"name\":\"tool_search\",\"arguments\":\"\"}}]},"
+        "\"finish_reason\":null}]}\n\n"
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":"
+        "{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":"
+        "\"{\\\"query\\\":\\\"select:mcp__mem__read\\\"}\"}}]},"
+        "\"finish_reason\":null}]}\n\n"
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},"
+        "\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    tpol_t        t;
+    ts_loop_t    *lp;
+    ts_buf_t      call, out;
+    ts_request_t  rq;
+    char         *body;
+    size_t        len, i;
+
+    tpol_init(&t);
+    body = tst_quote(CHEAD "'stream':true," CTOOLS "}", &len);
+    CHECK(ts_chat_process(&rq, &t.in, body, len)
+          == TS_DECISION_DEFERRED_GATEWAY);
+    lp = ts_chat_loop_create(&t.in, &rq);
+    ts_request_free(&rq);
+    ts_buf_init(&call, 0);
+    ts_buf_init(&out, 0);
+
+    CHECK(lp != NULL && ts_loop_request(lp, &call) == 0);
+    ts_loop_start(lp, 1);
+
+    /* byte by byte: the search call never reaches the client */
+    for (i = 0; i < sizeof(answer) - 1; i++) {
+        CHECK(ts_loop_feed(lp, answer + i, 1, &out) == 0);
+    }
+
+    CHECK(ts_loop_end(lp, &out) == TS_LOOP_AGAIN);
+    CHECK(!has_text(out.p, out.len, "tool_search"));
+    CHECK(!has_text(out.p, out.len, "[DONE]"));
+    CHECK(ts_loop_searches(lp) == 1 && ts_loop_loaded(lp) == 1);
+
+    CHECK(ts_loop_request(lp, &call) == 0);
+    CHECK(has_text(call.p, call.len, "\"tool_call_id\":\"s1\""));
+    CHECK(has_text(call.p, call.len, "Loaded: mcp__mem__read."));
+    CHECK(has_text(call.p, call.len, "\"name\":\"mcp__mem__read\""));
+    CHECK(ts_loop_calls(lp) == 2);
+
+    ts_buf_free(&call);
+    ts_buf_free(&out);
+    ts_loop_free(lp);
+    free(body);
+    tpol_free(&t);
+}
+
+
+/* the one-pass readers the dialect reads a body with */
+static void
+test_chat_readers(void)
+{
+    static const char *const  keys[] = { "a", "b" };
+    static const char         doc[] = " {\"b\":[1,{\"a\":2},3],\"a\":\"x\"} ";
+    ts_val_t                  v[2], top, *items, *m;
+    size_t                    n;
+
+    CHECK(ts_document_members(doc, sizeof(doc) - 1, keys, 2, v, &top)
+          == TS_OK);
+    CHECK(v[0].kind == TS_STRING && v[1].kind == TS_ARRAY);
+    CHECK(top.off == 1 && top.len == sizeof(doc) - 3);
+
+    CHECK(ts_items_members(doc, &v[1], keys, 2, &items, &m, &n) == TS_OK);
+    CHECK(n == 3 && items[1].kind == TS_OBJECT && items[2].kind == TS_NUMBER);
+    CHECK(m[2].kind == TS_NUMBER && m[3].kind == TS_NONE
+          && m[0].kind == TS_NONE && m[4].kind == TS_NONE);
+    free(items);
+    free(m);
+
+    /* what ts_value_parse refuses, or a document that is no object */
+    CHECK(ts_document_members("{} x", 4, keys, 2, v, &top) == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("{\"a\":1", 6, keys, 2, v, &top)
+          == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("[1]", 3, keys, 2, v, &top) == TS_ERR_TYPE);
+    CHECK(ts_document_members("[1", 2, keys, 2, v, &top) == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("  ", 2, keys, 2, v, &top) == TS_ERR_SYNTAX);
+    CHECK(ts_document_members("{\"a\":\"\xff\"}", 8, keys, 2, v, &top)
+          == TS_ERR_SYNTAX);
+}
+
+
+const tst_case_t  tst_chat_tests[] = {
+    { "chat readers", test_chat_readers },
+    { "format of uri", test_format_of_uri },
+    { "chat request", test_chat_request },
+    { "chat loop round", test_chat_loop_round },
+    { NULL, NULL }
+};
