@@ -190,7 +190,7 @@ asan: $(B)/asan/test_engine
 # seeded with the fixtures and the test suite's bodies, and the inputs
 # that once failed (fuzz/regress/); FUZZ_SEED fixes the random sequence,
 # so that a CI pass replays inputs already checked here
-FUZZ_TARGETS := request sse search chat
+FUZZ_TARGETS := request sse search chat responses
 FUZZ_OBJS    := $(ENGINE_SRCS:src/%.c=$(B)/fuzz/engine/%.o) $(B)/fuzz/fz.o
 FUZZ_CFLAGS  := $(TS_FLAGS) $(SAN_FLAGS) \
                 -DFZ_CATALOGUE='"t/search/catalogue.json"'

@@ -122,82 +122,22 @@ fz_request(const uint8_t *data, size_t size)
 }
 
 
-/* pieces of a fixed size (0: the whole answer) */
-typedef struct {
-    size_t  step;
-    size_t  whole;
-} fz_cut_t;
-
-
-static size_t
-fz_piece(void *arg)
-{
-    fz_cut_t  *c = arg;
-
-    return c->step ? c->step : c->whole;
-}
-
-
-/* the whole exchange, the answer in pieces of step bytes (0: whole) */
-static void
-fz_run(const fz_policy_t *f, int sse, const char *answer, size_t n,
-    size_t step, ts_buf_t *out)
-{
-    ts_request_t  rq;
-    ts_loop_t    *lp;
-    fz_cut_t      cut;
-
-    fz_assert(ts_chat_process(&rq, &f->in, fz_body, sizeof(fz_body) - 1)
-              == TS_DECISION_DEFERRED_GATEWAY, "the body is deferred");
-    lp = ts_chat_loop_create(&f->in, &rq);
-    fz_assert(lp != NULL, "memory");
-    ts_loop_keep(lp, &rq);
-    ts_request_free(&rq);
-    cut.step = step;
-    cut.whole = n ? n : 1;
-
-    fz_exchange(lp, sse, answer, n, fz_piece, &cut, fz_check_calls, out);
-    ts_loop_free(lp);
-}
-
-
 static void
 fz_answer(uint8_t mode, const char *answer, size_t n)
 {
     static const uint8_t  policy[FZ_POLICY_BYTES] = {
         1, 0, 0x8b, 2, 2, 4, 0, 0x0a
     };
-    fz_policy_t  f;
-    ts_buf_t     whole, cut;
-    int          sse;
+    static const fz_dialect_t  d = {
+        ts_chat_process, ts_chat_loop_create, fz_body, sizeof(fz_body) - 1,
+        fz_check_calls, 1
+    };
+    fz_policy_t                f;
 
     fz_policy(&f, policy);
     f.p.max_searches = 1 + (mode >> 2 & 3);
-    sse = !(mode & 2);
 
-    ts_buf_init(&whole, 0);
-    ts_buf_init(&cut, 0);
-
-    fz_run(&f, sse, answer, n, 0, &whole);
-    fz_run(&f, sse, answer, n, 1 + (mode >> 4), &cut);
-
-    fz_assert(whole.len == cut.len
-              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
-              "the client's bytes depend on how the answer was cut");
-
-    if (sse) {
-        fz_assert(!fz_events_valid(answer, n, 1)
-                  || fz_events_valid(whole.p, whole.len, 1),
-                  "valid chunks in, an invalid chunk out");
-
-    } else {
-        fz_assert(!fz_valid_json(answer, n)
-                  || fz_valid_json(whole.p, whole.len),
-                  "a valid completion, invalid JSON out");
-    }
-
-    ts_buf_free(&whole);
-    ts_buf_free(&cut);
+    fz_whole_and_cut(&d, &f, !(mode & 2), 1 + (mode >> 4), answer, n);
 }
 
 

@@ -437,3 +437,67 @@ fz_exchange(ts_loop_t *lp, int sse, const char *answer, size_t n,
 
     ts_buf_free(&call);
 }
+
+
+size_t
+fz_piece_fixed(void *arg)
+{
+    fz_fixed_t  *c = arg;
+
+    return c->step ? c->step : c->whole;
+}
+
+
+/* one exchange of a dialect's loop, the answer in step pieces (0: whole) */
+static void
+fz_dialect_run(const fz_dialect_t *d, const fz_policy_t *f, int sse,
+    const char *answer, size_t n, size_t step, ts_buf_t *out)
+{
+    ts_request_t  rq;
+    ts_loop_t    *lp;
+    fz_fixed_t    cut;
+
+    fz_assert(d->process(&rq, &f->in, d->body, d->len)
+              == TS_DECISION_DEFERRED_GATEWAY, "the body is deferred");
+    lp = d->create(&f->in, &rq);
+    fz_assert(lp != NULL, "memory");
+    ts_loop_keep(lp, &rq);
+    ts_request_free(&rq);
+    cut.step = step;
+    cut.whole = n ? n : 1;
+
+    fz_exchange(lp, sse, answer, n, fz_piece_fixed, &cut, d->check, out);
+    ts_loop_free(lp);
+}
+
+
+void
+fz_whole_and_cut(const fz_dialect_t *d, const fz_policy_t *f, int sse,
+    size_t step, const char *answer, size_t n)
+{
+    ts_buf_t  whole, cut;
+
+    ts_buf_init(&whole, 0);
+    ts_buf_init(&cut, 0);
+
+    fz_dialect_run(d, f, sse, answer, n, 0, &whole);
+    fz_dialect_run(d, f, sse, answer, n, step, &cut);
+
+    fz_assert(whole.len == cut.len
+              && (cut.len == 0 || memcmp(whole.p, cut.p, cut.len) == 0),
+              "the client's bytes depend on how the answer was cut");
+
+    if (sse) {
+        fz_assert(!fz_events_valid(answer, n, d->done)
+                  || fz_events_valid(whole.p, whole.len, d->done),
+                  "valid events in, an invalid event out");
+
+    } else {
+        fz_assert(!fz_valid_json(answer, n)
+                  || fz_valid_json(whole.p, whole.len),
+                  "a valid JSON answer, invalid JSON out");
+    }
+
+    ts_buf_free(&whole);
+    ts_buf_free(&cut);
+}

@@ -73,6 +73,33 @@ int fz_events_valid(const char *p, size_t n, int done);
 /* how many bytes of the answer the next piece has */
 typedef size_t (*fz_piece_pt)(void *arg);
 
+/* pieces of a fixed size (0: the whole answer), for fz_piece_fixed */
+typedef struct {
+    size_t  step;
+    size_t  whole;
+} fz_fixed_t;
+
+size_t fz_piece_fixed(void *arg);
+
+/* an OpenAI dialect's loop: its request step, its loop, the body it runs */
+typedef struct {
+    ts_decision_t  (*process)(ts_request_t *rq, const ts_input_t *in,
+                              const char *body, size_t len);
+    ts_loop_t     *(*create)(const ts_input_t *in, const ts_request_t *rq);
+    const char      *body;
+    size_t           len;
+    void           (*check)(const char *p, size_t n);  /* a call's body */
+    int              done;      /* its streams end with [DONE] */
+} fz_dialect_t;
+
+/*
+ * The dialect's body deferred, its loop fed the answer whole and in
+ * step-byte pieces: the client's bytes must be the same; valid events
+ * or a valid JSON answer must give valid ones
+ */
+void fz_whole_and_cut(const fz_dialect_t *d, const fz_policy_t *f, int sse,
+    size_t step, const char *answer, size_t n);
+
 /*
  * The loop's exchange: each call's body checked (valid JSON, then check)
  * and fed the answer in pieces; the client's bytes in out.  Aborts when

@@ -1,7 +1,7 @@
 """Writes the fuzz targets' seed corpora from the fixtures and the shapes
 the tests use: python3 fuzz/seeds.py DIR makes DIR/request, DIR/sse,
-DIR/search and DIR/chat.  Each seed starts with the bytes its target draws its
-settings from."""
+DIR/search, DIR/chat and DIR/responses.  Each seed starts with the bytes
+its target draws its settings from."""
 
 import glob
 import hashlib
@@ -200,6 +200,35 @@ def chat_seeds():
         yield b"\x03" + json.dumps(c).encode()
 
 
+def responses_seeds():
+    """Responses: requests (even first byte: the compatible upstream, 2:
+    openai; then a policy) and answers (odd first byte: events or JSON,
+    budget, cuts)."""
+    from emulator_responses import (Context, ResponsesReply,
+                                    response_object, responses_events)
+    from responses_fixtures import responses_requests
+    for client in ("opencode", "cline"):
+        for b in responses_requests(client):
+            yield b"\x00" + POLICIES[1] + b
+            yield b"\x02" + POLICIES[1] + b.replace(b"gpt-4.1", b"gpt-5.4")
+    emu = Emulator.__new__(Emulator)
+    emu.counter = 0
+    emu.lock = __import__("threading").Lock()
+    search = ("tool_search", {"query": "memory create"}, "call_s")
+    for reply in (ResponsesReply("Hello."),
+                  ResponsesReply("Let me search.", [search]),
+                  ResponsesReply(None, [search, ("bash", {"c": "ls"},
+                                                 "call_b")]),
+                  ResponsesReply(None, [("mcp__memory__create_entities", {},
+                                         "call_d")])):
+        r = response_object(emu, {"model": "gpt-4.1", "reasoning": {}},
+                            reply, Context(), 400)
+        events = "".join(responses_events(r)).encode()
+        yield b"\x01" + events
+        yield b"\x15" + events.replace(b"\n", b"\r\n")
+        yield b"\x03" + json.dumps(r).encode()
+
+
 def write(directory, seeds):
     os.makedirs(directory, exist_ok=True)
     for s in seeds:
@@ -214,6 +243,7 @@ def main():
     write(os.path.join(out, "sse"), sse_seeds())
     write(os.path.join(out, "search"), search_seeds())
     write(os.path.join(out, "chat"), chat_seeds())
+    write(os.path.join(out, "responses"), responses_seeds())
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@
 #include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_betas.h"
 #include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 
 
 #define NGX_HTTP_TOOLSEARCH_MODE_HEADER  "X-Toolsearch-Mode"
@@ -332,7 +333,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
 
     ngx_http_toolsearch_input(r, tlcf, &in);
 
-    /* the format's dialect reads the body; Responses passes for now */
+    /* the format's dialect reads the body */
     switch (ctx->format) {
 
     case TS_FORMAT_CHAT:
@@ -340,8 +341,8 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
         break;
 
     case TS_FORMAT_RESPONSES:
-        ctx->decision = TS_DECISION_PASSTHROUGH;
-        return;
+        ctx->decision = ts_responses_process(&rq, &in, (char *) body, len);
+        break;
 
     default:
         ctx->decision = ts_request_process(&rq, &in, (char *) body, len);
@@ -407,12 +408,21 @@ ngx_http_toolsearch_upstream_of(ngx_http_request_t *r,
 
     ucf = r->loc_conf[ngx_http_toolsearch_proxy_module->ctx_index];
 
-    if (ucf->upstream != NULL
-        && ts_match_any(tlcf->first_party_hosts,
-                        (char *) ucf->upstream->host.data,
-                        ucf->upstream->host.len))
+    if (ucf->upstream == NULL) {
+        return TS_UPSTREAM_COMPATIBLE;
+    }
+
+    if (ts_match_any(tlcf->first_party_hosts,
+                     (char *) ucf->upstream->host.data,
+                     ucf->upstream->host.len))
     {
         return TS_UPSTREAM_ANTHROPIC;
+    }
+
+    if (ts_match_any(tlcf->openai_hosts, (char *) ucf->upstream->host.data,
+                     ucf->upstream->host.len))
+    {
+        return TS_UPSTREAM_OPENAI;
     }
 
     return TS_UPSTREAM_COMPATIBLE;

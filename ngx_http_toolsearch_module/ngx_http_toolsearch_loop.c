@@ -21,6 +21,7 @@
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_betas.h"
 #include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 
 #if (NGX_HAVE_MALLOC_TRIM)
 #include <malloc.h>
@@ -159,6 +160,10 @@ ngx_http_toolsearch_loop_create(ngx_http_toolsearch_loop_t *ctx,
 
     stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
     ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
+
+    if (ctx->shared->format == TS_FORMAT_RESPONSES) {
+        return ts_responses_loop_create(in, rq);
+    }
 
     return ts_loop_create(in, (char *) body, len);
 }

@@ -152,6 +152,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       offsetof(ngx_http_toolsearch_loc_conf_t, first_party_hosts),
       NULL },
 
+    { ngx_string("toolsearch_openai_hosts"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_ANY,
+      ngx_http_toolsearch_list,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_toolsearch_loc_conf_t, openai_hosts),
+      NULL },
+
     { ngx_string("toolsearch_context_window"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE2,
       ngx_http_toolsearch_window,
@@ -696,6 +703,10 @@ ngx_http_toolsearch_merge_lists(ngx_conf_t *cf,
         || ngx_http_toolsearch_merge_list(cf, &conf->first_party_hosts,
                                           prev->first_party_hosts,
                                           ts_default_first_party_hosts)
+           != NGX_CONF_OK
+        || ngx_http_toolsearch_merge_list(cf, &conf->openai_hosts,
+                                          prev->openai_hosts,
+                                          ts_default_openai_hosts)
            != NGX_CONF_OK)
     {
         return NGX_CONF_ERROR;

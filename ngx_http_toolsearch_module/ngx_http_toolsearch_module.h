@@ -40,6 +40,7 @@ typedef struct {
     int                 upstream;           /* ts_upstream_t */
     int                 search_blocks;
     const ts_match_list_t  *first_party_hosts;
+    const ts_match_list_t  *openai_hosts;
     ts_match_list_t    *windows;
     ngx_array_t        *window_tokens;      /* of unsigned long */
     ts_match_list_t    *hint_names;

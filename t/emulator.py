@@ -8,7 +8,8 @@ JSON or in Anthropic's SSE event sequence.  POST /v1/chat/completions
 strict about its tools and turns (no defer_loading and no tool-search
 tool in this API, every tool call of a declared function, every call
 answered by a tool message) and answering from emu.chat_script in JSON or
-chat.completion.chunk events (ChatReply, chat_seeker).
+chat.completion.chunk events (ChatReply, chat_seeker).  POST …/responses
+plays OpenAI's Responses API (t/emulator_responses.py).
 
 Profiles (what kind of upstream it plays):
   anthropic   first-party API: tool search needs advanced-tool-use-2025-11-20
@@ -45,6 +46,8 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
+
+import emulator_responses
 
 TOOL_SEARCH_BETA = {
     "anthropic": "advanced-tool-use-2025-11-20",
@@ -495,6 +498,10 @@ class Raw:
         self.delay = delay
 
 
+emulator_responses.ApiError = ApiError
+emulator_responses.Fault = Fault
+
+
 def text(s):
     return {"type": "text", "text": s}
 
@@ -671,6 +678,9 @@ class Emulator:
         self.finished = 0           # Raw answers sent to their end
         self.faults = 0             # Fault answers sent
         self.chat_script = None     # Chat Completions: chat_default
+        # Responses: responses_default; what its API keeps
+        self.responses_script = None
+        self.responses_state = emulator_responses.ResponsesState()
         emulator = self
 
         class Handler(EmulatorHandler):
@@ -785,13 +795,16 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             elif self.command == "POST" and path.endswith(
                     "/chat/completions"):
                 self.chat(rec)
+            elif self.command == "POST" and path.endswith("/responses"):
+                emulator_responses.handle(self, rec)
             else:
                 raise ApiError("Not found", 404, "not_found_error")
         except ApiError as e:
             rec.status = e.status
             rec.error = e.message
             self.send_json(e.status, e.openai_body() if path.endswith(
-                "/chat/completions") else e.body(), e.headers)
+                ("/chat/completions", "/responses")) else e.body(),
+                e.headers)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
 
@@ -915,12 +928,12 @@ class EmulatorHandler(BaseHTTPRequestHandler):
             self.emu.count("aborted")
             self.close_connection = True
 
-    def send_fault(self, fault, message, stream, chat=False):
+    def send_fault(self, fault, message, stream, chat=False, events=None):
         """The answer's head and its first fault.after body bytes (SSE as
-        one chunk), then the fault."""
+        one chunk), then the fault; events: the format's event stream."""
         if stream:
-            events = chat_events(message, {}) if chat else \
-                sse_events(message)
+            events = events(message) if events else \
+                chat_events(message, {}) if chat else sse_events(message)
             data = b"".join(e.encode() for e in events)
             kind = "text/event-stream; charset=utf-8"
         else:
@@ -1043,23 +1056,6 @@ def sse_events(message, piece=0):
         "usage": {k: v for k, v in message["usage"].items()
                   if k != "input_tokens"}})
     yield sse("message_stop", {"type": "message_stop"})
-
-
-def answer_bytes(message, stream, piece=4096):
-    """A message as an upstream sends it: its SSE events (texts in deltas
-    of piece characters, as a long answer streams) or one JSON document."""
-    if stream:
-        return "".join(sse_events(message, piece)).encode()
-    return json.dumps(message).encode()
-
-
-def paced(data, stream, size=65536, delay=0.0):
-    """An answer's bytes as a Raw answer in chunks of size bytes, delay
-    seconds apart: a long answer at the pace the test wants."""
-    kind = "text/event-stream; charset=utf-8" if stream else \
-        "application/json"
-    return Raw([data[i:i + size] for i in range(0, len(data), size)],
-               headers=(("Content-Type", kind),), delay=delay)
 
 
 # Chat Completions: OpenAI's rules for what this API takes (2026-11)
@@ -1279,6 +1275,23 @@ def chat_events(c, options):
         yield "data: %s\n\n" % json.dumps(dict(head, choices=[],
                                                  usage=c["usage"]))
     yield "data: [DONE]\n\n"
+
+
+def answer_bytes(message, stream, piece=4096):
+    """A message as an upstream sends it: its SSE events (texts in deltas
+    of piece characters, as a long answer streams) or one JSON document."""
+    if stream:
+        return "".join(sse_events(message, piece)).encode()
+    return json.dumps(message).encode()
+
+
+def paced(data, stream, size=65536, delay=0.0):
+    """An answer's bytes as a Raw answer in chunks of size bytes, delay
+    seconds apart: a long answer at the pace the test wants."""
+    kind = "text/event-stream; charset=utf-8" if stream else \
+        "application/json"
+    return Raw([data[i:i + size] for i in range(0, len(data), size)],
+               headers=(("Content-Type", kind),), delay=delay)
 
 
 def main():

@@ -20,7 +20,7 @@ CASES = [
     # profiles and hosted tools
     ("", "toolsearch_upstream azure;",
      'invalid value "azure" in "toolsearch_upstream" directive, it must be '
-     '"auto", "anthropic", "vertex", "bedrock" or "compatible"'),
+     '"auto", "anthropic", "vertex", "bedrock", "compatible" or "openai"'),
     ("", "toolsearch_hosted_search fuzzy;",
      'invalid value "fuzzy" in "toolsearch_hosted_search" directive, it '
      'must be "bm25" or "regex"'),

@@ -55,8 +55,8 @@ DECISIONS = ["passthrough", "passthrough_malformed", "passthrough_too_deep",
              "passthrough_encoded", "passthrough_method", "standard_mode",
              "kill_switch", "model_unsupported", "upstream_unsupported",
              "nothing_to_defer", "below_threshold", "client_managed",
-             "deferred_hosted", "deferred_gateway", "thread_create",
-             "thread_continue"]
+             "server_state", "deferred_hosted", "deferred_gateway",
+             "thread_create", "thread_continue"]
 
 
 def status_gateway(gateway, http=""):

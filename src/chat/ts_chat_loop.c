@@ -105,37 +105,6 @@ ts_chat_start(ts_loop_t *lp)
 }
 
 
-/* adds a usage object's numbers to the sum, nested objects too */
-static void
-ts_chat_usage_add(cJSON *sum, const cJSON *u)
-{
-    const cJSON  *it;
-    cJSON        *s;
-
-    cJSON_ArrayForEach(it, u) {
-        s = cJSON_GetObjectItemCaseSensitive(sum, it->string);
-
-        if (cJSON_IsNumber(it)) {
-            if (cJSON_IsNumber(s)) {
-                cJSON_SetNumberValue(s, s->valuedouble + it->valuedouble);
-
-            } else if (s == NULL) {
-                cJSON_AddNumberToObject(sum, it->string, it->valuedouble);
-            }
-
-        } else if (cJSON_IsObject(it)) {
-            if (s == NULL) {
-                s = cJSON_AddObjectToObject(sum, it->string);
-            }
-
-            if (cJSON_IsObject(s)) {
-                ts_chat_usage_add(s, it);
-            }
-        }
-    }
-}
-
-
 static void
 ts_chat_usage(ts_chat_loop_t *st, const cJSON *u)
 {
@@ -148,7 +117,7 @@ ts_chat_usage(ts_chat_loop_t *st, const cJSON *u)
     }
 
     if (st->usage != NULL) {
-        ts_chat_usage_add(st->usage, u);
+        ts_loop_usage_sum(st->usage, u);
     }
 
     st->usage_seen = 1;
@@ -361,20 +330,6 @@ ts_chat_emit(ts_buf_t *out, cJSON *j)
 }
 
 
-/* a JSON value the scanner validated (RFC 8259, UTF-8), or NULL */
-static cJSON *
-ts_chat_parse(const char *p, size_t n)
-{
-    ts_val_t  v;
-
-    if (p == NULL || ts_value_parse(p, n, &v) != TS_OK) {
-        return NULL;
-    }
-
-    return cJSON_ParseWithLength(p, n);
-}
-
-
 /* a member that is there and not null */
 static int
 ts_chat_has(const cJSON *j, const char *key)
@@ -416,7 +371,7 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
      * either) passes as it came, and the loop follows the answer no
      * further: its bytes would go into the next call.
      */
-    j = ts_chat_parse(ev->data, ev->data_len);
+    j = ts_loop_parse(ev->data, ev->data_len);
 
     if (!cJSON_IsObject(j) || cJSON_GetObjectItem(j, "error") != NULL) {
         st->errored |= j != NULL;
@@ -759,7 +714,7 @@ ts_chat_json(ts_loop_t *lp, cJSON **calls)
     cJSON           *j, *choices, *msg, *fin;
     const char      *s;
 
-    j = ts_chat_parse(lp->pending.p, lp->pending.len);
+    j = ts_loop_parse(lp->pending.p, lp->pending.len);
     choices = cJSON_GetObjectItemCaseSensitive(j, "choices");
 
     if (!cJSON_IsObject(j) || cJSON_GetArraySize(choices) != 1) {
@@ -922,23 +877,6 @@ ts_chat_end(ts_loop_t *lp, ts_buf_t *out)
 }
 
 
-/* the error type OpenAI's APIs give a status */
-static const char *
-ts_chat_error_type(unsigned status)
-{
-    if (status == 401) {
-        return "authentication_error";
-    }
-
-    if (status == 429) {
-        return "rate_limit_exceeded";
-    }
-
-    return (status >= 400 && status < 500) ? "invalid_request_error"
-                                             : "server_error";
-}
-
-
 /*
  * A failed call's error for the client: the upstream's own error
  * document ({"error": {…}}) where it gave one, else one made from the
@@ -949,25 +887,14 @@ ts_chat_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     ts_buf_t *out)
 {
     ts_chat_loop_t  *st = lp->format;
-    cJSON           *doc, *err;
+    cJSON           *doc;
     char            *s;
 
     ts_buf_reset(&lp->pending);
     lp->seen = 0;
     st->errored = 1;
 
-    doc = e->body ? cJSON_ParseWithLength(e->body, e->len) : NULL;
-
-    if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "error"))) {
-        cJSON_Delete(doc);
-        doc = cJSON_CreateObject();
-        err = cJSON_AddObjectToObject(doc, "error");
-        cJSON_AddStringToObject(err, "message", e->message);
-        cJSON_AddStringToObject(err, "type", ts_chat_error_type(e->status));
-        cJSON_AddNullToObject(err, "param");
-        cJSON_AddNullToObject(err, "code");
-    }
-
+    doc = ts_loop_openai_error(e);
     s = doc ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
 

@@ -18,6 +18,7 @@
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_gateway.h"
 #include "chat/ts_chat.h"
 
@@ -230,39 +231,16 @@ ts_chat_choices(const char *buf, const ts_val_t *n)
 static ts_decision_t
 ts_chat_index(ts_request_t *rq, const char *body, size_t len)
 {
-    ts_index_t   *ix;
-    ts_val_t      top, v[TS_CHAT_KEYS];
-    ts_status_t   st;
-    size_t        i;
+    ts_index_t     *ix;
+    ts_val_t        top, v[TS_CHAT_KEYS];
+    ts_decision_t   d;
+    size_t          i;
 
     ix = &rq->ix;
-    ix->buf = body;
-    ix->len = len;
+    d = ts_format_object(ix, body, len, ts_chat_keys, TS_CHAT_KEYS, &top, v);
 
-    for (i = 0; i < TS_TOP_N; i++) {
-        ix->top[i] = -1;
-    }
-
-    st = ts_document_members(body, len, ts_chat_keys, TS_CHAT_KEYS, v,
-                             &top);
-
-    switch (st) {
-
-    case TS_OK:
-        break;
-
-    case TS_ERR_SYNTAX:
-        return TS_DECISION_MALFORMED;
-
-    case TS_ERR_DEPTH:
-        return TS_DECISION_TOO_DEEP;
-
-    case TS_ERR_TYPE:
-        /* not an object: not a request of this API */
-        return TS_DECISION_PASSTHROUGH;
-
-    default:
-        return TS_DECISION_ERROR;
+    if (d != TS_DECISION_NONE) {
+        return d;
     }
 
     if (v[TS_CHAT_MESSAGES].kind != TS_ARRAY) {

@@ -603,3 +603,16 @@ ts_loop_json_answer(ts_loop_t *lp)
 
     return 0;
 }
+
+
+cJSON *
+ts_loop_parse(const char *p, size_t n)
+{
+    ts_val_t  v;
+
+    if (p == NULL || ts_value_parse(p, n, &v) != TS_OK) {
+        return NULL;
+    }
+
+    return cJSON_ParseWithLength(p, n);
+}

@@ -133,6 +133,13 @@ void ts_loop_call_input(ts_loop_t *lp, ts_lblock_t *b, const char *p,
 int ts_loop_json_members(const ts_loop_t *lp, ts_val_t m[TS_MSG_N]);
 int ts_loop_json_answer(ts_loop_t *lp);
 
+/*
+ * A JSON value the scanner validated (RFC 8259, UTF-8), or NULL: cJSON
+ * alone takes strings that are not UTF-8, which would go into the next
+ * call's body
+ */
+cJSON *ts_loop_parse(const char *p, size_t n);
+
 /* ts_loop_write.c */
 void ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage);
 int ts_loop_emit_json(ts_buf_t *out, const char *name, cJSON *j);
@@ -146,6 +153,14 @@ void ts_loop_unreadable(ts_loop_t *lp, ts_buf_t *out);
 void ts_loop_client_search(ts_loop_t *lp, const ts_lblock_t *b,
     const ts_buf_t *content, ts_buf_t *out);
 int ts_loop_add_turns(ts_loop_t *lp, const ts_buf_t *results, int referenced);
+/* adds an OpenAI usage object's numbers to sum, nested objects too */
+void ts_loop_usage_sum(cJSON *sum, const cJSON *u);
+
+/*
+ * An OpenAI error document ({"error": {…}}) for a failed call: the
+ * upstream's own where its body is one, else one made from the status
+ */
+cJSON *ts_loop_openai_error(const ts_loop_error_t *e);
 ts_loop_next_t ts_loop_final(ts_loop_t *lp, const char *stop_reason,
     ts_buf_t *out);
 

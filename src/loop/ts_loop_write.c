@@ -593,3 +593,74 @@ ts_loop_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
     free(s);
     cJSON_Delete(doc);
 }
+
+
+/* adds a usage object's numbers to the sum, nested objects too */
+void
+ts_loop_usage_sum(cJSON *sum, const cJSON *u)
+{
+    const cJSON  *it;
+    cJSON        *s;
+
+    cJSON_ArrayForEach(it, u) {
+        s = cJSON_GetObjectItemCaseSensitive(sum, it->string);
+
+        if (cJSON_IsNumber(it)) {
+            if (cJSON_IsNumber(s)) {
+                cJSON_SetNumberValue(s, s->valuedouble + it->valuedouble);
+
+            } else if (s == NULL) {
+                cJSON_AddNumberToObject(sum, it->string, it->valuedouble);
+            }
+
+        } else if (cJSON_IsObject(it)) {
+            if (s == NULL) {
+                s = cJSON_AddObjectToObject(sum, it->string);
+            }
+
+            if (cJSON_IsObject(s)) {
+                ts_loop_usage_sum(s, it);
+            }
+        }
+    }
+}
+
+
+/* the error type OpenAI's APIs give a status */
+static const char *
+ts_loop_openai_type(unsigned status)
+{
+    if (status == 401) {
+        return "authentication_error";
+    }
+
+    if (status == 429) {
+        return "rate_limit_exceeded";
+    }
+
+    return (status >= 400 && status < 500) ? "invalid_request_error"
+                                             : "server_error";
+}
+
+
+cJSON *
+ts_loop_openai_error(const ts_loop_error_t *e)
+{
+    cJSON  *doc, *err;
+
+    doc = e->body ? cJSON_ParseWithLength(e->body, e->len) : NULL;
+
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "error"))) {
+        return doc;
+    }
+
+    cJSON_Delete(doc);
+    doc = cJSON_CreateObject();
+    err = cJSON_AddObjectToObject(doc, "error");
+    cJSON_AddStringToObject(err, "message", e->message);
+    cJSON_AddStringToObject(err, "type", ts_loop_openai_type(e->status));
+    cJSON_AddNullToObject(err, "param");
+    cJSON_AddNullToObject(err, "code");
+
+    return doc;
+}

@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 
+#include "messages/ts_index.h"
+#include "rewrite/ts_request.h"
+
 
 typedef enum {
     TS_FORMAT_MESSAGES = 0,     /* …/messages, and every other URI */
@@ -27,5 +30,28 @@ int ts_format_of_uri(const char *uri, size_t len);
 
 /* "messages", "chat_completions", "responses" */
 const char *ts_format_name(int format);
+
+
+/*
+ * A body as an object, its members of the keys given read into v in one
+ * pass (the index's buffer set, no top-level member placed yet): NONE,
+ * or the decision that lets it pass (MALFORMED, TOO_DEEP, PASSTHROUGH
+ * when it is no object, ERROR without memory)
+ */
+ts_decision_t ts_format_object(ts_index_t *ix, const char *body, size_t len,
+    const char *const *keys, size_t nkeys, ts_val_t *top, ts_val_t *v);
+
+/* reads one element of a tools array into t, in a format's shape */
+typedef void (*ts_format_tool_pt)(const char *buf, const ts_val_t *item,
+    ts_tool_t *t);
+
+/*
+ * The elements of a tools array, or of a conversation (each object's
+ * role and content), into the shared index, for the formats whose
+ * bodies the Messages scanner does not read
+ */
+ts_status_t ts_format_tools(ts_index_t *ix, const ts_val_t *tools,
+    ts_format_tool_pt read);
+ts_status_t ts_format_messages(ts_index_t *ix, const ts_val_t *items);
 
 #endif /* TS_FORMAT_H */

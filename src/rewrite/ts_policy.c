@@ -21,11 +21,16 @@ const char *const  ts_default_first_party_hosts[] = {
     "~^api\\.anthropic\\.com$", NULL
 };
 
+/* OpenAI's API and Azure OpenAI's resources: the openai profile */
+const char *const  ts_default_openai_hosts[] = {
+    "~^api\\.openai\\.com$", "~\\.openai\\.azure\\.com$", NULL
+};
+
 
 static const char  *ts_mode_names[] = { "off", "on", "auto" };
 
 static const char *const  ts_upstream_names[] = {
-    "auto", "anthropic", "vertex", "bedrock", "compatible"
+    "auto", "anthropic", "vertex", "bedrock", "compatible", "openai"
 };
 
 static const char *const  ts_search_mode_names[] = {

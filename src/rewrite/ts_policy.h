@@ -27,7 +27,10 @@ typedef enum {
     TS_UPSTREAM_ANTHROPIC,
     TS_UPSTREAM_VERTEX,
     TS_UPSTREAM_BEDROCK,
-    TS_UPSTREAM_COMPATIBLE
+    TS_UPSTREAM_COMPATIBLE,
+    TS_UPSTREAM_OPENAI          /* OpenAI's Responses API: hosted
+                                   tool_search for the models that have
+                                   it (src/responses) */
 } ts_upstream_t;
 
 
@@ -83,6 +86,7 @@ extern const ts_words_t  ts_hosted_words;       /* ts_hosted_t */
 extern const char *const  ts_default_client_search_tools[];
 extern const char *const  ts_default_unsupported_models[];
 extern const char *const  ts_default_first_party_hosts[];
+extern const char *const  ts_default_openai_hosts[];
 
 
 /*

@@ -34,6 +34,7 @@ static const char  *ts_decision_names[TS_DECISION_N] = {
     "nothing_to_defer",
     "below_threshold",
     "client_managed",
+    "server_state",
     "deferred_hosted",
     "deferred_gateway",
     "thread_create",

@@ -29,6 +29,7 @@ static const tst_case_t  *tst_tables[] = {
     tst_gateway_tests,
     tst_loop_tests,
     tst_chat_tests,
+    tst_responses_tests,
     NULL
 };
 

@@ -43,6 +43,7 @@ extern const tst_case_t  tst_loop_tests[];
 extern const tst_case_t  tst_strmap_tests[];
 extern const tst_case_t  tst_recall_tests[];
 extern const tst_case_t  tst_chat_tests[];
+extern const tst_case_t  tst_responses_tests[];
 
 
 /* a handwritten body and the index status it must get */

@@ -1,0 +1,881 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Responses, the gateway loop's answers.  The model's call of the search
+ * function (or of a deferred function never loaded, which becomes a
+ * select: of it) is a function_call output item: held back from the
+ * client, in one JSON response or as the response.* events of its
+ * output_index.  The search runs (ts_loop_search), the answer's items and
+ * a function_call_output per search go after the input, and the next
+ * call continues.  The client gets one response: the first call's id,
+ * its output items from every call with output_index from 0, events
+ * whose sequence_number runs 0, 1, 2, … across the calls, one
+ * response.completed (or the last call's response.incomplete or
+ * response.failed) with the output and the usage summed.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan/ts_str.h"
+#include "rewrite/ts_gateway.h"
+#include "loop/ts_loop_state.h"
+#include "responses/ts_responses.h"
+
+
+/* one output item of an answer */
+typedef struct {
+    long            index;      /* the upstream's output_index */
+    long            client;     /* the client's; -1: held back */
+    cJSON          *item;       /* as the answer gave it, when done */
+    ts_buf_t        args;       /* a held call's arguments so far */
+    unsigned        search:1;   /* a search, or an implicit select: */
+    unsigned        implicit:1;
+} ts_rs_item_t;
+
+
+typedef struct {
+    char           *id;         /* the response's: the first call's */
+    cJSON          *usage;      /* summed over the calls */
+    cJSON          *output;     /* the client's items, every call's */
+    long            seq;        /* the client's next sequence_number */
+    long            nout;       /* the client's output items so far */
+
+    /* the current answer */
+    ts_rs_item_t    items[TS_LOOP_BLOCKS_MAX];
+    size_t          nitems;
+    unsigned        held;
+    long            nclient;    /* calls the client runs */
+    cJSON          *terminal;   /* its response.completed (or other end) */
+    char            status[32];
+    int             errored;
+} ts_rs_loop_t;
+
+
+static const char  ts_rs_spent[] =
+    "(The gateway's tool searches for this answer are spent. Ask again "
+    "to continue.)";
+
+
+static void
+ts_rs_answer_reset(ts_rs_loop_t *st)
+{
+    size_t  i;
+
+    for (i = 0; i < st->nitems; i++) {
+        cJSON_Delete(st->items[i].item);
+        ts_buf_free(&st->items[i].args);
+    }
+
+    st->nitems = 0;
+    st->held = 0;
+    st->nclient = 0;
+    cJSON_Delete(st->terminal);
+    st->terminal = NULL;
+    st->status[0] = '\0';
+    st->errored = 0;
+}
+
+
+static void
+ts_rs_free(ts_loop_t *lp)
+{
+    ts_rs_loop_t  *st = lp->format;
+
+    if (st == NULL) {
+        return;
+    }
+
+    ts_rs_answer_reset(st);
+    cJSON_Delete(st->usage);
+    cJSON_Delete(st->output);
+    free(st->id);
+    free(st);
+    lp->format = NULL;
+}
+
+
+static void
+ts_rs_start(ts_loop_t *lp)
+{
+    ts_rs_answer_reset(lp->format);
+}
+
+
+/* the deferred function of this name, not loaded yet: 1 */
+static int
+ts_rs_deferred(const ts_loop_t *lp, const char *name)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &lp->rq.ix;
+
+    for (i = 0; lp->rq.defer && i < ix->ntools; i++) {
+        if (lp->rq.defer[i] && !lp->loaded[i]
+            && ts_str_eq(ix->buf, &ix->tools[i].name, name))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+static ts_rs_item_t *
+ts_rs_item_find(ts_rs_loop_t *st, long index)
+{
+    size_t  i;
+
+    for (i = 0; i < st->nitems; i++) {
+        if (st->items[i].index == index) {
+            return &st->items[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+/* 1 for an item the client runs: its search cannot wait for it */
+static int
+ts_rs_client_call(const char *type)
+{
+    static const char *const  calls[] = {
+        "function_call", "custom_tool_call", "computer_call",
+        "local_shell_call", "shell_call", "apply_patch_call"
+    };
+    size_t                    i;
+
+    for (i = 0; type != NULL && i < sizeof(calls) / sizeof(calls[0]); i++) {
+        if (strcmp(type, calls[i]) == 0) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/* an output item seen first: a held call, or the client's */
+static ts_rs_item_t *
+ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
+{
+    ts_rs_loop_t  *st = lp->format;
+    ts_rs_item_t  *it;
+    const char    *type, *name;
+
+    if (st->nitems == TS_LOOP_BLOCKS_MAX) {
+        lp->ans.broken = 1;
+        return NULL;
+    }
+
+    it = &st->items[st->nitems++];
+    memset(it, 0, sizeof(ts_rs_item_t));
+    it->index = index;
+    it->client = -1;
+    ts_buf_init(&it->args, TS_LOOP_EVENT_MAX);
+
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(item, "type"));
+    name = cJSON_GetStringValue(cJSON_GetObjectItem(item, "name"));
+
+    if (type != NULL && strcmp(type, "function_call") == 0 && name != NULL) {
+        if (strcmp(name, lp->tool) == 0) {
+            it->search = 1;
+
+        } else if (ts_rs_deferred(lp, name)) {
+            it->search = 1;
+            it->implicit = 1;
+        }
+    }
+
+    if (it->search) {
+        st->held++;
+
+    } else {
+        it->client = st->nout++;
+        st->nclient += ts_rs_client_call(type);
+    }
+
+    return it;
+}
+
+
+static void
+ts_rs_usage(ts_rs_loop_t *st, const cJSON *u)
+{
+    if (!cJSON_IsObject(u)) {
+        return;
+    }
+
+    if (st->usage == NULL) {
+        st->usage = cJSON_CreateObject();
+    }
+
+    if (st->usage != NULL) {
+        ts_loop_usage_sum(st->usage, u);
+    }
+}
+
+
+/* a member put in an object, in its place if it has one; else freed */
+static void
+ts_rs_put(cJSON *obj, const char *key, cJSON *v)
+{
+    if (!cJSON_IsObject(obj) || v == NULL) {
+        cJSON_Delete(v);
+        return;
+    }
+
+    if (cJSON_GetObjectItemCaseSensitive(obj, key) != NULL) {
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v);
+
+    } else {
+        cJSON_AddItemToObject(obj, key, v);
+    }
+}
+
+
+/* a number member set, when it differs; 1 when it changed */
+static int
+ts_rs_set(cJSON *j, const char *key, long v)
+{
+    cJSON  *n;
+
+    n = cJSON_GetObjectItemCaseSensitive(j, key);
+
+    if (!cJSON_IsNumber(n) || (long) n->valuedouble == v) {
+        return 0;
+    }
+
+    cJSON_SetNumberValue(n, (double) v);
+
+    return 1;
+}
+
+
+/*
+ * The event as the client gets it, renumbered: under its own name, or
+ * its type where it came without one
+ */
+static int
+ts_rs_emit(ts_rs_loop_t *st, const ts_sse_event_t *ev, cJSON *j,
+    int changed, ts_buf_t *out)
+{
+    ts_buf_t     name;
+    const char  *type;
+    int          rc;
+
+    changed |= ts_rs_set(j, "sequence_number", st->seq);
+    st->seq += cJSON_GetObjectItem(j, "sequence_number") != NULL;
+
+    if (!changed) {
+        return ts_buf_add(out, ev->raw, ev->raw_len);
+    }
+
+    ts_buf_init(&name, TS_LOOP_EVENT_MAX);
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
+
+    if (ev->name != NULL) {
+        ts_buf_add(&name, ev->name, ev->name_len);
+
+    } else {
+        ts_buf_str(&name, type ? type : "message");
+    }
+
+    rc = ts_buf_add(&name, "", 1) == 0 ? ts_loop_emit_json(out, name.p, j)
+                                       : -1;
+    ts_buf_free(&name);
+
+    out->failed |= rc != 0;
+
+    return rc;
+}
+
+
+/* the first call's response: its id is the client's */
+static void
+ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
+{
+    const char  *id;
+
+    id = cJSON_GetStringValue(cJSON_GetObjectItem(resp, "id"));
+
+    if (st->id == NULL && id != NULL) {
+        st->id = strdup(id);
+    }
+}
+
+
+/* an event of one output item: held, or the client's under its index */
+static int
+ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
+    const char *type, ts_buf_t *out)
+{
+    ts_rs_loop_t  *st = lp->format;
+    ts_rs_item_t  *it;
+    cJSON         *item;
+    const char    *s;
+    long           index;
+    int            changed;
+
+    index = (long) cJSON_GetObjectItem(j, "output_index")->valuedouble;
+    item = cJSON_GetObjectItem(j, "item");
+    it = ts_rs_item_find(st, index);
+
+    if (it == NULL) {
+        it = ts_rs_item_add(lp, index, item);
+
+        if (it == NULL) {
+            return ts_buf_add(out, ev->raw, ev->raw_len);
+        }
+    }
+
+    if (strcmp(type, "response.output_item.done") == 0 && item != NULL) {
+        cJSON_Delete(it->item);
+        it->item = cJSON_Duplicate(item, 1);
+
+        if (!it->search && st->output != NULL) {
+            cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
+        }
+    }
+
+    if (it->search) {
+        s = cJSON_GetStringValue(cJSON_GetObjectItem(j, "delta"));
+
+        if (s != NULL) {
+            ts_buf_str(&it->args, s);
+        }
+
+        return 0;
+    }
+
+    changed = ts_rs_set(j, "output_index", it->client);
+
+    return ts_rs_emit(st, ev, j, changed, out);
+}
+
+
+static int
+ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
+{
+    ts_rs_loop_t  *st = lp->format;
+    cJSON         *j, *resp;
+    const char    *type;
+    int            rc;
+
+    /*
+     * What the scanner does not take passes as it came, and the loop
+     * follows the answer no further: its bytes would go into the next
+     * call.
+     */
+    j = ts_loop_parse(ev->data, ev->data_len);
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(j, "type"));
+
+    if (!cJSON_IsObject(j) || type == NULL || strcmp(type, "error") == 0) {
+        st->errored |= j != NULL;
+        lp->ans.broken |= j == NULL;
+        cJSON_Delete(j);
+        return ts_buf_add(out, ev->raw, ev->raw_len);
+    }
+
+    resp = cJSON_GetObjectItem(j, "response");
+
+    if (strcmp(type, "response.completed") == 0
+        || strcmp(type, "response.incomplete") == 0
+        || strcmp(type, "response.failed") == 0)
+    {
+        /* the end decides what the client's one end says */
+        ts_rs_usage(st, cJSON_GetObjectItem(resp, "usage"));
+        strncpy(st->status, type + sizeof("response.") - 1,
+                sizeof(st->status) - 1);
+        cJSON_Delete(st->terminal);
+        st->terminal = j;
+        return 0;
+    }
+
+    if (strcmp(type, "response.created") == 0
+        || strcmp(type, "response.in_progress") == 0
+        || strcmp(type, "response.queued") == 0)
+    {
+        ts_rs_first(st, resp);
+        rc = lp->calls > 1 ? 0 : ts_rs_emit(st, ev, j, 0, out);
+
+    } else if (cJSON_IsNumber(cJSON_GetObjectItem(j, "output_index"))) {
+        rc = ts_rs_item_event(lp, ev, j, type, out);
+
+    } else {
+        rc = ts_rs_emit(st, ev, j, 0, out);
+    }
+
+    cJSON_Delete(j);
+
+    return rc;
+}
+
+
+/* 1 when the answer asks only for searches, which may run */
+static int
+ts_rs_goes_on(const ts_loop_t *lp)
+{
+    const ts_rs_loop_t  *st = lp->format;
+    unsigned             max;
+
+    max = lp->in.policy->max_searches;
+
+    return st->held > 0 && st->nclient == 0 && !lp->ans.broken
+           && strcmp(st->status, "completed") == 0
+           && lp->searches + st->held <= max;
+}
+
+
+/* a search's function_call_output: what it loaded, or what exists */
+typedef struct {
+    ts_buf_t        *turns;
+    const char      *call_id;
+} ts_rs_found_t;
+
+
+static int
+ts_rs_found(void *arg, const ts_name_t *names, size_t n,
+    const ts_buf_t *servers)
+{
+    ts_rs_found_t  *f = arg;
+
+    ts_buf_str(f->turns, ",{\"type\":\"function_call_output\",\"call_id\":\"");
+    ts_buf_escaped(f->turns, f->call_id, strlen(f->call_id));
+    ts_buf_str(f->turns, "\",\"output\":\"");
+    ts_gateway_result_text(f->turns, names, n, 1, servers);
+    ts_buf_str(f->turns, "\"}");
+
+    return f->turns->failed ? -1 : 0;
+}
+
+
+/*
+ * The search a held call asks for, as a call of the search function: an
+ * implicit one's select: of its function.  Arguments that are no object
+ * search for nothing.
+ */
+static char *
+ts_rs_input(const ts_loop_t *lp, ts_rs_item_t *it)
+{
+    cJSON       *args, *name;
+    const char  *s;
+    char        *q;
+    ts_buf_t     b;
+    ts_val_t     v;
+
+    name = cJSON_GetObjectItem(it->item, "name");
+    args = cJSON_GetObjectItem(it->item, "arguments");
+    s = cJSON_GetStringValue(args);
+
+    if (it->implicit && cJSON_IsString(name)) {
+        ts_buf_init(&b, 0);
+        ts_buf_str(&b, "{\"query\":\"select:");
+        ts_buf_escaped(&b, name->valuestring, strlen(name->valuestring));
+        ts_buf_add(&b, "\"}", 3);
+
+        if (b.failed) {
+            ts_buf_free(&b);
+            return NULL;
+        }
+
+        /* the upstream sees a call of the search function */
+        ts_rs_put(it->item, "name", cJSON_CreateString(lp->tool));
+        ts_rs_put(it->item, "arguments", cJSON_CreateString(b.p));
+        return b.p;
+    }
+
+    if (s == NULL) {
+        if (ts_buf_space(&it->args, 1) != 0) {
+            return NULL;
+        }
+
+        it->args.p[it->args.len] = '\0';
+        s = it->args.p;
+    }
+
+    if (ts_value_parse(s, strlen(s), &v) != TS_OK || v.kind != TS_OBJECT) {
+        s = "{}";
+    }
+
+    q = strdup(s);
+
+    return q;
+}
+
+
+/* a reasoning item without encrypted content: nothing to send back */
+static int
+ts_rs_unsendable(const cJSON *item)
+{
+    const char  *type;
+
+    type = cJSON_GetStringValue(cJSON_GetObjectItem(item, "type"));
+
+    return type != NULL && strcmp(type, "reasoning") == 0
+           && !cJSON_IsString(cJSON_GetObjectItem(item, "encrypted_content"));
+}
+
+
+/* runs the answer's searches; 1 when the loop goes on */
+static int
+ts_rs_searches(ts_loop_t *lp)
+{
+    ts_rs_loop_t   *st = lp->format;
+    ts_rs_found_t   f;
+    ts_rs_item_t   *it;
+    ts_buf_t        turns;
+    const char     *call_id;
+    char           *input, *s;
+    size_t          i;
+    int             ok;
+
+    ts_buf_init(&turns, 0);
+    ok = 1;
+
+    /*
+     * The answer's items go back to it as the upstream gave them, but
+     * for their ids: gateway search runs with store false, where an
+     * item id names nothing the upstream kept (OpenAI refuses it), so
+     * they go without, as clients send them; a reasoning item without
+     * its encrypted content cannot go at all.
+     */
+    for (i = 0; ok && i < st->nitems; i++) {
+        it = &st->items[i];
+        input = it->search ? ts_rs_input(lp, it) : NULL;
+        call_id = cJSON_GetStringValue(cJSON_GetObjectItem(it->item,
+                                                           "call_id"));
+        cJSON_DeleteItemFromObjectCaseSensitive(it->item, "id");
+        s = it->item == NULL || ts_rs_unsendable(it->item) ? NULL
+            : cJSON_PrintUnformatted(it->item);
+
+        ok = (s != NULL || ts_rs_unsendable(it->item))
+             && (!it->search || (input != NULL && call_id));
+
+        if (ok && s != NULL) {
+            ts_buf_str(&turns, turns.len ? "," : "");
+            ts_buf_str(&turns, s);
+        }
+
+        if (ok && it->search) {
+            f.turns = &turns;
+            f.call_id = call_id;
+            ok = ts_loop_search(lp, input, ts_rs_found, &f) == 0;
+        }
+
+        free(s);
+        free(input);
+    }
+
+    ok = ok && !turns.failed && turns.len > 0;
+
+    if (ok && lp->turns.len) {
+        ts_buf_str(&lp->turns, ",");
+    }
+
+    ok = ok && ts_buf_add(&lp->turns, turns.p, turns.len) == 0;
+    ts_buf_free(&turns);
+
+    return ok;
+}
+
+
+/* the answer's items from a JSON response's output */
+static void
+ts_rs_json_items(ts_loop_t *lp, const cJSON *output)
+{
+    ts_rs_loop_t  *st = lp->format;
+    ts_rs_item_t  *it;
+    const cJSON   *item;
+    long           n;
+
+    n = 0;
+
+    cJSON_ArrayForEach(item, output) {
+        it = ts_rs_item_add(lp, n++, item);
+
+        if (it == NULL) {
+            return;
+        }
+
+        it->item = cJSON_Duplicate(item, 1);
+
+        if (!it->search && st->output != NULL) {
+            cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
+        }
+    }
+}
+
+
+/* a message item saying the searches are spent */
+static cJSON *
+ts_rs_spent_item(void)
+{
+    cJSON  *m, *content, *part;
+
+    m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "type", "message");
+    cJSON_AddStringToObject(m, "id", "msg_toolsearch_spent");
+    cJSON_AddStringToObject(m, "status", "completed");
+    cJSON_AddStringToObject(m, "role", "assistant");
+    content = cJSON_AddArrayToObject(m, "content");
+    part = cJSON_CreateObject();
+    cJSON_AddItemToArray(content, part);
+    cJSON_AddStringToObject(part, "type", "output_text");
+    cJSON_AddStringToObject(part, "text", ts_rs_spent);
+    cJSON_AddArrayToObject(part, "annotations");
+
+    return m;
+}
+
+
+/* the client's response: its id, every call's output, usage summed */
+static void
+ts_rs_response(ts_rs_loop_t *st, cJSON *resp)
+{
+    if (st->id != NULL) {
+        ts_rs_put(resp, "id", cJSON_CreateString(st->id));
+    }
+
+    if (st->output != NULL) {
+        ts_rs_put(resp, "output", cJSON_Duplicate(st->output, 1));
+    }
+
+    if (st->usage != NULL && cJSON_GetObjectItem(resp, "usage") != NULL) {
+        ts_rs_put(resp, "usage", cJSON_Duplicate(st->usage, 1));
+    }
+}
+
+
+/* the spent note's events, when searches held back left nothing said */
+static void
+ts_rs_spent_events(ts_rs_loop_t *st, ts_buf_t *out)
+{
+    cJSON  *item, *e;
+    long    index;
+
+    item = ts_rs_spent_item();
+    index = st->nout++;
+    cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
+
+    e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "type", "response.output_item.added");
+    cJSON_AddNumberToObject(e, "sequence_number", (double) st->seq++);
+    cJSON_AddNumberToObject(e, "output_index", (double) index);
+    cJSON_AddItemToObject(e, "item", cJSON_Duplicate(item, 1));
+    (void) ts_loop_emit_json(out, "response.output_item.added", e);
+    cJSON_Delete(e);
+
+    e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "type", "response.output_text.delta");
+    cJSON_AddNumberToObject(e, "sequence_number", (double) st->seq++);
+    cJSON_AddStringToObject(e, "item_id", "msg_toolsearch_spent");
+    cJSON_AddNumberToObject(e, "output_index", (double) index);
+    cJSON_AddNumberToObject(e, "content_index", 0);
+    cJSON_AddStringToObject(e, "delta", ts_rs_spent);
+    (void) ts_loop_emit_json(out, "response.output_text.delta", e);
+    cJSON_Delete(e);
+
+    e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "type", "response.output_item.done");
+    cJSON_AddNumberToObject(e, "sequence_number", (double) st->seq++);
+    cJSON_AddNumberToObject(e, "output_index", (double) index);
+    cJSON_AddItemToObject(e, "item", item);
+    (void) ts_loop_emit_json(out, "response.output_item.done", e);
+    cJSON_Delete(e);
+}
+
+
+/* the stream's one end: the last call's, with the response joined */
+static void
+ts_rs_stream_end(ts_loop_t *lp, ts_buf_t *out)
+{
+    ts_rs_loop_t  *st = lp->format;
+    char           name[40];
+
+    if (st->held && st->nclient == 0 && st->output != NULL) {
+        ts_rs_spent_events(st, out);
+    }
+
+    ts_rs_response(st, cJSON_GetObjectItem(st->terminal, "response"));
+    (void) ts_rs_set(st->terminal, "sequence_number", st->seq++);
+
+    memcpy(name, "response.", sizeof("response.") - 1);
+    strncpy(name + sizeof("response.") - 1, st->status,
+            sizeof(name) - sizeof("response."));
+    name[sizeof(name) - 1] = '\0';
+
+    if (ts_loop_emit_json(out, name, st->terminal) != 0) {
+        out->failed = 1;
+    }
+}
+
+
+static ts_loop_next_t
+ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
+{
+    static const ts_loop_error_t  early = {
+        0, NULL, 0, "the upstream stream ended early"
+    };
+
+    ts_rs_loop_t  *st = lp->format;
+    cJSON         *j, *output;
+    char          *s;
+
+    j = NULL;
+
+    if (!lp->sse) {
+        j = ts_loop_parse(lp->pending.p, lp->pending.len);
+        output = cJSON_GetObjectItem(j, "output");
+
+        if (!cJSON_IsArray(output)
+            || !cJSON_IsString(cJSON_GetObjectItem(j, "status")))
+        {
+            cJSON_Delete(j);
+            ts_buf_add(out, lp->pending.p, lp->pending.len);
+            return TS_LOOP_DONE;
+        }
+
+        ts_rs_first(st, j);
+        ts_rs_usage(st, cJSON_GetObjectItem(j, "usage"));
+        strncpy(st->status, cJSON_GetObjectItem(j, "status")->valuestring,
+                sizeof(st->status) - 1);
+        ts_rs_json_items(lp, output);
+    }
+
+    if (lp->sse && (st->errored || st->terminal == NULL)) {
+        /* an unfinished event passes where the stream ends with it */
+        ts_buf_add(out, lp->pending.p, lp->pending.len);
+
+        if (!st->errored && lp->calls > 1) {
+            ts_loop_fail(lp, 1, &early, out);
+        }
+
+        return TS_LOOP_DONE;
+    }
+
+    if (ts_rs_goes_on(lp) && ts_rs_searches(lp)) {
+        cJSON_Delete(j);
+        return TS_LOOP_AGAIN;
+    }
+
+    if (lp->sse) {
+        ts_rs_stream_end(lp, out);
+        return TS_LOOP_DONE;
+    }
+
+    if (lp->calls == 1 && st->held == 0) {
+        ts_buf_add(out, lp->pending.p, lp->pending.len);
+
+    } else {
+        if (st->held && st->nclient == 0 && st->output != NULL) {
+            cJSON_AddItemToArray(st->output, ts_rs_spent_item());
+        }
+
+        ts_rs_response(st, j);
+        s = cJSON_PrintUnformatted(j);
+
+        if (s == NULL) {
+            out->failed = 1;
+
+        } else {
+            ts_buf_str(out, s);
+            free(s);
+        }
+    }
+
+    cJSON_Delete(j);
+
+    return TS_LOOP_DONE;
+}
+
+
+/*
+ * A failed call's error for the client: the upstream's own error
+ * document ({"error": {…}}) where it gave one, else one made from the
+ * status; in a stream, an error event (type, code, message, param and
+ * the next sequence_number), which ends it.
+ */
+static void
+ts_rs_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e, ts_buf_t *out)
+{
+    ts_rs_loop_t  *st = lp->format;
+    cJSON         *doc, *err, *ev;
+    const char    *code;
+    char          *s;
+
+    ts_buf_reset(&lp->pending);
+    lp->seen = 0;
+    st->errored = 1;
+
+    doc = ts_loop_openai_error(e);
+    err = cJSON_GetObjectItemCaseSensitive(doc, "error");
+
+    if (sse) {
+        ev = cJSON_CreateObject();
+        cJSON_AddStringToObject(ev, "type", "error");
+        code = cJSON_GetStringValue(cJSON_GetObjectItem(err, "code"));
+        code = code ? code : cJSON_GetStringValue(cJSON_GetObjectItem(err,
+                                                                    "type"));
+        cJSON_AddStringToObject(ev, "code", code ? code : "server_error");
+        s = cJSON_GetStringValue(cJSON_GetObjectItem(err, "message"));
+        cJSON_AddStringToObject(ev, "message", s ? s : e->message);
+        cJSON_AddNullToObject(ev, "param");
+        cJSON_AddNumberToObject(ev, "sequence_number", (double) st->seq++);
+
+        if (ts_loop_emit_json(out, "error", ev) != 0) {
+            out->failed = 1;
+        }
+
+        cJSON_Delete(ev);
+        cJSON_Delete(doc);
+        return;
+    }
+
+    s = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+
+    if (s == NULL) {
+        out->failed = 1;
+        return;
+    }
+
+    ts_buf_str(out, s);
+    free(s);
+}
+
+
+static const ts_loop_dialect_t  ts_rs_dialect = {
+    ts_responses_process, ts_rs_start, ts_rs_event, ts_rs_end, ts_rs_fail,
+    ts_rs_free
+};
+
+
+ts_loop_t *
+ts_responses_loop_create(const ts_input_t *in, const ts_request_t *rq)
+{
+    ts_loop_t     *lp;
+    ts_rs_loop_t  *st;
+
+    st = calloc(1, sizeof(ts_rs_loop_t));
+
+    if (st == NULL || (st->output = cJSON_CreateArray()) == NULL) {
+        free(st);
+        return NULL;
+    }
+
+    lp = ts_loop_create_as(in, rq->ix.buf, rq->ix.len, &ts_rs_dialect,
+                           rq->ix.ntools);
+    if (lp == NULL) {
+        cJSON_Delete(st->output);
+        free(st);
+        return NULL;
+    }
+
+    lp->format = st;
+
+    return lp;
+}

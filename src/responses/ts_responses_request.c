@@ -1,0 +1,715 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Responses, request side.  The body is read into the shared index: a
+ * function tool's name, description and parameters (Responses tools are
+ * flat), the input's items as messages.  Namespaces, hosted tools and
+ * tool_search keep no name: the rules never defer them.  What the
+ * request may carry decides the path (docs/gateway-search.md,
+ * "Responses"): its own search passes (client_managed); state the
+ * upstream holds keeps what it needs (server_state); an openai upstream
+ * with a model that has hosted tool_search gets defer_loading and
+ * {"type":"tool_search"}; any other upstream gets the gateway's search
+ * as Chat Completions does, in this format's shapes.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan/ts_str.h"
+#include "rewrite/ts_defer.h"
+#include "rewrite/ts_facts.h"
+#include "rewrite/ts_format.h"
+#include "rewrite/ts_gateway.h"
+#include "responses/ts_responses.h"
+
+
+/* the top-level members read */
+enum {
+    TS_RS_MODEL = 0,
+    TS_RS_INPUT,
+    TS_RS_TOOLS,
+    TS_RS_STREAM,
+    TS_RS_TOOL_CHOICE,
+    TS_RS_INSTRUCTIONS,
+    TS_RS_PREVIOUS,
+    TS_RS_CONVERSATION,
+    TS_RS_STORE,
+    TS_RS_KEYS
+};
+
+static const char *const  ts_rs_keys[TS_RS_KEYS] = {
+    "model", "input", "tools", "stream", "tool_choice", "instructions",
+    "previous_response_id", "conversation", "store"
+};
+
+static const char  ts_rs_hosted_tool[] = "{\"type\":\"tool_search\"}";
+
+
+/* what the request's tools and input items say of its state */
+typedef struct {
+    unsigned    managed:1;      /* it searches on its own */
+    unsigned    hosted:1;       /* hosted search items in its input */
+    unsigned    refs:1;         /* item_reference in its input */
+    unsigned    held:1;         /* the upstream holds state it goes on
+                                   from, or will keep this response */
+} ts_rs_state_t;
+
+
+static const ts_val_t *
+ts_rs_member(const ts_index_t *ix, int key)
+{
+    return &ix->members[key].val;
+}
+
+
+/* a member a value has that is there and not null */
+static int
+ts_rs_has(const char *buf, const ts_val_t *obj, const char *key,
+    ts_val_t *v)
+{
+    return obj->kind == TS_OBJECT
+           && ts_object_member(buf, obj, key, v) == TS_OK
+           && v->kind != TS_NONE && v->kind != TS_NULL;
+}
+
+
+/*
+ * A function tool: {"type":"function","name","description",
+ * "parameters",…}.  Other tools keep no name.
+ */
+static void
+ts_rs_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
+{
+    static const char *const  keys[] = { "type", "name", "description",
+                                         "parameters", "defer_loading" };
+    ts_val_t                  v[5];
+
+    memset(t, 0, sizeof(ts_tool_t));
+    t->elem = *item;
+
+    if (item->kind != TS_OBJECT
+        || ts_object_members(buf, item, keys, 5, v) != TS_OK)
+    {
+        return;
+    }
+
+    t->defer_loading.val = v[4];
+
+    /* a typed tool is a server tool to the rules: a function is not */
+    if (!ts_str_eq(buf, &v[0], "function") || v[1].kind != TS_STRING) {
+        t->type = v[0];
+        return;
+    }
+
+    t->name = v[1];
+    t->description = v[2];
+    t->input_schema = v[3];
+}
+
+
+/*
+ * The body read into the index: an object with an input (a string or
+ * an array of items).  What is not of this shape passes untouched.
+ */
+static ts_decision_t
+ts_rs_index(ts_request_t *rq, const char *body, size_t len)
+{
+    ts_index_t     *ix;
+    ts_val_t        top, v[TS_RS_KEYS];
+    ts_decision_t   d;
+    size_t          i;
+
+    ix = &rq->ix;
+    d = ts_format_object(ix, body, len, ts_rs_keys, TS_RS_KEYS, &top, v);
+
+    if (d != TS_DECISION_NONE) {
+        return d;
+    }
+
+    if (v[TS_RS_INPUT].kind != TS_ARRAY && v[TS_RS_INPUT].kind != TS_STRING) {
+        return TS_DECISION_PASSTHROUGH;
+    }
+
+    if ((v[TS_RS_TOOLS].kind != TS_ARRAY && v[TS_RS_TOOLS].kind != TS_NONE)
+        || (v[TS_RS_MODEL].kind != TS_STRING
+            && v[TS_RS_MODEL].kind != TS_NONE)
+        || (v[TS_RS_INSTRUCTIONS].kind != TS_STRING
+            && v[TS_RS_INSTRUCTIONS].kind != TS_NONE
+            && v[TS_RS_INSTRUCTIONS].kind != TS_NULL))
+    {
+        return TS_DECISION_WRONG_TYPE;
+    }
+
+    /* one more member: the top object, where instructions may go */
+    ix->members = calloc(TS_RS_KEYS + 1, sizeof(ts_member_t));
+    if (ix->members == NULL) {
+        return TS_DECISION_ERROR;
+    }
+
+    for (i = 0; i < TS_RS_KEYS; i++) {
+        ix->members[i].val = v[i];
+    }
+
+    ix->members[TS_RS_KEYS].val = top;
+    ix->nmembers = TS_RS_KEYS + 1;
+
+    ix->top[TS_TOP_MODEL] = v[TS_RS_MODEL].kind != TS_NONE ? TS_RS_MODEL : -1;
+    ix->top[TS_TOP_MESSAGES] = v[TS_RS_INPUT].kind == TS_ARRAY ? TS_RS_INPUT
+                                                               : -1;
+    ix->top[TS_TOP_TOOLS] = v[TS_RS_TOOLS].kind != TS_NONE ? TS_RS_TOOLS : -1;
+    ix->top[TS_TOP_STREAM] = v[TS_RS_STREAM].kind != TS_NONE ? TS_RS_STREAM
+                                                             : -1;
+
+    if ((v[TS_RS_TOOLS].kind == TS_ARRAY
+         && ts_format_tools(ix, &v[TS_RS_TOOLS], ts_rs_tool) != TS_OK)
+        || (v[TS_RS_INPUT].kind == TS_ARRAY
+            && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
+    {
+        return TS_DECISION_ERROR;
+    }
+
+    return ix->ntools ? TS_DECISION_NONE : TS_DECISION_NOTHING_TO_DEFER;
+}
+
+
+/* 1 when a namespace's functions, or a tool, search on their own */
+static int
+ts_rs_tool_managed(const char *buf, const ts_tool_t *t)
+{
+    ts_val_t  *members, dl;
+    size_t     i, n;
+    int        managed;
+
+    if (t->defer_loading.val.kind != TS_NONE
+        || ts_str_eq(buf, &t->type, "tool_search"))
+    {
+        return 1;
+    }
+
+    if (!ts_str_eq(buf, &t->type, "namespace")
+        || !ts_rs_has(buf, &t->elem, "tools", &dl) || dl.kind != TS_ARRAY
+        || ts_container_items(buf, &dl, &members, &n) != TS_OK)
+    {
+        return 0;
+    }
+
+    managed = 0;
+
+    for (i = 0; i < n; i++) {
+        managed |= ts_rs_has(buf, &members[i], "defer_loading", &dl);
+    }
+
+    free(members);
+
+    return managed;
+}
+
+
+static void
+ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *store;
+    ts_val_t           type, exec;
+    size_t             i;
+
+    ix = &rq->ix;
+    memset(s, 0, sizeof(ts_rs_state_t));
+
+    for (i = 0; i < ix->ntools; i++) {
+        s->managed |= ts_rs_tool_managed(ix->buf, &ix->tools[i]);
+    }
+
+    for (i = 0; i < ix->nmessages; i++) {
+        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)) {
+            continue;
+        }
+
+        if (ts_str_eq(ix->buf, &type, "item_reference")) {
+            s->refs = 1;
+
+        } else if (ts_str_eq(ix->buf, &type, "tool_search_call")
+                   || ts_str_eq(ix->buf, &type, "tool_search_output"))
+        {
+            /* the client runs its searches, or the upstream ran them */
+            if (ts_rs_has(ix->buf, &ix->messages[i].elem, "execution", &exec)
+                && ts_str_eq(ix->buf, &exec, "client"))
+            {
+                s->managed = 1;
+
+            } else {
+                s->hosted = 1;
+            }
+        }
+    }
+
+    store = ts_rs_member(ix, TS_RS_STORE);
+
+    /* store defaults to true: the upstream keeps the response */
+    s->held = s->refs || store->kind != TS_FALSE
+              || ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
+              || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
+                  && ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NULL);
+}
+
+
+int
+ts_responses_hosted_model(const char *model, size_t len)
+{
+    const char  *p, *end, *slash;
+    long         major, minor;
+
+    end = model + len;
+    slash = NULL;
+
+    /* a router's prefix, as in openai/gpt-5.4 */
+    for (p = model; p < end; p++) {
+        if (*p == '/') {
+            slash = p;
+        }
+    }
+
+    p = slash ? slash + 1 : model;
+
+    if (end - p < 5 || memcmp(p, "gpt-", 4) != 0) {
+        return 0;
+    }
+
+    for (p += 4, major = 0; p < end && *p >= '0' && *p <= '9'; p++) {
+        major = major * 10 + (*p - '0');
+
+        if (major > 1000) {
+            return 0;
+        }
+    }
+
+    if (major != 5) {
+        return major > 5;
+    }
+
+    if (p == end || *p != '.') {
+        return 0;
+    }
+
+    for (p++, minor = -1; p < end && *p >= '0' && *p <= '9'; p++) {
+        minor = (minor < 0 ? 0 : minor * 10) + (*p - '0');
+
+        if (minor > 1000) {
+            return 1;
+        }
+    }
+
+    return minor >= 4;
+}
+
+
+/* 1 when the upstream runs the model's searches (hosted tool_search) */
+static int
+ts_rs_hosted(const ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_val_t  *model;
+    const char      *s;
+    char             tmp[TS_NAME_MAX];
+    size_t           len;
+
+    model = ts_rs_member(&rq->ix, TS_RS_MODEL);
+    s = ts_str_view(rq->ix.buf, model, tmp, sizeof(tmp), &len);
+
+    return in->upstream == TS_UPSTREAM_OPENAI && s != NULL
+           && ts_responses_hosted_model(s, len);
+}
+
+
+/* 1 when a hosted tool_search_output of the input declares the name */
+static int
+ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
+{
+    ts_val_t   type, tools, *items, v;
+    size_t     i, j, n;
+    int        found;
+
+    found = 0;
+
+    for (i = 0; !found && i < ix->nmessages; i++) {
+        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
+            || !ts_str_eq(ix->buf, &type, "tool_search_output")
+            || !ts_rs_has(ix->buf, &ix->messages[i].elem, "tools", &tools)
+            || ts_container_items(ix->buf, &tools, &items, &n) != TS_OK)
+        {
+            continue;
+        }
+
+        for (j = 0; j < n; j++) {
+            if (ts_rs_has(ix->buf, &items[j], "name", &v)
+                && v.kind == TS_STRING && !v.esc && v.len - 2 == len
+                && memcmp(ix->buf + v.off + 1, name, len) == 0)
+            {
+                found = 1;
+            }
+        }
+
+        free(items);
+    }
+
+    return found;
+}
+
+
+/*
+ * Marks loaded the function an object names ({"name": …}); 1 when the
+ * request has it.  A call a hosted search's output declares stays
+ * deferred: that output loads it.
+ */
+static int
+ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
+{
+    const ts_index_t  *ix;
+    ts_val_t           name;
+    const char        *s, *t;
+    char               tmp[TS_NAME_MAX], ttmp[TS_NAME_MAX];
+    size_t             i, len, tlen;
+    int                found;
+
+    ix = &rq->ix;
+    found = 0;
+
+    if (!ts_rs_has(ix->buf, obj, "name", &name)
+        || (s = ts_str_view(ix->buf, &name, tmp, sizeof(tmp), &len)) == NULL
+        || (call && ts_rs_found_by_hosted(ix, s, len)))
+    {
+        return 0;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        t = ts_str_view(ix->buf, &ix->tools[i].name, ttmp, sizeof(ttmp),
+                        &tlen);
+
+        if (t != NULL && tlen == len && memcmp(t, s, len) == 0) {
+            rq->loaded[i] = 1;
+            found = 1;
+        }
+    }
+
+    return found;
+}
+
+
+/*
+ * Stateless turns: a function the input calls (a function_call item)
+ * stays loaded, as does the one tool_choice names; such calls count as
+ * the searches of history, so that a conversation keeps its form.
+ */
+static int
+ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *choice;
+    ts_val_t           type;
+    size_t             i;
+
+    ix = &rq->ix;
+    rq->loaded = calloc(ix->ntools ? ix->ntools : 1, 1);
+
+    if (rq->loaded == NULL) {
+        return -1;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        rq->loaded[i] = all || (in->loaded != NULL && in->loaded[i]);
+    }
+
+    for (i = 0; i < ix->nmessages; i++) {
+        if (ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
+            && ts_str_eq(ix->buf, &type, "function_call"))
+        {
+            rq->history_searches += ts_rs_load_named(rq,
+                                                     &ix->messages[i].elem, 1);
+        }
+    }
+
+    choice = ts_rs_member(ix, TS_RS_TOOL_CHOICE);
+
+    if (ts_rs_has(ix->buf, choice, "type", &type)
+        && ts_str_eq(ix->buf, &type, "function"))
+    {
+        (void) ts_rs_load_named(rq, choice, 0);
+    }
+
+    return 0;
+}
+
+
+/* hosted search: defer_loading on deferred functions, the search tool */
+static int
+ts_rs_apply_hosted(ts_request_t *rq)
+{
+    static const char   flag[] = TS_DEFER_FLAG;
+    const ts_index_t   *ix;
+    const ts_tool_t    *t;
+    size_t              i;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->ntools; i++) {
+        t = &ix->tools[i];
+
+        if (rq->defer[i]
+            && ts_edit_replace(&rq->edits, t->elem.off + t->elem.len - 1, 0,
+                               flag, sizeof(flag) - 1) != 0)
+        {
+            return -1;
+        }
+    }
+
+    return ts_edit_append_item(&rq->edits, ts_rs_member(ix, TS_RS_TOOLS),
+                               &ix->tools[ix->ntools - 1].elem,
+                               ts_rs_hosted_tool,
+                               sizeof(ts_rs_hosted_tool) - 1);
+}
+
+
+/*
+ * Gateway search's tools[]: the tools that stay, byte for byte and in
+ * place, the search function, then the deferrable tools loaded on
+ * demand, in the client's order.
+ */
+static int
+ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *e;
+    size_t             i;
+    int                later;
+
+    ix = &rq->ix;
+    ts_buf_reset(b);
+    ts_buf_str(b, "[");
+
+    for (i = 0; i < ix->ntools; i++) {
+        later = rq->loaded[i] && (rq->deferrable[i] & TS_FACT_DEFERRABLE);
+        e = &ix->tools[i].elem;
+
+        if (!rq->defer[i] && !later) {
+            ts_buf_add(b, ix->buf + e->off, e->len);
+            ts_buf_str(b, ",");
+        }
+    }
+
+    ts_buf_str(b, "{\"type\":\"function\",");
+    ts_gateway_search_fields(b, p, "parameters");
+    ts_buf_str(b, "}");
+
+    for (i = 0; i < ix->ntools; i++) {
+        e = &ix->tools[i].elem;
+
+        if (!rq->defer[i] && rq->loaded[i]
+            && (rq->deferrable[i] & TS_FACT_DEFERRABLE))
+        {
+            ts_buf_str(b, ",");
+            ts_buf_add(b, ix->buf + e->off, e->len);
+        }
+    }
+
+    ts_buf_str(b, "]");
+
+    return b->failed ? -1 : 0;
+}
+
+
+/*
+ * The announcement ends the instructions, as a paragraph of their
+ * string; without them, an instructions member opens the body.
+ */
+static int
+ts_rs_instructions(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
+{
+    const ts_val_t  *ins, *top;
+
+    ins = ts_rs_member(&rq->ix, TS_RS_INSTRUCTIONS);
+    top = &rq->ix.members[TS_RS_KEYS].val;
+    ts_buf_reset(b);
+
+    if (ins->kind == TS_STRING) {
+        ts_buf_str(b, "\\n\\n");
+        ts_buf_add(b, text->p, text->len);
+
+        return b->failed ? -1
+               : ts_edit_replace(&rq->edits, ins->off + ins->len - 1, 0,
+                                 b->p, b->len);
+    }
+
+    ts_buf_str(b, "\"instructions\":\"");
+    ts_buf_add(b, text->p, text->len);
+    ts_buf_str(b, "\"");
+
+    if (ins->kind == TS_NULL) {
+        return b->failed ? -1
+               : ts_edit_replace(&rq->edits, ins->off, ins->len,
+                                 b->p + sizeof("\"instructions\":") - 1,
+                                 b->len - sizeof("\"instructions\":") + 1);
+    }
+
+    /* the body has an input: the object is not empty */
+    ts_buf_str(b, ",");
+
+    return b->failed ? -1
+           : ts_edit_replace(&rq->edits, top->off + 1, 0, b->p, b->len);
+}
+
+
+/*
+ * The items of the loop's searches go after the input (the shared tail,
+ * for an array); a string input becomes the user message it stands for,
+ * followed by them.
+ */
+static int
+ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_val_t  *input;
+    ts_buf_t         b;
+    int              rc;
+
+    input = ts_rs_member(&rq->ix, TS_RS_INPUT);
+
+    if (in->tail_len == 0 || input->kind != TS_STRING) {
+        return 0;
+    }
+
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "[{\"role\":\"user\",\"content\":");
+    ts_buf_add(&b, rq->ix.buf + input->off, input->len);
+    ts_buf_str(&b, "},");
+    ts_buf_add(&b, in->tail, in->tail_len);
+    ts_buf_str(&b, "]");
+
+    rc = b.failed ? -1
+         : ts_edit_replace(&rq->edits, input->off, input->len, b.p, b.len);
+    ts_buf_free(&b);
+
+    return rc;
+}
+
+
+static int
+ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
+{
+    static const ts_gateway_form_t  form = {
+        ts_rs_tools_edit, ts_rs_instructions
+    };
+
+    return ts_gateway_apply_as(rq, in, &form) == 0
+           && ts_rs_string_tail(rq, in) == 0 ? 0 : -1;
+}
+
+
+/* the path before the rules: what the request's state allows */
+static ts_decision_t
+ts_rs_path(const ts_request_t *rq, const ts_input_t *in, int hosted,
+    const ts_rs_state_t *s)
+{
+    if (s->managed) {
+        return TS_DECISION_CLIENT_MANAGED;
+    }
+
+    if (!hosted && in->policy->search == TS_SEARCH_HOSTED) {
+        return in->upstream == TS_UPSTREAM_OPENAI
+               ? TS_DECISION_MODEL_UNSUPPORTED
+               : TS_DECISION_UPSTREAM_UNSUPPORTED;
+    }
+
+    /*
+     * The gateway's searches cannot be part of what the upstream keeps:
+     * a later request going on from it would call a function it no
+     * longer declares.  Only a request that holds its whole state, and
+     * asks the upstream to keep none, gets them.
+     */
+    if (!hosted && (s->held || s->hosted)) {
+        return TS_DECISION_SERVER_STATE;
+    }
+
+    (void) rq;
+
+    return TS_DECISION_NONE;
+}
+
+
+ts_decision_t
+ts_responses_process(ts_request_t *rq, const ts_input_t *in,
+    const char *body, size_t len)
+{
+    ts_policy_t    policy;
+    ts_input_t     gin;
+    ts_history_t   h;
+    ts_rs_state_t  s;
+    int            hosted;
+
+    memset(rq, 0, sizeof(ts_request_t));
+    ts_edits_init(&rq->edits);
+
+    rq->decision = ts_rs_index(rq, body, len);
+
+    if (rq->decision != TS_DECISION_NONE || in == NULL
+        || in->policy == NULL)
+    {
+        return rq->decision;
+    }
+
+    ts_rs_state(rq, &s);
+    hosted = in->policy->search != TS_SEARCH_GATEWAY && ts_rs_hosted(rq, in);
+    rq->upstream = in->upstream;
+    rq->decision = ts_rs_path(rq, in, hosted, &s);
+
+    if (rq->decision != TS_DECISION_NONE) {
+        return rq->decision;
+    }
+
+    /* the shared rules run as for gateway search; hosted is this file's */
+    policy = *in->policy;
+    policy.search = TS_SEARCH_GATEWAY;
+    gin = *in;
+    gin.policy = &policy;
+
+    rq->mode = in->defer_mode >= 0 ? in->defer_mode : policy.defer_mode;
+    rq->percent = in->defer_mode >= 0 ? in->defer_percent
+                                      : policy.defer_percent;
+
+    if (policy.disable_betas) {
+        rq->mode = TS_DEFER_OFF;
+    }
+
+    /* items the upstream resolves may call any function: all declared */
+    if (ts_rs_loaded(rq, in, hosted && s.refs) != 0) {
+        rq->decision = TS_DECISION_ERROR;
+        return rq->decision;
+    }
+
+    memset(&h, 0, sizeof(ts_history_t));
+    rq->decision = ts_defer_decide(rq, &gin, &h);
+
+    if (hosted && s.refs && rq->decision == TS_DECISION_NOTHING_TO_DEFER
+        && rq->tools_deferrable > 0)
+    {
+        /* the referenced search items keep their tool */
+        rq->decision = TS_DECISION_DEFERRED_GATEWAY;
+    }
+
+    if (rq->decision != TS_DECISION_DEFERRED_GATEWAY) {
+        return rq->decision;
+    }
+
+    if (hosted) {
+        rq->decision = TS_DECISION_DEFERRED_HOSTED;
+    }
+
+    if ((hosted ? ts_rs_apply_hosted(rq) : ts_rs_apply_gateway(rq, &gin))
+        != 0)
+    {
+        rq->decision = TS_DECISION_ERROR;
+        ts_edits_free(&rq->edits);
+        ts_edits_init(&rq->edits);
+    }
+
+    return rq->decision;
+}
+

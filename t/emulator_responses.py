@@ -1,0 +1,381 @@
+"""OpenAI's Responses API as the emulator plays it (POST …/responses):
+strict about what the docs and observed errors state, with the state the
+API keeps (store, previous_response_id, item_reference) and its hosted
+tool_search for the models that have it (gpt-5.4 and later).
+
+Rules checked (ApiError, status 400):
+* a deferred tool (defer_loading on a function or a namespace member)
+  needs a tool_search tool: "Deferred tools require tools.tool_search.";
+  a hosted (server) tool_search needs a model that has it;
+* every function_call in the context (stored history, resolved
+  references, the input) names a function declared by tools[] or loaded
+  by a tool_search_output before it; a namespace member's call carries its
+  namespace ("Missing namespace for function_call …");
+* two tool_search_output items declaring the same namespace are refused;
+* an item_reference or previous_response_id the store does not hold is
+  refused, and so is an input item with an id when store is false
+  (observed: "Items are not persisted when `store` is set to false.");
+* every function_call is answered by a function_call_output, and each
+  output answers a call before it.
+
+The model is emu.responses_script(body, ctx) -> ResponsesReply, where ctx
+is the whole context (stored history and the input, references
+resolved) with the functions it declares; responses_seeker is the model
+the tests use.
+"""
+
+import json
+import re
+
+HOSTED_MODEL = re.compile(r"(^|/)gpt-(5\.([4-9]|[1-9]\d+)|([6-9]|\d\d+))")
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
+HOSTED_TOOLS = {"web_search", "web_search_preview", "file_search",
+                "image_generation", "code_interpreter", "mcp", "custom",
+                "computer_use_preview", "local_shell", "shell",
+                "apply_patch"}
+
+
+class ResponsesReply:
+    """One scripted answer: text, function calls ((name, arguments dict,
+    call_id) each), and hosted searches ((paths, [tool definitions]))
+    that come before them."""
+
+    def __init__(self, text=None, calls=(), searches=()):
+        self.text = text
+        self.calls = list(calls)
+        self.searches = list(searches)
+
+
+class Context:
+    """The items a request's model sees, and what they declare."""
+
+    def __init__(self):
+        self.items = []
+        self.functions = {}     # name -> namespace or None
+        self.deferred = {}      # name -> (namespace, definition)
+        self.namespaces = set()
+        self.hosted = False     # a server tool_search is declared
+        self.client_search = False
+
+    def answered(self):
+        """{call_id: name} of calls answered by a function_call_output."""
+        calls, out = {}, {}
+        for it in self.items:
+            if it.get("type") == "function_call":
+                calls[it["call_id"]] = it["name"]
+            elif it.get("type") == "function_call_output":
+                out[it["call_id"]] = calls.get(it["call_id"])
+        return out
+
+
+# set by t/emulator.py, whose classes these are
+ApiError = Fault = None
+
+
+def api_error(message, status=400):
+    return ApiError(message, status)
+
+
+class ResponsesState:
+    """What the emulator's API keeps: responses and their items by id."""
+
+    def __init__(self):
+        self.responses = {}     # id -> the context items after it
+        self.items = {}         # item id -> item
+
+
+def declare(ctx, tools, model):
+    if not isinstance(tools, list):
+        raise api_error("Invalid type for 'tools': expected an array.")
+    deferred_any = False
+    for i, t in enumerate(tools):
+        kind = t.get("type") if isinstance(t, dict) else None
+        if kind == "function":
+            deferred_any |= declare_function(ctx, t, None, i)
+        elif kind == "namespace":
+            name = t.get("name")
+            if not isinstance(name, str) or name in ctx.namespaces:
+                raise api_error("Invalid namespace tools[%d]" % i)
+            ctx.namespaces.add(name)
+            for f in t.get("tools") or []:
+                deferred_any |= declare_function(ctx, f, name, i)
+        elif kind == "tool_search":
+            if t.get("execution", "server") == "client":
+                ctx.client_search = True
+            else:
+                if not HOSTED_MODEL.search(model):
+                    raise api_error("Tool 'tool_search' is not supported "
+                                    "with the model %s." % model)
+                ctx.hosted = True
+        elif kind not in HOSTED_TOOLS:
+            raise api_error("Invalid value for 'tools[%d].type'." % i)
+    if deferred_any and not (ctx.hosted or ctx.client_search):
+        raise api_error("Deferred tools require tools.tool_search.")
+
+
+def declare_function(ctx, f, namespace, i):
+    name = f.get("name") if isinstance(f, dict) else None
+    if not isinstance(name, str) or not NAME.match(name):
+        raise api_error("Invalid 'tools[%d].name'." % i)
+    if name in ctx.functions or name in ctx.deferred:
+        raise api_error("Duplicate function name: %s" % name)
+    if "parameters" in f and not isinstance(f["parameters"], dict):
+        raise api_error("Invalid 'tools[%d].parameters'." % i)
+    if f.get("defer_loading") is True:
+        ctx.deferred[name] = (namespace, f)
+        return True
+    ctx.functions[name] = namespace
+    return False
+
+
+def walk(ctx, items):
+    """Checks the context's items in order against what is declared."""
+    open_calls = []
+    loaded_ns = set()
+    for i, it in enumerate(items):
+        kind = it.get("type", "message") if isinstance(it, dict) else None
+        if kind == "tool_search_output":
+            for t in it.get("tools") or []:
+                if t.get("type") == "namespace":
+                    if t["name"] in loaded_ns:
+                        raise api_error("Namespace %s is declared by two "
+                                        "tool_search_output items."
+                                        % t["name"])
+                    loaded_ns.add(t["name"])
+                    for f in t.get("tools") or []:
+                        ctx.functions[f["name"]] = t["name"]
+                else:
+                    ctx.functions[t.get("name")] = None
+        elif kind == "function_call":
+            name = it.get("name")
+            if name not in ctx.functions:
+                raise api_error("input[%d]: function_call of %s, which is "
+                                "not a declared function." % (i, name))
+            ns = ctx.functions[name]
+            if ns is not None and it.get("namespace") != ns:
+                raise api_error("Missing namespace for function_call %s."
+                                % it.get("call_id"))
+            if not isinstance(it.get("arguments"), str):
+                raise api_error("input[%d].arguments: expected a string."
+                                % i)
+            open_calls.append(it.get("call_id"))
+        elif kind == "function_call_output":
+            if it.get("call_id") not in open_calls:
+                raise api_error("No tool call found for function call "
+                                "output with call_id %s." % it.get("call_id"))
+            open_calls.remove(it["call_id"])
+        elif kind not in ("message", "reasoning", "tool_search_call"):
+            raise api_error("Invalid value for 'input[%d].type'." % i)
+    if open_calls:
+        raise api_error("No tool output found for function call %s."
+                        % open_calls[0])
+
+
+def context(state, body):
+    """The request's whole context, checked; raises ApiError."""
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise api_error("Missing required parameter: 'model'.")
+    ctx = Context()
+    declare(ctx, body.get("tools", []), model)
+    prev = body.get("previous_response_id")
+    if prev is not None:
+        if prev not in state.responses:
+            raise api_error("Previous response with id '%s' not found."
+                            % prev, 404)
+        ctx.items.extend(state.responses[prev])
+    inp = body.get("input")
+    if isinstance(inp, str):
+        inp = [{"role": "user", "content": inp}]
+    if not isinstance(inp, list):
+        raise api_error("Invalid type for 'input'.")
+    for it in inp:
+        if isinstance(it, dict) and it.get("id") and \
+                it.get("type") != "item_reference" and \
+                body.get("store") is False:
+            raise api_error("Item with id '%s' not found. Items are not "
+                            "persisted when `store` is set to false. Try "
+                            "again with `store` set to true, or remove "
+                            "this item from your input." % it["id"], 404)
+        if isinstance(it, dict) and it.get("type") == "reasoning" and \
+                "encrypted_content" not in it and body.get("store") is False:
+            raise api_error("Reasoning items need their encrypted_content "
+                            "when `store` is set to false.")
+        if isinstance(it, dict) and it.get("type") == "item_reference":
+            if it.get("id") not in state.items:
+                raise api_error("Item with id '%s' not found." % it.get("id"),
+                                404)
+            ctx.items.append(state.items[it["id"]])
+        else:
+            ctx.items.append(it)
+    walk(ctx, ctx.items)
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "function" and \
+            choice.get("name") not in ctx.functions:
+        raise api_error("Tool choice '%s' not found in 'tools'."
+                        % choice.get("name"))
+    return ctx
+
+
+def responses_default(body, ctx):
+    last = ctx.items[-1] if ctx.items else {}
+    if last.get("type") == "function_call_output":
+        return ResponsesReply("done")
+    return ResponsesReply("Hello from the emulator.")
+
+
+def responses_seeker(target, arguments, query, final, search="tool_search"):
+    """A model with one job: call `target`, then answer `final`.  It calls
+    the target when it is declared; when it is deferred and a hosted
+    tool_search is there, it searches (hosted) and calls it; else it calls
+    the gateway's search function when that is declared."""
+    def model(body, ctx):
+        answered = ctx.answered()
+        last = ctx.items[-1] if ctx.items else {}
+        if last.get("type") == "function_call_output" and \
+                answered.get(last["call_id"]) == target:
+            return ResponsesReply(final)
+        if target in ctx.functions:
+            return ResponsesReply("Calling %s." % target,
+                                  [(target, arguments, "call_target")])
+        if target in ctx.deferred and ctx.hosted:
+            ns, definition = ctx.deferred[target]
+            found = dict(definition)
+            found.pop("defer_loading", None)
+            return ResponsesReply(None, [(target, arguments, "call_target")],
+                                  [([target], [found])])
+        if last.get("type") == "function_call_output" and \
+                answered.get(last["call_id"]) == search:
+            return ResponsesReply("The search did not find %s." % target)
+        if search in ctx.functions:
+            return ResponsesReply(None, [(search, {"query": query},
+                                          "call_search_%d" % len(answered))])
+        return ResponsesReply("I have no tool named %s." % target)
+    return model
+
+
+def response_object(emu, body, reply, ctx, size):
+    out = []
+    if body.get("reasoning"):
+        # a reasoning model's item; its content only when include asks
+        item = {"type": "reasoning", "id": emu.next_id("rs"), "summary": []}
+        if "reasoning.encrypted_content" in (body.get("include") or []):
+            item["encrypted_content"] = "enc_%d" % len(ctx.items)
+        out.append(item)
+    for paths, tools in reply.searches:
+        out.append({"type": "tool_search_call",
+                    "id": emu.next_id("tsc"), "execution": "server",
+                    "call_id": None, "status": "completed",
+                    "arguments": {"paths": paths}})
+        out.append({"type": "tool_search_output",
+                    "id": emu.next_id("tso"), "execution": "server",
+                    "call_id": None, "status": "completed", "tools": tools})
+    if reply.text:
+        out.append({"type": "message", "id": emu.next_id("msg"),
+                    "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": reply.text,
+                                 "annotations": []}]})
+    for name, args, call_id in reply.calls:
+        item = {"type": "function_call", "id": emu.next_id("fc"),
+                "call_id": call_id, "name": name,
+                "arguments": json.dumps(args), "status": "completed"}
+        ns = ctx.functions.get(name) or (ctx.deferred.get(name) or
+                                         (None,))[0]
+        if ns:
+            item["namespace"] = ns
+        out.append(item)
+    prompt = max(1, size // 4)
+    return {
+        "id": emu.next_id("resp"), "object": "response",
+        "created_at": 1764201600, "status": "completed",
+        "model": body["model"], "output": out,
+        "previous_response_id": body.get("previous_response_id"),
+        "store": body.get("store", True),
+        "usage": {"input_tokens": prompt,
+                  "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": 10,
+                  "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": prompt + 10},
+    }
+
+
+def keep(state, body, ctx, resp):
+    """store (true by default): the response and its items are kept."""
+    if body.get("store") is False:
+        return
+    items = ctx.items + resp["output"]
+    state.responses[resp["id"]] = items
+    for it in items:
+        if isinstance(it, dict) and it.get("id"):
+            state.items[it["id"]] = it
+
+
+def responses_events(resp):
+    """The response as its event stream: created, in_progress, each
+    item's events, completed; sequence_number from 0."""
+    seq = [0]
+
+    def ev(kind, **data):
+        data = dict(type=kind, sequence_number=seq[0], **data)
+        seq[0] += 1
+        return "event: %s\ndata: %s\n\n" % (kind, json.dumps(data))
+
+    head = dict(resp, status="in_progress", output=[], usage=None)
+    yield ev("response.created", response=head)
+    yield ev("response.in_progress", response=head)
+    for i, item in enumerate(resp["output"]):
+        kind = item["type"]
+        if kind == "message":
+            text = item["content"][0]["text"]
+            yield ev("response.output_item.added", output_index=i,
+                     item=dict(item, status="in_progress", content=[]))
+            part = {"type": "output_text", "text": "", "annotations": []}
+            yield ev("response.content_part.added", item_id=item["id"],
+                     output_index=i, content_index=0, part=part)
+            for piece in (text[:3], text[3:]):
+                yield ev("response.output_text.delta", item_id=item["id"],
+                         output_index=i, content_index=0, delta=piece)
+            yield ev("response.output_text.done", item_id=item["id"],
+                     output_index=i, content_index=0, text=text)
+            yield ev("response.content_part.done", item_id=item["id"],
+                     output_index=i, content_index=0,
+                     part=item["content"][0])
+        elif kind == "function_call":
+            args = item["arguments"]
+            yield ev("response.output_item.added", output_index=i,
+                     item=dict(item, status="in_progress", arguments=""))
+            for piece in (args[:5], args[5:]):
+                yield ev("response.function_call_arguments.delta",
+                         item_id=item["id"], output_index=i, delta=piece)
+            yield ev("response.function_call_arguments.done",
+                     item_id=item["id"], output_index=i, arguments=args)
+        else:
+            yield ev("response.output_item.added", output_index=i,
+                     item=dict(item, status="in_progress"))
+        yield ev("response.output_item.done", output_index=i, item=item)
+    yield ev("response.completed", response=resp)
+
+
+def handle(handler, rec):
+    """POST …/responses: checked, answered from the script, kept."""
+    emu = handler.emu
+    body = handler.parse(rec)
+    with emu.lock:
+        ctx = context(emu.responses_state, body)
+    reply = handler.scripted(rec, (emu.responses_script or
+                                   responses_default)(body, ctx))
+    if reply is None:
+        return
+    stream = body.get("stream") is True
+    fault = reply if isinstance(reply, Fault) else None
+    if fault:
+        reply = fault.reply
+    resp = response_object(emu, body, reply, ctx, len(rec.body))
+    with emu.lock:
+        keep(emu.responses_state, body, ctx, resp)
+    if fault:
+        handler.send_fault(fault, resp, stream, events=responses_events)
+    elif stream:
+        handler.send_sse([e.encode() for e in responses_events(resp)])
+    else:
+        handler.send_json(200, json.dumps(resp).encode())

@@ -1,0 +1,508 @@
+"""Responses through a real nginx with the module and the emulator
+playing OpenAI's Responses API (t/emulator_responses.py: strict about
+deferred tools, namespaces, stored items and calls) and a model.  The
+requests are the recorded clients' sessions in the shapes of
+t/responses_fixtures.py.  Without an openai upstream the gateway runs
+the search and the client gets one response; with one and a model that
+has it, the upstream's hosted tool_search does; requests that search on
+their own, and requests going on from what the upstream keeps, reach it
+byte-identical."""
+
+import json
+
+import pytest
+
+from conftest import request
+from emulator import ApiError, Fault
+from emulator_responses import ResponsesReply, responses_seeker
+from responses_fixtures import (CLIENT_HEADERS, responses_requests,
+                                sse_events, tool_bytes)
+
+TARGET = "memory_create_entities"
+ARGS = {"entities": [{"name": "Alice", "entityType": "person",
+                      "observations": ["likes tea"]}]}
+URI = "/v1/responses"
+HEADER = ("add_header X-Toolsearch-Format $toolsearch_format always;"
+          "add_header X-Toolsearch-Searches $toolsearch_searches always;")
+CLIENTS = ["opencode", "kilo", "cline", "continue", "qwen-code-nosearch",
+           "ai-sdk", "langchain", "mastra"]
+
+
+@pytest.fixture
+def gw(gateway, emulator):
+    """`toolsearch on;` and nothing else, and a model that searches."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    return gateway(server="toolsearch on; " + HEADER)
+
+
+def first_request(stream, client="opencode", shape="ai-sdk"):
+    return json.loads(responses_requests(client, shape, stream)[0])
+
+
+def send(gw, body, uri=URI):
+    data = body if isinstance(body, bytes) else \
+        json.dumps(body, separators=(",", ":")).encode()
+    return request(gw, "POST", uri, data, CLIENT_HEADERS)
+
+
+def response_of(r, stream):
+    """The client's answer as one response, checked to be one: for a
+    stream, sequence_number 0, 1, 2, … without a gap, output_index from
+    0, one response.completed and last, one response id; the items the
+    events announced are the response's output."""
+    assert r.status == 200, r.body[:500]
+    if not stream:
+        return json.loads(r.body)
+    events = sse_events(r.body)
+    seqs = [d["sequence_number"] for _, d in events]
+    assert seqs == list(range(len(events))), seqs
+    for name, d in events:
+        assert name == d["type"], (name, d["type"])
+    ends = [d for _, d in events if d["type"] in (
+        "response.completed", "response.incomplete", "response.failed")]
+    assert len(ends) == 1 and events[-1][1] is ends[0]
+    resp = ends[0]["response"]
+    ids = {d["response"]["id"] for _, d in events if "response" in d}
+    assert ids == {resp["id"]}, ids
+    done = [d["item"] for _, d in events
+            if d["type"] == "response.output_item.done"]
+    indexes = [d["output_index"] for _, d in events
+               if d["type"] == "response.output_item.added"]
+    assert indexes == list(range(len(indexes)))
+    assert done == resp["output"]
+    return resp
+
+
+def calls_of(resp):
+    return [it for it in resp["output"] if it["type"] == "function_call"]
+
+
+def text_of(resp):
+    return "".join(c["text"] for it in resp["output"]
+                   if it["type"] == "message" for c in it["content"])
+
+
+def upstream_bodies(emulator):
+    for rec in emulator.requests:
+        assert rec.status == 200, getattr(rec, "error", rec.status)
+    return [json.loads(rec.body) for rec in emulator.requests]
+
+
+def names(body):
+    return [t.get("name") for t in body.get("tools", [])]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("uri", [URI, "/openai/v1/responses"])
+def test_search_then_call_is_one_response(gw, emulator, stream, uri):
+    body = first_request(stream)
+    r = send(gw, body, uri)
+    resp = response_of(r, stream)
+    assert r.header("X-Toolsearch-Format") == "responses"
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    # the client sees the call of the tool found, not the search
+    assert [c["name"] for c in calls_of(resp)] == [TARGET]
+    assert json.loads(calls_of(resp)[0]["arguments"]) == ARGS
+    first, second = upstream_bodies(emulator)
+    assert TARGET not in names(first) and "tool_search" in names(first)
+    assert TARGET in names(second)
+    assert TARGET in first["instructions"]
+    # the continuation carries the answer (its reasoning with the
+    # encrypted content, without the ids store false cannot resolve), the
+    # search call and its output
+    assert [it.get("type") for it in second["input"][-3:]] == [
+        "reasoning", "function_call", "function_call_output"]
+    assert second["input"][-3]["encrypted_content"]
+    assert not any("id" in it for it in second["input"][-3:])
+    assert second["input"][-2]["name"] == "tool_search"
+    assert "Loaded: " + TARGET in second["input"][-1]["output"]
+    # one response: the first call's id, usage summed
+    ids = [json.loads(rec.body) for rec in emulator.requests]
+    assert resp["usage"]["output_tokens"] == 20
+    assert resp["usage"]["input_tokens"] == sum(
+        max(1, len(rec.body) // 4) for rec in emulator.requests)
+    assert resp["usage"]["total_tokens"] == \
+        resp["usage"]["input_tokens"] + 20
+    assert resp["id"].startswith("resp_") and len(ids) == 2
+    client = tool_bytes(json.dumps(body).encode())
+    for rec in emulator.requests:
+        assert tool_bytes(rec.body) <= client * 0.5
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_client_session_completes(gateway, emulator, client, stream):
+    """Each recorded client's session in Responses (the AI SDK's shape,
+    store false), `toolsearch on;` alone: the model searches, calls the
+    memory server's create_entities, and answers on the next turn, which
+    loads the called tool from history; at most half the client's tool
+    bytes reach the upstream, and the prompt prefix stays."""
+    body = first_request(stream, client)
+    target = [n for n in names(body) if n.endswith("create_entities")][0]
+    emulator.responses_script = responses_seeker(
+        target, ARGS, "memory create entities", "done")
+    gw = gateway(server="toolsearch on;")
+    resp = response_of(send(gw, body), stream)
+    call = calls_of(resp)[0]
+    assert call["name"] == target
+    turn1 = upstream_bodies(emulator)
+    emulator.reset()
+    # opencode's next turn: the output items back, ids dropped
+    body["input"] += [dict((k, v) for k, v in it.items() if k != "id")
+                      for it in resp["output"]]
+    body["input"].append({"type": "function_call_output",
+                          "call_id": call["call_id"], "output": "ok"})
+    resp = response_of(send(gw, body), stream)
+    assert text_of(resp) == "done" and not calls_of(resp)
+    turn2 = upstream_bodies(emulator)
+    assert len(turn2) == 1 and target in names(turn2[0])
+    cut = names(turn1[-1]).index("tool_search") + 1
+    assert turn2[0]["tools"][:cut] == turn1[-1]["tools"][:cut]
+    assert turn2[0]["instructions"] == turn1[0]["instructions"]
+    sent = tool_bytes(json.dumps(body).encode())
+    for b in turn1 + turn2:
+        assert tool_bytes(json.dumps(b).encode()) <= sent * 0.5, client
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_reasoning_without_its_content_is_not_sent_back(gw, emulator,
+                                                        stream):
+    """Without include reasoning.encrypted_content a reasoning item
+    cannot be sent back with store false: the continuation leaves it out,
+    and the client still gets it."""
+    body = first_request(stream)
+    del body["include"]
+    resp = response_of(send(gw, body), stream)
+    assert [it["type"] for it in resp["output"]][0] == "reasoning"
+    first, second = upstream_bodies(emulator)
+    assert [it.get("type") for it in second["input"][-2:]] == [
+        "function_call", "function_call_output"]
+    assert not any(it.get("type") == "reasoning" for it in second["input"])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_call_of_a_deferred_tool_loads_it(gw, emulator, stream):
+    """A call of a deferred function never loaded is a select: of it;
+    the upstream sees it as the search function's call."""
+    seek = responses_seeker(TARGET, ARGS, "", "done")
+
+    def model(body, ctx):
+        if TARGET in ctx.functions:
+            return seek(body, ctx)
+        return ResponsesReply(None, [(TARGET, ARGS, "call_direct")])
+    emulator.responses_script = model
+    resp = response_of(send(gw, first_request(stream)), stream)
+    assert [c["name"] for c in calls_of(resp)] == [TARGET]
+    ups = upstream_bodies(emulator)
+    assert len(ups) == 2
+    assert ups[1]["input"][-2]["name"] == "tool_search"
+    assert "select:" + TARGET in ups[1]["input"][-2]["arguments"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_search_mixed_with_a_client_call(gw, emulator, stream):
+    emulator.responses_script = lambda body, ctx: ResponsesReply(None, [
+        ("tool_search", {"query": "memory"}, "call_s"),
+        ("bash", {"command": "ls"}, "call_b")])
+    resp = response_of(send(gw, first_request(stream)), stream)
+    assert [c["name"] for c in calls_of(resp)] == ["bash"]
+    assert len(upstream_bodies(emulator)) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_search_budget_ends_in_text(gateway, emulator, stream):
+    emulator.responses_script = lambda body, ctx: ResponsesReply(None, [
+        ("tool_search", {"query": "nothing like this"},
+         "call_%d" % len(ctx.items))])
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
+    resp = response_of(send(gw, first_request(stream)), stream)
+    assert not calls_of(resp) and "spent" in text_of(resp)
+    assert len(upstream_bodies(emulator)) == 3
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("status", [429, 500])
+def test_error_on_the_continuation_reaches_the_client(gw, emulator, stream,
+                                                      status):
+    calls = []
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        calls.append(1)
+        if len(calls) == 2:
+            return ApiError("upstream says no", status, "server_error")
+        return seek(body, ctx)
+    emulator.responses_script = model
+    r = send(gw, first_request(stream))
+    if stream:
+        assert r.status == 200
+        events = sse_events(r.body)
+        assert events[-1][0] == "error"
+        assert events[-1][1]["message"] == "upstream says no"
+        assert not any(d["type"] == "response.completed" for _, d in events)
+        seqs = [d["sequence_number"] for _, d in events]
+        assert seqs == list(range(len(events)))
+    else:
+        assert r.status == status
+        assert json.loads(r.body)["error"]["message"] == "upstream says no"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_broken_continuation_is_an_error(gw, emulator, stream):
+    calls = []
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        calls.append(1)
+        reply = seek(body, ctx)
+        return Fault(reply, 60, "close") if len(calls) == 2 else reply
+    emulator.responses_script = model
+    r = send(gw, first_request(stream))
+    if stream:
+        events = sse_events(r.body) if r.status == 200 else []
+        assert r.status == 200 and events[-1][0] == "error"
+        assert not any(d["type"] == "response.completed" for _, d in events)
+    else:
+        assert r.status == 502
+        assert "error" in json.loads(r.body)
+
+
+def sent_as_is(emulator, data):
+    assert len(emulator.requests) == 1
+    assert emulator.requests[0].body == data
+
+
+def client_search_body(case):
+    body = first_request(False)
+    if case == "codex":
+        body = first_request(False, shape="codex")
+    elif case == "sdk_deferred":
+        # the Agents SDK's toolSearchTool() with deferLoading
+        for t in body["tools"]:
+            t["defer_loading"] = True
+        body["tools"].append({"type": "tool_search"})
+        body["model"] = "gpt-5.4"
+    elif case == "qwen":
+        body["tools"].append({"type": "function", "name": "tool_search",
+                              "description": "Search the MCP tools",
+                              "parameters": {"type": "object"}})
+    elif case == "client_items":
+        body = first_request(False, shape="codex")
+        body["input"] += [
+            {"type": "tool_search_call", "execution": "client",
+             "call_id": "ts_1", "status": "completed",
+             "arguments": {"query": "memory"}},
+            {"type": "tool_search_output", "execution": "client",
+             "call_id": "ts_1", "status": "completed", "tools": []}]
+    return body
+
+
+@pytest.mark.parametrize("case", ["codex", "sdk_deferred", "qwen",
+                                  "client_items"])
+def test_client_managed_search_passes_byte_identical(gateway, emulator,
+                                                     case):
+    gw = gateway(server="toolsearch on; toolsearch_upstream openai;")
+    data = json.dumps(client_search_body(case)).encode()
+    r = send(gw, data)
+    sent_as_is(emulator, data)
+    assert r.header("X-Toolsearch-Decision") == "client_managed"
+
+
+@pytest.mark.parametrize("case", ["malformed", "not_object", "no_input",
+                                  "no_tools", "tools_not_array"])
+def test_passes_byte_identical(gw, emulator, case):
+    body = first_request(False)
+    if case == "no_input":
+        del body["input"]
+    elif case == "no_tools":
+        del body["tools"], body["tool_choice"]
+    elif case == "tools_not_array":
+        body["tools"] = {"type": "function"}
+    data = json.dumps(body).encode()
+    if case == "malformed":
+        data = data[:-1]
+    elif case == "not_object":
+        data = b"[" + data + b"]"
+    r = send(gw, data)
+    assert r.status in (200, 400)
+    sent_as_is(emulator, data)
+    assert not r.header("X-Toolsearch-Decision").startswith("deferred")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_previous_response_id_chain_is_not_broken(gw, emulator, stream):
+    """The Agents SDK with previousResponseId: store on (the default),
+    the next turn sends only its new items.  The gateway cannot see what
+    the upstream keeps: both turns reach it byte-identical
+    (server_state), and the chain goes on."""
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    data = json.dumps(body).encode()
+    r = send(gw, data)
+    assert r.header("X-Toolsearch-Decision") == "server_state"
+    resp = response_of(r, stream)
+    call = calls_of(resp)[0]
+    sent_as_is(emulator, data)
+    emulator.reset()
+    nxt = dict(body, previous_response_id=resp["id"], input=[
+        {"type": "function_call_output", "call_id": call["call_id"],
+         "output": "ok"}])
+    data = json.dumps(nxt).encode()
+    r = send(gw, data)
+    assert r.header("X-Toolsearch-Decision") == "server_state"
+    assert text_of(response_of(r, stream)) == "done"
+    sent_as_is(emulator, data)
+
+
+def test_item_references_pass_and_resolve(gw, emulator):
+    """The AI SDK with store on refers to earlier items by id."""
+    body = first_request(False)
+    body.pop("store", None)
+    resp = response_of(send(gw, body), False)
+    emulator.reset()
+    call = calls_of(resp)[0]
+    body["input"] += [{"type": "item_reference", "id": it["id"]}
+                      for it in resp["output"]]
+    body["input"].append({"type": "function_call_output",
+                          "call_id": call["call_id"], "output": "ok"})
+    data = json.dumps(body).encode()
+    r = send(gw, data)
+    assert r.header("X-Toolsearch-Decision") == "server_state"
+    assert text_of(response_of(r, False)) == "done"
+    sent_as_is(emulator, data)
+
+
+HOSTED = "toolsearch on; toolsearch_upstream openai; " + HEADER
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("carry", ["intact", "dropped", "call_only",
+                                   "references", "previous"])
+def test_hosted_search_round_trips(gateway, emulator, stream, carry):
+    """An openai upstream and gpt-5.4: deferred functions get
+    defer_loading and the request {"type":"tool_search"}; the upstream
+    searches itself and the client gets its items.  However the client
+    carries them back (intact, without them, the call without the
+    search's output, as item_reference, or by previous_response_id), the
+    next turn is valid: a call whose loading the request does not show is
+    declared."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    gw = gateway(server=HOSTED)
+    body = first_request(stream)
+    body["model"] = "gpt-5.4"
+    if carry in ("references", "previous"):
+        body.pop("store", None)
+    r = send(gw, body)
+    assert r.header("X-Toolsearch-Decision") == "deferred_hosted"
+    resp = response_of(r, stream)
+    up = upstream_bodies(emulator)[0]
+    assert {"type": "tool_search"} in up["tools"]
+    deferred = [t for t in up["tools"] if t.get("defer_loading")]
+    assert TARGET in [t["name"] for t in deferred]
+    assert tool_bytes(json.dumps(up).encode()) > 0
+    kinds = [it["type"] for it in resp["output"] if it["type"] != "reasoning"]
+    assert kinds == ["tool_search_call", "tool_search_output",
+                     "function_call"]
+    # clients with store false send the items back without their ids
+    items = [dict((k, v) for k, v in it.items() if k != "id")
+             for it in resp["output"]]
+    call = [it for it in items if it["type"] == "function_call"][0]
+    search = [it for it in items if it["type"] == "tool_search_call"][0]
+    emulator.reset()
+    if carry == "intact":
+        body["input"] += items
+    elif carry == "dropped":
+        body["input"].append(call)
+    elif carry == "call_only":
+        body["input"] += [search, call]
+    elif carry == "previous":
+        # the Agents SDK's previousResponseId: only the new items
+        body["previous_response_id"] = resp["id"]
+        body["input"] = []
+    else:
+        body["input"] += [{"type": "item_reference", "id": it["id"]}
+                          for it in resp["output"]]
+    body["input"].append({"type": "function_call_output",
+                          "call_id": call["call_id"], "output": "ok"})
+    r = send(gw, body)
+    assert text_of(response_of(r, stream)) == "done"
+    up = upstream_bodies(emulator)[0]
+    assert {"type": "tool_search"} in up["tools"]
+
+
+def test_auto_profile_finds_openai_by_its_host(gateway, emulator):
+    """toolsearch_upstream auto (the default): a proxied host that
+    toolsearch_openai_hosts names is the openai profile.  The test
+    server proxies to the upstream block named "emulator"."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    body = first_request(False)
+    body["model"] = "gpt-5.4"
+    gw = gateway(server="toolsearch on; toolsearch_openai_hosts ~^emul;"
+                 "add_header X-Upstream $toolsearch_upstream always;")
+    r = send(gw, body)
+    assert r.header("X-Upstream") == "openai"
+    assert r.header("X-Toolsearch-Decision") == "deferred_hosted"
+    assert calls_of(response_of(r, False))[0]["name"] == TARGET
+    # the default list names OpenAI's and Azure's hosts, not this one
+    emulator.reset()
+    gw = gateway(server="toolsearch on;"
+                 "add_header X-Upstream $toolsearch_upstream always;")
+    r = send(gw, body)
+    assert r.header("X-Upstream") == "compatible"
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+
+
+def test_hosted_needs_a_model_that_has_it(gateway, emulator):
+    """An openai upstream with an older model: the gateway's search."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    gw = gateway(server=HOSTED)
+    r = send(gw, first_request(False))
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    assert calls_of(response_of(r, False))[0]["name"] == TARGET
+    assert all({"type": "tool_search"} not in b["tools"]
+               for b in upstream_bodies(emulator))
+
+
+def test_emulator_is_strict(gateway, emulator):
+    """The rules the emulator holds the gateway to, checked directly."""
+    gw = gateway(server="toolsearch off;")
+    body = first_request(False)
+    body["tools"][0]["defer_loading"] = True
+    r = send(gw, body)
+    assert r.status == 400
+    assert json.loads(r.body)["error"]["message"] == \
+        "Deferred tools require tools.tool_search."
+    body = first_request(False)
+    body["input"].append({"type": "item_reference", "id": "fc_unknown"})
+    assert send(gw, body).status == 404
+    body = first_request(False)
+    body["input"] += [{"type": "function_call", "call_id": "c1",
+                       "name": "no_such_tool", "arguments": "{}"},
+                      {"type": "function_call_output", "call_id": "c1",
+                       "output": "ok"}]
+    assert send(gw, body).status == 400
+    body = first_request(False)
+    body["tools"] = [{"type": "namespace", "name": "mcp__memory",
+                      "description": "memory", "tools": [
+                          {"type": "function", "name": "read_graph",
+                           "parameters": {"type": "object"}}]}]
+    body["input"] += [{"type": "function_call", "call_id": "c1",
+                       "name": "read_graph", "arguments": "{}"},
+                      {"type": "function_call_output", "call_id": "c1",
+                       "output": "ok"}]
+    r = send(gw, body)
+    assert r.status == 400 and "Missing namespace" in r.body.decode()
+    body["input"][-2]["namespace"] = "mcp__memory"
+    assert send(gw, body).status == 200
+    ns = {"type": "namespace", "name": "mcp__memory", "tools": []}
+    body = first_request(False)
+    body["model"] = "gpt-5.4"
+    body["tools"].append({"type": "tool_search"})
+    body["input"] += [{"type": "tool_search_output", "execution": "server",
+                       "call_id": None, "tools": [ns]}] * 2
+    r = send(gw, body)
+    assert r.status == 400 and "two tool_search_output" in r.body.decode()

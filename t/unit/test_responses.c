@@ -1,0 +1,161 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The Responses dialect's request side: which models have hosted
+ * tool_search, and the four paths a body takes (client_managed,
+ * server_state, deferred_hosted, deferred_gateway) with what each
+ * writes.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tst.h"
+#include "tpol.h"
+#include "responses/ts_responses.h"
+
+
+#define HOSTED(s)  ts_responses_hosted_model(s, strlen(s))
+
+#define RFN(n)     "{'type':'function','name':'" n "','description':'D " \
+                   n "','parameters':{}}"
+#define RTOOLS     "'tools':[" RFN("bash") "," RFN("mcp__mem__create") "," \
+                   RFN("mcp__mem__read") "]"
+#define RHEAD(m)   "{'model':'" m "','instructions':'Be brief.'," \
+                   "'input':'hi',"
+
+#define rs_run(r, t, body)  trun_with(r, t, body, ts_responses_process)
+
+
+static void
+test_hosted_models(void)
+{
+    CHECK(HOSTED("gpt-5.4"));
+    CHECK(HOSTED("gpt-5.4-mini"));
+    CHECK(HOSTED("gpt-5.10"));
+    CHECK(HOSTED("gpt-6"));
+    CHECK(HOSTED("openai/gpt-5.5-pro"));
+    CHECK(!HOSTED("gpt-5"));
+    CHECK(!HOSTED("gpt-5-mini"));
+    CHECK(!HOSTED("gpt-5.3"));
+    CHECK(!HOSTED("gpt-4.1"));
+    CHECK(!HOSTED("o3"));
+    CHECK(!HOSTED("gpt-"));
+}
+
+
+/* the names of the output's tools (a type where there is no name) */
+static void
+rs_names(const trun_t *r, char *out, size_t cap)
+{
+    cJSON       *t;
+    const char  *s;
+    size_t       n;
+
+    out[0] = '\0';
+    n = 0;
+
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(r->json, "tools")) {
+        s = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+        s = s ? s : cJSON_GetStringValue(cJSON_GetObjectItem(t, "type"));
+        n += snprintf(out + n, cap - n, "%s%s%s", n ? "," : "", s,
+                      cJSON_IsTrue(cJSON_GetObjectItem(t, "defer_loading"))
+                      ? "*" : "");
+    }
+}
+
+
+static void
+test_responses_paths(void)
+{
+    tpol_t       t;
+    trun_t       r;
+    char         names[256];
+    const char  *ins;
+
+    tpol_init(&t);
+    t.in.upstream = TS_UPSTREAM_COMPATIBLE;
+
+    /* store false: the gateway's search, announced in instructions */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search") == 0);
+    ins = cJSON_GetStringValue(cJSON_GetObjectItem(r.json, "instructions"));
+    CHECK(ins != NULL && strncmp(ins, "Be brief.\n\nCall tool_search", 27)
+          == 0);
+    trun_free(&r);
+
+    /* called in the input: loaded after the search function */
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
+                 "'function_call','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,mcp__mem__read") == 0);
+    /* no instructions: a member of the gateway's opens the body */
+    CHECK(strncmp(r.out, "{\"instructions\":\"Call tool_search", 33) == 0);
+    trun_free(&r);
+
+    /* the upstream keeps or holds state: byte-identical */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") RTOOLS "}")
+          == TS_DECISION_SERVER_STATE);
+    CHECK(r.rq.edits.n == 0);
+    trun_free(&r);
+
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,"
+                 "'previous_response_id':'resp_1'," RTOOLS "}")
+          == TS_DECISION_SERVER_STATE);
+    trun_free(&r);
+
+    /* searching on its own: byte-identical */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-5.4") "'tools':[" RFN("bash") ","
+                 "{'type':'tool_search','execution':'client'}]}")
+          == TS_DECISION_CLIENT_MANAGED);
+    trun_free(&r);
+
+    CHECK(rs_run(&r, &t, RHEAD("gpt-5.4") "'tools':[{'type':'namespace',"
+                 "'name':'mcp__mem','tools':[{'type':'function','name':"
+                 "'read','defer_loading':true}]},{'type':'tool_search'}]}")
+          == TS_DECISION_CLIENT_MANAGED);
+    trun_free(&r);
+
+    /* an openai upstream and a model that has hosted search */
+    t.in.upstream = TS_UPSTREAM_OPENAI;
+    CHECK(rs_run(&r, &t, RHEAD("gpt-5.4") RTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem__create*,mcp__mem__read*,"
+                 "tool_search") == 0);
+    trun_free(&r);
+
+    /* ... with references: every function declared, the tool kept */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','input':[{'type':"
+                 "'item_reference','id':'fc_1'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem__create,mcp__mem__read,"
+                 "tool_search") == 0);
+    trun_free(&r);
+
+    /* ... and an older model: the gateway's search, or state held */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-5") "'store':false," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    trun_free(&r);
+
+    /* not a Responses body: passes */
+    CHECK(rs_run(&r, &t, "{'model':'m'," RTOOLS "}")
+          == TS_DECISION_PASSTHROUGH);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+const tst_case_t  tst_responses_tests[] = {
+    { "responses hosted models", test_hosted_models },
+    { "responses paths", test_responses_paths },
+    { NULL, NULL }
+};
