@@ -32,7 +32,7 @@ def claude_code_conf():
 
 # (client, label, emulator profile, server directives); the first of each
 # client is its baseline.  Claude Code's profile ($toolsearch_client
-# claude_code: keep, its own deferral list) applies by default; the rows
+# claude_code: its own deferral list) applies by default; the rows
 # "profiles off" show the module without it, and with its list from
 # docs/examples/claude-code.conf.
 def configurations():
@@ -47,6 +47,7 @@ def configurations():
         ]
         if client == "claude-code":
             out += [
+                (client, "keep, anthropic", "anthropic", anthropic + KEEP),
                 (client, "profiles off, anthropic (strip)", "anthropic",
                  anthropic + off),
                 (client, "profiles off, keep, anthropic", "anthropic",
@@ -136,8 +137,8 @@ def section(results):
         "*Peak context* is the largest prompt of the session in tokens; "
         "a *cache break* is a request that reads less than the one before "
         "it cached, with the first block that differs. Claude Code's "
-        "client profile (`$toolsearch_client` `claude_code`: `keep` and "
-        "its own deferral list) applies by default; *profiles off* rows "
+        "client profile (`$toolsearch_client` `claude_code`: its own "
+        "deferral list) applies by default; *profiles off* rows "
         "show the module without it (`toolsearch_client_profiles off`), "
         "one of them with the list of docs/examples/claude-code.conf "
         "instead."

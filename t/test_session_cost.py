@@ -9,17 +9,22 @@ request after the first breaks the cache: each found tool stays deferred, and th
 found it is restored before its call, the same on every later turn.  On
 gateway search over a compatible upstream, a discovery costs one break,
 on the loop's call that loads the found tool, never on the client's turn
-after it."""
+after it.  Gateway search that loads found tools as references (an
+upstream that expands them) breaks no cache after the first turn: the
+search a client dropped is restored before the first call of what it
+found."""
 
 import json
 
 import pytest
 
+import billing
 import cost_session
 
 HOSTED = "toolsearch on; toolsearch_upstream anthropic;"
 COMPATIBLE = "toolsearch on; toolsearch_upstream compatible;"
 TARGETS = cost_session.CC_TARGETS
+GATEWAY_REFS = HOSTED + " toolsearch_search gateway;"
 
 
 def calls_of(result):
@@ -51,9 +56,8 @@ def test_hosted_session_breaks_no_cache_after_the_first_turn(blocks):
 
 
 def test_hosted_session_restores_the_same_bytes_on_every_turn():
-    # strip set: Claude Code's profile would keep the blocks
-    r = cost_session.run("claude-code", "strip", "anthropic",
-                         HOSTED + " toolsearch_search_blocks strip;")
+    # Claude Code's profile strips the blocks, with no configuration
+    r = cost_session.run("claude-code", "default", "anthropic", HOSTED)
     bodies = [q.json() for q in r.requests]
     # the assistant turn of the first discovery, as each later request
     # sends it upstream
@@ -65,6 +69,19 @@ def test_hosted_session_restores_the_same_bytes_on_every_turn():
     # the client's own history holds no search
     client = r.answers[0]["content"]
     assert [c["type"] for c in client] == ["text", "tool_use"]
+
+
+def test_claude_code_profile_costs_less_than_keeping_the_blocks():
+    # a kept search result loads every tool it found on every later
+    # turn, a restored one the tool called
+    default = cost_session.run("claude-code", "default", "anthropic",
+                               HOSTED)
+    keep = cost_session.run("claude-code", "keep", "anthropic",
+                            HOSTED + " toolsearch_search_blocks keep;")
+    assert default.rejected() == [] and keep.rejected() == []
+    assert default.bill.breaks() == [] and keep.bill.breaks() == []
+    assert default.bill.units() < 0.95 * keep.bill.units()
+    assert default.bill.peak() < keep.bill.peak()
 
 
 def test_hosted_session_costs_less_than_no_module():
@@ -100,3 +117,48 @@ def test_gateway_session_breaks_once_per_discovery():
         assert b["tools"][at]["cache_control"] == {"type": "ephemeral"}
         assert set(names[at + 1:]) <= set(TARGETS)
         assert not set(names[:at]) & set(TARGETS)
+
+
+@pytest.mark.parametrize("client,blocks", [("claude-code", "strip"),
+                                           ("opencode", "strip"),
+                                           ("opencode", "keep")])
+def test_gateway_session_with_references_breaks_no_cache(client, blocks):
+    # opencode drops the search blocks whatever the gateway gives it
+    r = cost_session.run(client, blocks, "anthropic", GATEWAY_REFS +
+                         " toolsearch_search_blocks %s;" % blocks)
+    targets = cost_session.CLIENTS[client].targets
+
+    assert r.rejected() == []
+    assert r.answers[-1]["content"][-1]["text"] == "Done."
+    assert [n for n in calls_of(r) if n in targets] == \
+        [t for t in targets for _ in (0, 1)]
+    assert [(b.n, b.cause) for b in r.bill.breaks()] == []
+
+    # the found tools stay deferred after the search tool on every call
+    # and turn; the tools before it keep their bytes
+    bodies = [q.json() for q in r.requests]
+    before = set()
+    for b in bodies:
+        names = [t["name"] for t in b["tools"]]
+        at = names.index("tool_search")
+        after = b["tools"][at + 1:]
+        assert set(names[at + 1:]) <= set(targets)
+        assert all(t.get("defer_loading") is True for t in after)
+        before.add(billing.compact(b["tools"][:at + 1]))
+    assert len(before) == 1
+
+    # the first discovery's search, restored before its call in the
+    # client's history: the same bytes on every later turn
+    k = len(bodies[0]["messages"])
+    later = [billing.compact(billing.without_cache_control(
+        b["messages"][k:k + 2])) for b, turn in zip(bodies, r.turns)
+        if turn > 1]
+    assert len(later) > 10 and len(set(later)) == 1
+    search, result = json.loads(later[0])
+    assert search["content"][-1]["name"] == "tool_search"
+    assert search["content"][-1]["input"] == \
+        {"query": "select:" + targets[0]}
+    assert result["content"] == [
+        {"type": "tool_result", "tool_use_id": search["content"][-1]["id"],
+         "content": [{"type": "tool_reference", "tool_name": targets[0]}]},
+        {"type": "text", "text": "Tool loaded."}]

@@ -100,11 +100,15 @@ ts_client_name(int client)
 }
 
 
+/*
+ * Claude Code carries the blocks back too, but costs less without them:
+ * a kept search result loads every tool it found on every later turn, a
+ * restored one only the tool called (docs/benchmarks.md, "Session cost").
+ */
 int
 ts_client_keeps_blocks(int client)
 {
-    return client == TS_CLIENT_CLAUDE_CODE
-           || client == TS_CLIENT_ANTHROPIC_SDK;
+    return client == TS_CLIENT_ANTHROPIC_SDK;
 }
 
 

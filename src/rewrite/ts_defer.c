@@ -56,12 +56,8 @@ ts_forced_tool(const ts_index_t *ix)
 }
 
 
-/*
- * A tool name a restored search may carry as it is, as its query too:
- * the characters the API allows in tool names, no escapes.
- */
-static int
-ts_restorable(const char *name, size_t len)
+int
+ts_defer_restorable(const char *name, size_t len)
 {
     size_t  i;
 
@@ -124,8 +120,9 @@ ts_tool_deferred(const ts_index_t *ix, const ts_tool_t *t,
          * in full otherwise.
          */
         if (ts_names_has(&h->called, name, len)
-            && (gateway || !ts_restorable(ix->buf + t->name.off + 1,
-                                          t->name.len - 2)))
+            && (gateway
+                || !ts_defer_restorable(ix->buf + t->name.off + 1,
+                                        t->name.len - 2)))
         {
             return 0;
         }
@@ -478,12 +475,9 @@ ts_deferred_tool(const ts_index_t *ix, const unsigned char *defer,
 }
 
 
-/*
- * The search id restored before a call, derived from the call's id alone
- * ("toolu_01Ab" gives "srvtoolu_01Ab"), in the API's id characters.
- */
-static void
-ts_restored_id(ts_buf_t *t, const char *buf, const ts_val_t *id)
+void
+ts_defer_restored_id(ts_buf_t *t, const char *buf, const ts_val_t *id,
+    const char *prefix)
 {
     const char  *p;
     size_t       n, i;
@@ -496,7 +490,7 @@ ts_restored_id(ts_buf_t *t, const char *buf, const ts_val_t *id)
         n -= 6;
     }
 
-    ts_buf_str(t, "srvtoolu_");
+    ts_buf_str(t, prefix);
 
     for (i = 0; i < n && i < TS_RESTORE_ID_MAX; i++) {
         ts_buf_add(t, ts_ascii_alnum((unsigned char) p[i]) ? &p[i] : "_", 1);
@@ -519,7 +513,7 @@ ts_restore_search(ts_edits_t *e, const ts_index_t *ix, const ts_block_t *b,
 
     ts_buf_str(&t, "{\"type\":\"server_tool_use\",\"id\":\"");
     id = t.len;
-    ts_restored_id(&t, ix->buf, &b->id);
+    ts_defer_restored_id(&t, ix->buf, &b->id, "srvtoolu_");
     idlen = t.len - id;
     ts_buf_str(&t, "\",\"name\":\"");
     ts_buf_str(&t, search);

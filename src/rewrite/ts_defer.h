@@ -8,6 +8,7 @@
 #ifndef TS_DEFER_H
 #define TS_DEFER_H
 
+#include "scan/ts_buf.h"
 #include "messages/ts_history.h"
 #include "rewrite/ts_request.h"
 
@@ -49,5 +50,19 @@ int ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
  */
 int ts_defer_apply(ts_request_t *rq, const ts_history_t *h,
     const ts_policy_t *p);
+
+/*
+ * 1 when a tool name may be written as it is in a restored search, as its
+ * query too: the characters the API allows in tool names, no escapes
+ */
+int ts_defer_restorable(const char *name, size_t len);
+
+/*
+ * The id of a search restored before a call, derived from the call's id
+ * alone (with prefix "srvtoolu_", "toolu_01Ab" gives "srvtoolu_01Ab"), in
+ * the API's id characters
+ */
+void ts_defer_restored_id(ts_buf_t *t, const char *buf, const ts_val_t *id,
+    const char *prefix);
 
 #endif /* TS_DEFER_H */

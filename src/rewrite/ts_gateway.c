@@ -926,12 +926,217 @@ ts_gateway_tail(ts_edits_t *e, const ts_index_t *ix, const ts_input_t *in)
 }
 
 
+/* a deferrable tool history calls, to be loaded: restorable, or -1 */
+static long
+ts_restorable_tool(const ts_request_t *rq, const ts_block_t *b)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *name;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    if (b->parent >= 0 || b->id.kind != TS_STRING
+        || b->name.kind != TS_STRING
+        || !ts_str_eq(ix->buf, &b->type, "tool_use")
+        || !ts_str_eq(ix->buf, &ix->messages[b->message].role, "assistant"))
+    {
+        return -1;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        name = &ix->tools[i].name;
+
+        if ((rq->deferrable[i] & TS_CALLED) && !rq->defer[i]
+            && !rq->loaded[i] && name->kind == TS_STRING
+            && ts_str_same_raw(ix->buf, name, &b->name))
+        {
+            return ts_defer_restorable(ix->buf + name->off + 1,
+                                       name->len - 2) ? (long) i : -1;
+        }
+    }
+
+    return -1;
+}
+
+
+/*
+ * One search of the tools names, put before the call at block first:
+ * its tool_use ends the assistant turn, a user turn answers it with
+ * their references, and the assistant turn goes on with its calls,
+ * which the client's next user turn answers as before.
+ */
+static int
+ts_restore_gateway_search(ts_request_t *rq, const ts_policy_t *p,
+    const ts_block_t *first, const ts_names_t *names, ts_buf_t *t)
+{
+    ts_buf_t  id, none;
+    size_t    i;
+    int       rc;
+
+    ts_buf_init(&id, 0);
+    ts_buf_init(&none, 0);
+    ts_buf_reset(t);
+
+    ts_buf_str(&id, "\"");
+    ts_defer_restored_id(&id, rq->ix.buf, &first->id, "toolu_search_");
+    ts_buf_str(&id, "\"");
+
+    ts_buf_str(t, "{\"type\":\"tool_use\",\"id\":");
+    ts_buf_add(t, id.p, id.len);
+    ts_buf_str(t, ",\"name\":\"");
+    ts_buf_str(t, p->search_tool);
+    ts_buf_str(t, "\",\"input\":{\"query\":\"select:");
+
+    for (i = 0; i < names->n; i++) {
+        ts_buf_str(t, i ? "," : "");
+        ts_buf_add(t, names->items[i].p, names->items[i].len);
+    }
+
+    ts_buf_str(t, "\"}}]},{\"role\":\"user\",\"content\":[");
+
+    rc = (id.failed || ts_gateway_result(t, id.p, id.len, names->items,
+                                         names->n, 1, 1, &none) != 0)
+         ? -1 : 0;
+
+    ts_buf_str(t, "," TS_BOUNDARY_BLOCK "]},{\"role\":\"assistant\","
+                  "\"content\":[");
+
+    if (rc == 0 && !t->failed) {
+        rq->searches_restored++;
+        rc = ts_edit_replace(&rq->edits, first->elem.off, 0, t->p, t->len);
+
+    } else {
+        rc = -1;
+    }
+
+    ts_buf_free(&id);
+
+    return rc;
+}
+
+
+/* the restorable tools message m calls first; its first call at *first */
+static int
+ts_restorable_calls(ts_request_t *rq, const ts_message_t *m,
+    unsigned char *done, ts_names_t *names, const ts_block_t **first)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    size_t             k;
+    long               tool;
+
+    ix = &rq->ix;
+    *first = NULL;
+
+    for (k = m->block_first; k < m->block_end; k++) {
+        b = &ix->blocks[k];
+
+        if (b->parent >= 0 || !ts_str_eq(ix->buf, &b->type, "tool_use")) {
+            continue;
+        }
+
+        if (*first == NULL) {
+            *first = b;
+
+            /* the search's id derives from it: none, nothing restored */
+            if (b->id.kind != TS_STRING) {
+                return 0;
+            }
+        }
+
+        tool = ts_restorable_tool(rq, b);
+
+        if (tool >= 0 && !done[tool]) {
+            done[tool] = 1;
+
+            if (ts_names_add(names, ix->buf, &ix->tools[tool].name) != 0) {
+                return -1;
+            }
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * A client that drops the search blocks (toolsearch_search_blocks strip,
+ * or its own choice) sends back the calls of the tools the gateway's
+ * searches found, not the searches.  Where found tools load as
+ * references, the search is restored before the first call of each, as
+ * on the hosted path (docs/decisions.md): the same bytes on every turn,
+ * derived from the calls alone, after the prefix the client's cache
+ * holds, so that the tool stays deferred, as the loop's call that found
+ * it sent it, and tools[] keeps its bytes.  A name the API would not
+ * take in a reference or a query is loaded in full, as before.
+ */
+static int
+ts_gateway_restore(ts_request_t *rq, const ts_policy_t *p)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *first;
+    unsigned char     *done;
+    ts_names_t         names;
+    ts_buf_t           t;
+    size_t             i, k;
+    int                rc;
+
+    ix = &rq->ix;
+
+    if (!rq->load_refs || ix->ntools == 0) {
+        return 0;
+    }
+
+    if (rq->loaded == NULL) {
+        rq->loaded = calloc(ix->ntools, 1);
+        if (rq->loaded == NULL) {
+            return -1;
+        }
+    }
+
+    done = calloc(ix->ntools, 1);
+    if (done == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&t, 0);
+    rc = 0;
+
+    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
+        ts_names_init(&names);
+        rc = ts_restorable_calls(rq, &ix->messages[i], done, &names, &first);
+
+        if (rc == 0 && names.n > 0) {
+            rc = ts_restore_gateway_search(rq, p, first, &names, &t);
+        }
+
+        ts_names_free(&names);
+    }
+
+    /* what is restored loads as the loop's searches load it */
+    for (k = 0; rc == 0 && k < ix->ntools; k++) {
+        rq->loaded[k] |= done[k];
+    }
+
+    ts_buf_free(&t);
+    free(done);
+
+    return rc;
+}
+
+
 int
 ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
 {
     static const ts_gateway_form_t  messages = {
         ts_gateway_tools, ts_gateway_system
     };
+
+    /* before tools[] is written: what is restored loads as found */
+    if (ts_gateway_restore(rq, in->policy) != 0) {
+        return -1;
+    }
 
     return ts_gateway_apply_as(rq, in, &messages);
 }

@@ -106,15 +106,18 @@ def blocks(body, kind):
 
 
 def check_hosted(posts, log, sc):
-    """Hosted search: the emulator ran it as Anthropic's servers do and
-    Claude Code carried the blocks back; the target stayed deferred."""
+    """Hosted search: the emulator ran it as Anthropic's servers do; its
+    blocks stayed in the gateway (Claude Code's profile strips them) and
+    its search was restored before the call of the target on the next
+    turn, which stayed deferred."""
     last = bodies(posts)[-1]
     use = blocks(last, "server_tool_use")
     assert [u["name"] for u in use] == ["tool_search_tool_bm25"]
-    assert use[0]["input"] == {"query": QUERY}
+    assert use[0]["input"] == {"query": TARGET}
+    assert use[0]["id"].startswith("srvtoolu_")
     result = blocks(last, "tool_search_tool_result")
     refs = [r["tool_name"] for r in result[0]["content"]["tool_references"]]
-    assert TARGET in refs
+    assert refs == [TARGET]
     tools = {t["name"]: t for t in last["tools"]}
     assert tools[TARGET].get("defer_loading") is True
     assert all(BETA in r.header("anthropic-beta") for r in posts)
@@ -169,9 +172,8 @@ CHECKS = {"deferred_hosted": check_hosted, "deferred_gateway": check_gateway,
 
 @pytest.mark.parametrize("sc", SCENARIOS)
 def test_claude_code(sc, tmp_path, record):
-    # Claude Code takes the search blocks and carries them back: its
-    # client profile keeps them, with no configuration (check_hosted sees
-    # them come back)
+    # Claude Code's client profile strips the search blocks, with no
+    # configuration (check_hosted sees the restored search)
     server = SERVERS[sc["profile"]] + " " + sc["server"]
     run, posts, log = session(sc["profile"], claude(sc, tmp_path), server,
                               sc["empty_streams"])

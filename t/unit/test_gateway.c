@@ -246,6 +246,69 @@ test_gateway_references(void)
 
 
 /*
+ * A found tool's call without its search (the client dropped the blocks):
+ * with references, the search is restored before the message's first
+ * call, and the tool stays deferred; without an id to derive the
+ * search's from, the tool is loaded as before.
+ */
+#define GW_CALLED(id)                                                       \
+    "'messages':[{'role':'user','content':'post it'},"                     \
+    "{'role':'assistant','content':[{'type':'text','text':'Posting.'},"    \
+    "{'type':'tool_use'," id "'name':'Read','input':{}},"                  \
+    "{'type':'tool_use','id':'toolu_2','name':'mcp__z__last',"             \
+    "'input':{}}]},{'role':'user','content':[{'type':'tool_result',"       \
+    "'tool_use_id':'toolu_01-x','content':'r'},{'type':'tool_result',"     \
+    "'tool_use_id':'toolu_2','content':'ok'}]}],"
+
+static void
+test_gateway_restored(void)
+{
+    tpol_t  t;
+    trun_t  r;
+    cJSON  *z;
+
+    tgw_init(&t);
+    t.in.upstream = TS_UPSTREAM_ANTHROPIC;
+
+    CHECK(trun(&r, &t, HEAD GW_CALLED("'id':'toolu_01-x',") GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(has_text(r.out, r.len, "{\"type\":\"text\",\"text\":\"Posting.\"},"
+                   "{\"type\":\"tool_use\",\"id\":\"toolu_search_01_x\","
+                   "\"name\":\"tool_search\",\"input\":{\"query\":"
+                   "\"select:mcp__z__last\"}}]},{\"role\":\"user\","
+                   "\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+                   "\"toolu_search_01_x\",\"content\":[{\"type\":"
+                   "\"tool_reference\",\"tool_name\":\"mcp__z__last\"}]},"
+                   "{\"type\":\"text\",\"text\":\"Tool loaded.\"}]},"
+                   "{\"role\":\"assistant\",\"content\":[{\"type\":"
+                   "\"tool_use\",\"id\":\"toolu_01-x\""));
+    z = tool_named(&r, "mcp__z__last");
+    CHECK(z != NULL && cJSON_IsTrue(cJSON_GetObjectItem(z, "defer_loading")));
+    CHECK(r.rq.searches_restored == 1);
+    CHECK(r.rq.betas_changed && strstr(r.rq.betas, TS_BETA_FIRST_PARTY));
+    trun_free(&r);
+
+    CHECK(trun(&r, &t, HEAD GW_CALLED("'id':7,") GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(!has_text(r.out, r.len, "toolu_search_"));
+    z = tool_named(&r, "mcp__z__last");
+    CHECK(z != NULL && cJSON_GetObjectItem(z, "defer_loading") == NULL);
+    CHECK(r.rq.searches_restored == 0);
+    trun_free(&r);
+
+    /* found tools that load as plain tools: nothing to restore */
+    t.in.upstream = TS_UPSTREAM_VERTEX;
+    CHECK(trun(&r, &t, HEAD GW_CALLED("'id':'toolu_01-x',") GW_TOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(!has_text(r.out, r.len, "toolu_search_")
+          && r.rq.searches_restored == 0);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
+/*
  * A search call without an id is not one the gateway wrote: it stays as
  * it is, in any profile (found by fuzzing: it crashed the engine).
  */
@@ -520,6 +583,7 @@ const tst_case_t  tst_gateway_tests[] = {
     { "gateway_twice", test_gateway_twice },
     { "gateway_loop_input", test_gateway_loop_input },
     { "gateway_call_without_id", test_gateway_call_without_id },
+    { "gateway_restored", test_gateway_restored },
     { "gateway_servers", test_gateway_servers },
     { "gateway_named", test_gateway_named },
     { "gateway_all_found", test_gateway_all_found },
