@@ -12,7 +12,11 @@
  * the median µs a request of the timed passes, and the share of tools
  * recalled in them.
  *
- *   bench_sessions LIST PASSES [OPTIONS OF toolsearch rewrite]
+ *   bench_sessions LIST PASSES [--chat] [OPTIONS OF toolsearch rewrite]
+ *
+ * With --chat the bodies are Chat Completions requests, through what the
+ * glue does for them: ts_chat_process, and for gateway search the loop
+ * made and given the request's reading (ts_loop_keep), then freed.
  *
  * Under callgrind, the difference between two runs of different PASSES
  * is the instructions of that many passes: exact, whatever else runs on
@@ -25,6 +29,8 @@
 
 #include "ts_bench.h"
 #include "cli/ts_cli.h"
+#include "chat/ts_chat.h"
+#include "loop/ts_loop.h"
 
 
 /* bodies a list may name */
@@ -73,13 +79,28 @@ ts_sessions_load(ts_sessions_t *s, const char *list)
 /* the glue's calls for one request; adds its tools seen and recalled */
 static void
 ts_sessions_request(const ts_input_t *in, const char *body, size_t len,
-    size_t *seen, size_t *recalled)
+    int chat, size_t *seen, size_t *recalled)
 {
     ts_request_t   rq;
+    ts_loop_t     *lp;
     char          *block;
     size_t         out;
 
-    (void) ts_request_process(&rq, in, body, len);
+    lp = NULL;
+
+    if (!chat) {
+        (void) ts_request_process(&rq, in, body, len);
+
+    } else if (ts_chat_process(&rq, in, body, len)
+               == TS_DECISION_DEFERRED_GATEWAY)
+    {
+        lp = ts_chat_loop_create(in, &rq);
+
+        if (lp == NULL) {
+            fprintf(stderr, "bench_sessions: no loop\n");
+            exit(2);
+        }
+    }
 
     if (ts_request_changed(&rq)) {
         block = ts_bench_output_chain(&rq, &out);
@@ -94,7 +115,13 @@ ts_sessions_request(const ts_input_t *in, const char *body, size_t len,
 
     *seen += rq.ix.ntools;
     *recalled += rq.ix.tools_recalled;
+
+    /* the loop takes the reading: after the counts */
+    if (lp != NULL) {
+        ts_loop_keep(lp, &rq);
+    }
     ts_request_free(&rq);
+    ts_loop_free(lp);
 }
 
 
@@ -108,11 +135,17 @@ main(int argc, char **argv)
     const char            *path;
     double                *t, t0;
     size_t                 passes, i, k, seen, recalled;
+    int                    chat, skip;
 
-    if (argc < 3 || ts_cli_conf_parse(&c, argc - 3, argv + 3, &path) != 0
+    chat = argc > 3 && strcmp(argv[3], "--chat") == 0;
+    skip = 3 + chat;
+
+    if (argc < 3
+        || ts_cli_conf_parse(&c, argc - skip, argv + skip, &path) != 0
         || (passes = strtoul(argv[2], NULL, 10)) == 0)
     {
-        fprintf(stderr, "usage: bench_sessions LIST PASSES [OPTIONS]\n");
+        fprintf(stderr, "usage: bench_sessions LIST PASSES [--chat] "
+                "[OPTIONS]\n");
         return 2;
     }
 
@@ -126,11 +159,13 @@ main(int argc, char **argv)
     in = c.in;
     in.index_mem = &mem;
     mem.tools.size = TS_RECALL_SIZE;
+    mem.chat_tools.size = TS_RECALL_SIZE;
     seen = 0;
     recalled = 0;
 
     for (i = 0; i < s.n; i++) {
-        ts_sessions_request(&in, s.body[i], s.len[i], &seen, &recalled);
+        ts_sessions_request(&in, s.body[i], s.len[i], chat, &seen,
+                                &recalled);
     }
 
     seen = 0;
@@ -140,7 +175,8 @@ main(int argc, char **argv)
         t0 = ts_bench_now_us();
 
         for (i = 0; i < s.n; i++) {
-            ts_sessions_request(&in, s.body[i], s.len[i], &seen, &recalled);
+            ts_sessions_request(&in, s.body[i], s.len[i], chat, &seen,
+                                &recalled);
         }
 
         t[k] = (ts_bench_now_us() - t0) / (double) s.n;

@@ -76,14 +76,18 @@ def session_body(base, tool_set, session):
     last = body["tools"][-1]
     last["description"] = last.get("description", "") + (
         " (team tool set %d)" % tool_set)
-    msg = body["messages"][-1]
+    session_note(body["messages"][-1], session)
+    return json.dumps(body, ensure_ascii=False,
+                      separators=(",", ":")).encode()
+
+
+def session_note(msg, session):
+    """a session's own last message: msg with its note added"""
     note = "Session %d: what changed since the last turn?" % session
     if isinstance(msg["content"], str):
         msg["content"] += "\n\n" + note
     else:
         msg["content"].append({"type": "text", "text": note})
-    return json.dumps(body, ensure_ascii=False,
-                      separators=(",", ":")).encode()
 
 
 def rotation(sets, sessions):

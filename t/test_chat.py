@@ -7,6 +7,7 @@ request as the API does, sees the search function, the tools it loads,
 and never a deferred one."""
 
 import json
+import os
 
 import pytest
 
@@ -406,3 +407,14 @@ def test_format_variable_and_responses_pass(gw, emulator, uri, word):
     r = request(gw, "POST", uri, data, CLIENT_HEADERS)
     assert r.header("X-Toolsearch-Format") == word
     assert emulator.requests[0].body == data
+
+
+def test_unit_fixtures_are_built_ones():
+    """The bodies the engine's unit tests read (t/fixtures/chat) are the
+    ones t/chat_fixtures.py builds."""
+    here = os.path.join(os.path.dirname(__file__), "fixtures", "chat")
+    for name, client, stream, i in (("opencode-002.json", "opencode",
+                                     False, 1),
+                                    ("kilo-001.json", "kilo", True, 0)):
+        with open(os.path.join(here, name), "rb") as f:
+            assert f.read() == chat_requests(client, stream=stream)[i], name

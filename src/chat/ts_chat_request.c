@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_scan.h"
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
@@ -203,6 +204,130 @@ ts_chat_messages(ts_index_t *ix, const ts_val_t *msgs)
 }
 
 
+/* the worker's memory of tools arrays, NULL when it keeps none */
+static ts_recall_t *
+ts_chat_memory(const ts_input_t *in)
+{
+    ts_index_mem_t  *mem;
+
+    mem = in ? in->index_mem : NULL;
+
+    if (mem == NULL) {
+        return NULL;
+    }
+
+    /* toolsearch_recall off: what was kept goes, nothing is kept */
+    if (mem->forget) {
+        ts_recall_free(&mem->chat_tools);
+        return NULL;
+    }
+
+    /* the bound may have shrunk since the last request */
+    ts_recall_trim(&mem->chat_tools);
+
+    return &mem->chat_tools;
+}
+
+
+/* the tools array's reading: the memory, and what it holds of the body */
+typedef struct {
+    ts_recall_t    *memory;
+    ts_recalled_t  *recalled;
+} ts_chat_recall_t;
+
+
+/*
+ * The tools array at the scan, when the memory holds its bytes: the scan
+ * goes past it (1), and ts_chat_tools_of() takes its tools from memory
+ * once the document is read whole.  Else the scan crosses it (0), and
+ * the array is read and kept.
+ */
+static int
+ts_chat_recall(ts_scan_t *s, ts_val_t *v, void *data)
+{
+    ts_chat_recall_t  *rc;
+    ts_recalled_t     *e;
+
+    rc = data;
+    e = ts_recall_find(rc->memory, (const char *) s->p, s->end - s->p);
+
+    if (e == NULL) {
+        return 0;
+    }
+
+    rc->recalled = e;
+    v->off = s->p - s->start;
+    v->len = e->len;
+    v->kind = TS_ARRAY;
+    v->esc = 0;
+    s->p += e->len;
+
+    if (s->map != NULL) {
+        ts_strmap_skip(s->map, v->off + v->len);
+    }
+
+    return 1;
+}
+
+
+/* the tools of the array recalled, moved to where it is in the body */
+static ts_status_t
+ts_chat_tools_recalled(ts_index_t *ix, const ts_recalled_t *e,
+    const ts_val_t *tools)
+{
+    ix->tools = malloc((e->n ? e->n : 1) * sizeof(ts_tool_t));
+    if (ix->tools == NULL) {
+        return TS_ERR_NOMEM;
+    }
+
+    memcpy(ix->tools, e->items, e->n * sizeof(ts_tool_t));
+    ts_tools_shift(ix->tools, e->n, 0, tools->off);
+    ix->ntools = e->n;
+    ix->tools_recalled = e->n;
+
+    return TS_OK;
+}
+
+
+/*
+ * The index's tools: recalled, or read and kept for the requests that
+ * send the array again
+ */
+static ts_status_t
+ts_chat_tools_of(ts_index_t *ix, const ts_chat_recall_t *rc,
+    const ts_val_t *tools)
+{
+    ts_tool_t    *kept;
+    ts_status_t   st;
+
+    /*
+     * The memory's copy, with which the rules' facts of its tools are
+     * kept (ts_facts_get): nothing else is kept in it until the request
+     * is decided.
+     */
+    ix->kept_in = rc->memory;
+
+    if (rc->recalled != NULL) {
+        ix->tools_kept = rc->recalled;
+        return ts_chat_tools_recalled(ix, rc->recalled, tools);
+    }
+
+    st = ts_chat_tools(ix, tools);
+
+    if (st == TS_OK && rc->memory != NULL) {
+        kept = ts_recall_add(rc->memory, ix->buf + tools->off, tools->len,
+                             ix->tools, ix->ntools, sizeof(ts_tool_t));
+
+        if (kept != NULL) {
+            ts_tools_shift(kept, ix->ntools, tools->off, 0);
+            ix->tools_kept = rc->memory->mru;
+        }
+    }
+
+    return st;
+}
+
+
 /* 1 when n asks for more choices than one completion can carry */
 static int
 ts_chat_choices(const char *buf, const ts_val_t *n)
@@ -229,15 +354,25 @@ ts_chat_choices(const char *buf, const ts_val_t *n)
  * tools array if any.  What is not of this shape passes untouched.
  */
 static ts_decision_t
-ts_chat_index(ts_request_t *rq, const char *body, size_t len)
+ts_chat_index(ts_request_t *rq, const ts_input_t *in, const char *body,
+    size_t len)
 {
-    ts_index_t     *ix;
-    ts_val_t        top, v[TS_CHAT_KEYS];
-    ts_decision_t   d;
-    size_t          i;
+    ts_member_reader_t   rd;
+    ts_chat_recall_t     rc;
+    ts_index_t          *ix;
+    ts_val_t             top, v[TS_CHAT_KEYS];
+    ts_decision_t        d;
+    size_t               i;
 
     ix = &rq->ix;
-    d = ts_format_object(ix, body, len, ts_chat_keys, TS_CHAT_KEYS, &top, v);
+    rc.memory = ts_chat_memory(in);
+    rc.recalled = NULL;
+    rd.key = TS_CHAT_TOOLS;
+    rd.read = ts_chat_recall;
+    rd.data = &rc;
+
+    d = ts_format_object_read(ix, body, len, ts_chat_keys, TS_CHAT_KEYS,
+                              &top, v, rc.memory ? &rd : NULL);
 
     if (d != TS_DECISION_NONE) {
         return d;
@@ -275,7 +410,7 @@ ts_chat_index(ts_request_t *rq, const char *body, size_t len)
     ix->nmembers = TS_CHAT_TOOL_CHOICE + 1;
 
     if ((v[TS_CHAT_TOOLS].kind == TS_ARRAY
-         && ts_chat_tools(ix, &v[TS_CHAT_TOOLS]) != TS_OK)
+         && ts_chat_tools_of(ix, &rc, &v[TS_CHAT_TOOLS]) != TS_OK)
         || ts_chat_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
     {
         return TS_DECISION_ERROR;
@@ -495,7 +630,7 @@ ts_chat_process(ts_request_t *rq, const ts_input_t *in, const char *body,
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
-    rq->decision = ts_chat_index(rq, body, len);
+    rq->decision = ts_chat_index(rq, in, body, len);
 
     if (rq->decision != TS_DECISION_NONE || in == NULL
         || in->policy == NULL)

@@ -71,6 +71,9 @@ void ts_tool_parts(ts_tool_t *t, ts_parts_t *p);
 void ts_message_parts(ts_message_t *m, ts_parts_t *p);
 void ts_block_parts(ts_block_t *b, ts_parts_t *p);
 
+/* moves the spans of n tools from offsets from base from to base to */
+void ts_tools_shift(ts_tool_t *tools, size_t n, size_t from, size_t to);
+
 
 /* top-level members the engine reads */
 typedef enum {
@@ -125,6 +128,8 @@ typedef struct {
     uint64_t       *map;            /* the string map of a scan */
     size_t          map_words;
     ts_recall_t     tools;
+    ts_recall_t     chat_tools;     /* Chat Completions' tools arrays:
+                                       the same bytes index otherwise */
     ts_seen_t       messages_seen;
     int             forget;         /* 1: keep no request's bytes, and
                                        drop those kept */
@@ -155,6 +160,8 @@ typedef struct ts_index_s {
     size_t          messages_recalled;  /* messages taken from memory */
     ts_recalled_t  *tools_kept;     /* the memory's copy of the tools
                                        array, until its next use */
+    ts_recall_t    *kept_in;        /* the memory tools_kept is in, when
+                                       not the lender's tools */
 
     size_t          caps[4];        /* tools, blocks, messages, members */
     ts_index_mem_t *mem;            /* the arrays' lender, or NULL */

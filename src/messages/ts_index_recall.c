@@ -113,6 +113,13 @@ ts_items_shift(const ts_list_kind_t *k, void *items, size_t n, size_t from,
 }
 
 
+void
+ts_tools_shift(ts_tool_t *tools, size_t n, size_t from, size_t to)
+{
+    ts_items_shift(&ts_tools_list, tools, n, from, to);
+}
+
+
 /* the memory the scan recalls from and remembers in, NULL when none */
 static ts_index_mem_t *
 ts_memory(ts_scan_t *s)

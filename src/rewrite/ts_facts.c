@@ -368,7 +368,10 @@ ts_facts_get(const ts_index_t *ix, const ts_policy_t *p, int client,
          * names point into e's bytes, which no one evicts while the
          * memory is lent to this index
          */
-        if (ts_recall_keep(&ix->mem->tools, e, &f->memo) != 0) {
+        if (ts_recall_keep(ix->kept_in ? ix->kept_in : &ix->mem->tools, e,
+                           &f->memo)
+            != 0)
+        {
             *made = f;
         }
 

@@ -121,6 +121,15 @@ ts_decision_t
 ts_format_object(ts_index_t *ix, const char *body, size_t len,
     const char *const *keys, size_t nkeys, ts_val_t *top, ts_val_t *v)
 {
+    return ts_format_object_read(ix, body, len, keys, nkeys, top, v, NULL);
+}
+
+
+ts_decision_t
+ts_format_object_read(ts_index_t *ix, const char *body, size_t len,
+    const char *const *keys, size_t nkeys, ts_val_t *top, ts_val_t *v,
+    const ts_member_reader_t *rd)
+{
     size_t  i;
 
     ix->buf = body;
@@ -131,7 +140,7 @@ ts_format_object(ts_index_t *ix, const char *body, size_t len,
     }
 
     /* validated, and the members read, in one pass */
-    switch (ts_document_members(body, len, keys, nkeys, v, top)) {
+    switch (ts_document_read(body, len, keys, nkeys, v, top, rd)) {
 
     case TS_OK:
         return TS_DECISION_NONE;

@@ -41,6 +41,11 @@ const char *ts_format_name(int format);
 ts_decision_t ts_format_object(ts_index_t *ix, const char *body, size_t len,
     const char *const *keys, size_t nkeys, ts_val_t *top, ts_val_t *v);
 
+/* the same, one member's value read by rd (ts_scan.h), or NULL */
+ts_decision_t ts_format_object_read(ts_index_t *ix, const char *body,
+    size_t len, const char *const *keys, size_t nkeys, ts_val_t *top,
+    ts_val_t *v, const ts_member_reader_t *rd);
+
 /* reads one element of a tools array into t, in a format's shape */
 typedef void (*ts_format_tool_pt)(const char *buf, const ts_val_t *item,
     ts_tool_t *t);

@@ -97,7 +97,7 @@ ts_container_items(const char *buf, const ts_val_t *v, ts_val_t **items,
  */
 static TS_HOT void
 ts_members_scan(ts_scan_t *s, const char *buf, const char *const *keys,
-    size_t n, ts_val_t *out)
+    size_t n, ts_val_t *out, const ts_member_reader_t *rd)
 {
     ts_val_t  k, v;
     size_t    i;
@@ -111,15 +111,30 @@ ts_members_scan(ts_scan_t *s, const char *buf, const char *const *keys,
     rc = ts_open(s, '{');
 
     while (rc == 0) {
-        if (ts_key(s, &k) != 0 || ts_member_value(s, &v) != 0) {
+        if (ts_key(s, &k) != 0) {
             break;
         }
 
         for (i = 0; i < n; i++) {
             if (out[i].kind == TS_NONE && ts_str_eq(buf, &k, keys[i])) {
-                out[i] = v;
                 break;
             }
+        }
+
+        /* the reader's key, the first time: it may read the value itself */
+        if (rd != NULL && i == rd->key
+            && (rc = rd->read(s, &v, rd->data)) != 0)
+        {
+            if (rc < 0) {
+                break;
+            }
+
+        } else if (ts_member_value(s, &v) != 0) {
+            break;
+        }
+
+        if (i < n) {
+            out[i] = v;
         }
 
         rc = ts_more(s, '}');
@@ -147,7 +162,7 @@ ts_members_of(const char *buf, const ts_val_t *obj,
     s.p = s.start + obj->off;
     s.end = s.start + obj->off + obj->len;
 
-    ts_members_scan(&s, buf, keys, n, out);
+    ts_members_scan(&s, buf, keys, n, out, NULL);
 
     return s.err;
 }
@@ -156,6 +171,14 @@ ts_members_of(const char *buf, const ts_val_t *obj,
 ts_status_t
 ts_document_members(const char *buf, size_t len, const char *const *keys,
     size_t n, ts_val_t *out, ts_val_t *doc)
+{
+    return ts_document_read(buf, len, keys, n, out, doc, NULL);
+}
+
+
+ts_status_t
+ts_document_read(const char *buf, size_t len, const char *const *keys,
+    size_t n, ts_val_t *out, ts_val_t *doc, const ts_member_reader_t *rd)
 {
     ts_scan_t  s;
 
@@ -173,7 +196,7 @@ ts_document_members(const char *buf, size_t len, const char *const *keys,
         return TS_ERR_SYNTAX;
     }
 
-    ts_members_scan(&s, buf, keys, n, out);
+    ts_members_scan(&s, buf, keys, n, out, rd);
     doc->len = s.p - s.start - doc->off;
     doc->kind = TS_OBJECT;
     ts_ws(&s);
@@ -221,7 +244,7 @@ ts_items_members(const char *buf, const ts_val_t *arr,
         }
 
         if (s.p < s.end && *s.p == '{') {
-            ts_members_scan(&s, buf, keys, n, *out + *count * n);
+            ts_members_scan(&s, buf, keys, n, *out + *count * n, NULL);
             val.kind = TS_OBJECT;
             val.esc = 0;
 

@@ -85,6 +85,14 @@ ts_status_t ts_object_members(const char *buf, const ts_val_t *obj,
 ts_status_t ts_document_members(const char *buf, size_t len,
     const char *const *keys, size_t n, ts_val_t *out, ts_val_t *doc);
 
+/* a reader of one member's value, for ts_document_read() (ts_scan.h) */
+typedef struct ts_member_reader_s  ts_member_reader_t;
+
+/* ts_document_members() with a reader of one member's value (or NULL) */
+ts_status_t ts_document_read(const char *buf, size_t len,
+    const char *const *keys, size_t n, ts_val_t *out, ts_val_t *doc,
+    const ts_member_reader_t *rd);
+
 /*
  * The items of a valid array value and, for each item that is an
  * object, its members named keys, in one pass: (*out)[i * n + k] is item

@@ -65,6 +65,19 @@ typedef struct {
 #define TS_KEY(name, id)  { name, sizeof(name) - 1, id, 0, 0 }
 
 
+/*
+ * A reader of one member's value in ts_document_read(): key is its index
+ * in the keys; read leaves s after the value it read into v (1), leaves
+ * it to the scan (0), or fails (-1).  A dialect reads its tools array so:
+ * recalled from memory instead of crossed byte by byte.
+ */
+struct ts_member_reader_s {
+    size_t    key;
+    int     (*read)(ts_scan_t *s, ts_val_t *v, void *data);
+    void     *data;
+};
+
+
 /* 1 for bytes that end the fast path inside a string */
 static const unsigned char  ts_str_stop[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,

@@ -220,7 +220,111 @@ test_chat_readers(void)
 }
 
 
+/*
+ * A body through the request side with the worker's memory and without:
+ * the same decision, index and output.  *recalled: the tools the memory
+ * gave.
+ */
+static int
+tst_chat_agree(tpol_t *t, ts_index_mem_t *mem, const char *buf, size_t len,
+    size_t *recalled)
+{
+    ts_input_t     in;
+    ts_request_t   a, b;
+    char          *oa, *ob;
+    size_t         la, lb;
+    int            same;
+
+    in = t->in;
+    in.index_mem = mem;
+    same = ts_chat_process(&a, &in, buf, len)
+           == ts_chat_process(&b, &t->in, buf, len);
+    same = same && tst_index_eq(&a.ix, &b.ix);
+    *recalled = a.ix.tools_recalled;
+
+    la = ts_request_size(&a);
+    lb = ts_request_size(&b);
+    oa = tst_alloc(la + 1);
+    ob = tst_alloc(lb + 1);
+    same = same && la == lb && ts_request_render(&a, oa) == 0
+           && ts_request_render(&b, ob) == 0 && memcmp(oa, ob, la) == 0;
+
+    free(oa);
+    free(ob);
+    ts_request_free(&a);
+    ts_request_free(&b);
+
+    return same;
+}
+
+
+/*
+ * The tools array recalled from the worker's memory gives what the
+ * body read whole gives: the fixtures whole (recalled from the second
+ * time), each cut at every 97th byte and with a byte changed there
+ * while the memory holds the whole body's array; and a Messages array
+ * of the same bytes is never taken for it, nor it for one.
+ */
+static void
+test_chat_recall(void)
+{
+    static const char *const  paths[] = { TST_CHAT "/opencode-002.json",
+                                          TST_CHAT "/kilo-001.json" };
+    static const char         junk[] = "\"\\\001x}]";
+    ts_index_mem_t            mem;
+    tst_doc_t                 d;
+    tpol_t                    t;
+    char                     *buf;
+    size_t                    i, off, n, bad, hits;
+
+    tpol_init(&t);
+    memset(&mem, 0, sizeof(mem));
+    mem.tools.size = TS_RECALL_SIZE;
+    mem.chat_tools.size = TS_RECALL_SIZE;
+
+    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        tst_note("%s", paths[i]);
+        CHECK(tst_doc_load(&d, paths[i]) == 0);
+        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n == 0);
+        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n > 0
+              && n == mem.chat_tools.mru->n);
+
+        /* the Messages scan of the same bytes reads them itself */
+        CHECK(tst_recalled(&mem, d.buf, d.len) == 0);
+
+        buf = tst_dup(d.buf, d.len);
+        bad = 0;
+        hits = 0;
+
+        for (off = 0; off < d.len; off += 97) {
+            bad += !tst_chat_agree(&t, &mem, buf, off, &n);
+            buf[off] = junk[off % (sizeof(junk) - 1)];
+            bad += !tst_chat_agree(&t, &mem, buf, d.len, &n);
+            hits += n > 0;
+            buf[off] = d.buf[off];
+
+            /* a broken body's array, if kept, must not stay the recent */
+            CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n > 0);
+        }
+
+        CHECK(bad == 0 && hits > 0);
+        free(buf);
+
+        /* recall off: the same, and what was kept is dropped */
+        mem.forget = 1;
+        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n == 0
+              && mem.chat_tools.n == 0);
+        mem.forget = 0;
+        tst_doc_free(&d);
+    }
+
+    ts_index_mem_free(&mem);
+    tpol_free(&t);
+}
+
+
 const tst_case_t  tst_chat_tests[] = {
+    { "chat recall", test_chat_recall },
     { "chat readers", test_chat_readers },
     { "format of uri", test_format_of_uri },
     { "chat request", test_chat_request },

@@ -476,8 +476,7 @@ tst_arrays_eq(const ts_index_t *a, const ts_index_t *b)
 }
 
 
-/* two indexes of one body are the same, member for member */
-static int
+int
 tst_index_eq(const ts_index_t *a, const ts_index_t *b)
 {
     return a->status == b->status && a->err_off == b->err_off

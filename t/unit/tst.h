@@ -19,6 +19,7 @@
 
 #define TST_CLAUDE  TS_FIXTURES "/claude-code"
 #define TST_BIG     TST_CLAUDE "/ts-unset/002.json"
+#define TST_CHAT    TS_FIXTURES "/chat"
 
 
 typedef struct {
@@ -127,6 +128,9 @@ char *tst_find(const char *p, size_t len, const char *s);
  * differs from the byte scan's (test_strmap.c).
  */
 long tst_recalled(ts_index_mem_t *mem, const char *buf, size_t len);
+
+/* two indexes of one body are the same, member for member */
+int tst_index_eq(const ts_index_t *a, const ts_index_t *b);
 
 const void *tst_memmem(const void *hay, size_t hlen, const void *needle,
     size_t nlen);
