@@ -157,6 +157,36 @@ fz_strip(const char *p, size_t n, int sse, size_t step, ts_buf_t *out)
 }
 
 
+/*
+ * A message the engine reads, with one content member at most: the cut as
+ * it comes is the whole message's cut (a second content member, what the
+ * whole cut leaves as it came, is cut at its first by the streaming one)
+ */
+static void
+fz_check_whole(const char *p, size_t n, const ts_buf_t *streamed)
+{
+    ts_buf_t  whole;
+    ts_val_t  doc, content;
+    long      removed;
+
+    if (ts_value_parse(p, n, &doc) != TS_OK || doc.kind != TS_OBJECT
+        || ts_object_member(p, &doc, "content", &content)
+           == TS_ERR_DUPLICATE)
+    {
+        return;
+    }
+
+    ts_buf_init(&whole, 0);
+    fz_assert(ts_cut_whole("tool_search", p, n, &whole, &removed) == 0,
+              "whole cut");
+    fz_assert(whole.len == streamed->len
+              && (whole.len == 0
+                  || memcmp(whole.p, streamed->p, whole.len) == 0),
+              "the streaming cut differs from the whole message's");
+    ts_buf_free(&whole);
+}
+
+
 static void
 fz_check_answer(const char *p, size_t n, int sse, size_t step)
 {
@@ -180,6 +210,7 @@ fz_check_answer(const char *p, size_t n, int sse, size_t step)
     } else {
         fz_assert(!fz_valid_json(p, n) || fz_valid_json(whole.p, whole.len),
                   "valid JSON in, invalid JSON without search blocks");
+        fz_check_whole(p, n, &whole);
     }
 
     ts_buf_free(&whole);

@@ -25,7 +25,7 @@ ngx_http_toolsearch_answer_cleanup(void *data)
 {
     ngx_http_toolsearch_ctx_t  *ctx = data;
 
-    ts_cut_free(ctx->answer);
+    ts_cut_free(ctx->cut);
     ngx_http_toolsearch_pace_free(&ctx->pace);
 }
 
@@ -39,17 +39,17 @@ ngx_http_toolsearch_answer_feed(ngx_http_request_t *r, u_char *p, size_t n,
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
-    if (n && ts_cut_feed(ctx->answer, (char *) p, n, out) != 0) {
+    if (n && ts_cut_feed(ctx->cut, (char *) p, n, out) != 0) {
         return NGX_ERROR;
     }
 
     if (last) {
-        if (ts_cut_end(ctx->answer, out) != 0) {
+        if (ts_cut_end(ctx->cut, out) != 0) {
             return NGX_ERROR;
         }
 
         /* a JSON answer was held whole: its memory goes now */
-        ts_cut_free(ctx->answer);
+        ts_cut_free(ctx->cut);
     }
 
     return NGX_OK;
@@ -88,15 +88,15 @@ ngx_http_toolsearch_answer_start(ngx_http_request_t *r,
 {
     ngx_pool_cleanup_t  *cln;
 
-    ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
+    ctx->cut = ngx_palloc(r->pool, sizeof(ts_cut_t));
     cln = ngx_pool_cleanup_add(r->pool, 0);
 
-    if (ctx->answer == NULL || cln == NULL) {
-        ctx->answer = NULL;
+    if (ctx->cut == NULL || cln == NULL) {
+        ctx->cut = NULL;
         return NGX_ERROR;
     }
 
-    ts_cut_init(ctx->answer, NULL, sse);
+    ts_cut_init(ctx->cut, NULL, sse);
     ngx_http_toolsearch_pace_init(&ctx->pace, ngx_http_toolsearch_answer_feed,
                                   sse);
     cln->handler = ngx_http_toolsearch_answer_cleanup;
@@ -159,7 +159,7 @@ ngx_http_toolsearch_answer_body_filter(ngx_http_request_t *r,
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
 
-    if (r != r->main || ctx == NULL || ctx->answer == NULL
+    if (r != r->main || ctx == NULL || ctx->cut == NULL
         || ctx->decision != TS_DECISION_DEFERRED_HOSTED)
     {
         return ngx_http_next_body_filter(r, in);

@@ -15,6 +15,7 @@
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_handler.h"
 #include "ngx_http_toolsearch_body.h"
+#include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_betas.h"
 #include "chat/ts_chat.h"
 #include "responses/ts_responses.h"
@@ -33,9 +34,6 @@ static void ngx_http_toolsearch_read_in_one(ngx_http_request_t *r,
 static void ngx_http_toolsearch_body_handler(ngx_http_request_t *r);
 static void ngx_http_toolsearch_process(ngx_http_request_t *r,
     ngx_http_toolsearch_ctx_t *ctx);
-static ngx_int_t ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
-    u_char *body, size_t len);
 static void ngx_http_toolsearch_input(ngx_http_request_t *r,
     ngx_http_toolsearch_loc_conf_t *tlcf, ts_input_t *in);
 
@@ -289,13 +287,6 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
                                      ctx->count);
 
-    if (ctx->loop
-        && ngx_http_toolsearch_loop_prepare(r, ctx) != NGX_OK)
-    {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-
     ctx->status = NGX_DECLINED;
     r->preserve_body = 1;
 
@@ -365,24 +356,20 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ts_counters_from_request(ctx->count, &rq);
 
     if (ctx->decision == TS_DECISION_DEFERRED_GATEWAY
-        && ngx_http_toolsearch_loop_create(r, ctx, &rq, &in, body, len)
+        && ngx_http_toolsearch_loop_start(r, ctx, &rq, &in, body, len)
            != NGX_OK)
     {
         ctx->decision = TS_DECISION_ERROR;
 
     } else if (ngx_http_toolsearch_apply(r, &rq, body) != NGX_OK) {
         ctx->decision = TS_DECISION_ERROR;
-        ts_loop_free(ctx->loop);
-        ctx->loop = NULL;
 
     } else {
         ctx->count[TS_COUNTER_bytes_out] = ts_request_size(&rq);
         ctx->changed = ts_request_changed(&rq) || rq.betas_changed;
 
-        if (ctx->loop) {
-            /* the first call's body: not read a second time */
-            ts_loop_keep(ctx->loop, &rq);
-        }
+        /* the first call's body: not read a second time */
+        ngx_http_toolsearch_loop_keep(ctx, &rq);
     }
 
     ts_request_free(&rq);
@@ -391,36 +378,6 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
                    "toolsearch: %s, %uz bytes out",
                    ts_decision_name(ctx->decision),
                    ctx->count[TS_COUNTER_bytes_out]);
-}
-
-
-/* the gateway answers the model's searches: the loop follows the calls */
-static ngx_int_t
-ngx_http_toolsearch_loop_create(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx, ts_request_t *rq, ts_input_t *in,
-    u_char *body, size_t len)
-{
-    const ts_member_t  *stream;
-
-    if (ctx->format == TS_FORMAT_CHAT) {
-        ctx->sse = ts_chat_stream(rq);
-        ctx->loop = ts_chat_loop_create(in, rq);
-
-        return ctx->loop ? NGX_OK : NGX_ERROR;
-    }
-
-    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
-    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
-
-    if (ctx->format == TS_FORMAT_RESPONSES) {
-        ctx->loop = ts_responses_loop_create(in, rq);
-
-        return ctx->loop ? NGX_OK : NGX_ERROR;
-    }
-
-    ctx->loop = ts_loop_create(in, (char *) body, len);
-
-    return ctx->loop ? NGX_OK : NGX_ERROR;
 }
 
 

@@ -6,7 +6,9 @@
  * filters feed its answer to the engine's loop (src/loop/ts_loop.c) and send
  * the client what the loop gives.  The first call starts from the
  * request's content handler, each later one from the main request's
- * write handler, once the previous one has ended.
+ * write handler, once the previous one has ended.  The loop's state
+ * (ngx_http_toolsearch_loop.h) lives from ngx_http_toolsearch_loop_start()
+ * to the cleanup of the request's pool, the one place that frees it.
  */
 
 
@@ -15,8 +17,11 @@
 #include <ngx_http.h>
 
 #include "ngx_http_toolsearch_module.h"
+#include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_betas.h"
+#include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 
 #if (NGX_HAVE_MALLOC_TRIM)
 #include <malloc.h>
@@ -29,7 +34,7 @@
 
 static ngx_int_t ngx_http_toolsearch_loop_content(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_call(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx);
+    ngx_http_toolsearch_loop_t *ctx);
 static void ngx_http_toolsearch_loop_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_toolsearch_loop_feed(ngx_http_request_t *r,
     u_char *p, size_t n, ngx_uint_t last, ts_buf_t *out);
@@ -47,6 +52,27 @@ static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
  * it last gave memory back */
 static ngx_uint_t  ngx_http_toolsearch_loops;
 static ngx_uint_t  ngx_http_toolsearch_loops_peak;
+
+
+/* the request's loop, through the context its calls share */
+static ngx_http_toolsearch_loop_t *
+ngx_http_toolsearch_loop_of(ngx_http_request_t *r)
+{
+    ngx_http_toolsearch_ctx_t  *shared;
+
+    shared = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+
+    return shared ? shared->loop : NULL;
+}
+
+
+static void
+ngx_http_toolsearch_loop_began(void)
+{
+    if (++ngx_http_toolsearch_loops > ngx_http_toolsearch_loops_peak) {
+        ngx_http_toolsearch_loops_peak = ngx_http_toolsearch_loops;
+    }
+}
 
 
 /*
@@ -77,18 +103,18 @@ ngx_http_toolsearch_loop_ended(void)
 static void
 ngx_http_toolsearch_loop_cleanup(void *data)
 {
-    ngx_http_toolsearch_ctx_t  *ctx = data;
+    ngx_http_toolsearch_loop_t  *ctx = data;
 
     ts_loop_free(ctx->loop);
     ts_buf_free(&ctx->call);
     ts_buf_free(&ctx->out);
     ts_buf_free(&ctx->error);
-    ngx_http_toolsearch_pace_free(&ctx->pace);
+    ngx_http_toolsearch_pace_free(&ctx->shared->pace);
     ctx->loop = NULL;
 
-    if (ctx->answer) {
-        ts_cut_free(ctx->answer);
-        ctx->answer = NULL;
+    if (ctx->cut) {
+        ts_cut_free(ctx->cut);
+        ctx->cut = NULL;
     }
 
     ngx_http_toolsearch_loop_ended();
@@ -120,52 +146,103 @@ ngx_http_toolsearch_drop_accept_encoding(ngx_http_request_t *r)
 }
 
 
-ngx_int_t
-ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+/* the engine's loop for the request's format, and whether it streams */
+static ts_loop_t *
+ngx_http_toolsearch_loop_create(ngx_http_toolsearch_loop_t *ctx,
+    ts_request_t *rq, ts_input_t *in, u_char *body, size_t len)
 {
-    ngx_pool_cleanup_t              *cln;
-    ngx_http_toolsearch_loc_conf_t  *tlcf;
+    const ts_member_t  *stream;
 
-    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-
-    if (ngx_http_toolsearch_strips(tlcf, ctx)) {
-        ctx->answer = ngx_palloc(r->pool, sizeof(ts_cut_t));
+    if (ctx->shared->format == TS_FORMAT_CHAT) {
+        ctx->sse = ts_chat_stream(rq);
+        return ts_chat_loop_create(in, rq);
     }
 
-    if (cln == NULL
-        || (ngx_http_toolsearch_strips(tlcf, ctx) && ctx->answer == NULL))
-    {
-        ts_loop_free(ctx->loop);
-        ctx->loop = NULL;
-        return NGX_ERROR;
+    stream = ts_index_top(&rq->ix, TS_TOP_STREAM);
+    ctx->sse = stream != NULL && stream->val.kind == TS_TRUE;
+
+    if (ctx->shared->format == TS_FORMAT_RESPONSES) {
+        return ts_responses_loop_create(in, rq);
     }
 
-    cln->handler = ngx_http_toolsearch_loop_cleanup;
-    cln->data = ctx;
+    return ts_loop_create(in, (char *) body, len);
+}
 
-    if (++ngx_http_toolsearch_loops > ngx_http_toolsearch_loops_peak) {
-        ngx_http_toolsearch_loops_peak = ngx_http_toolsearch_loops;
-    }
 
+/*
+ * The loop's state from its start: bytes for the client go out as they
+ * come (the pace), and what the client gets of the searches is their
+ * blocks, or only the final content (the cut runs over those bytes).
+ */
+static void
+ngx_http_toolsearch_loop_init_state(ngx_http_toolsearch_loop_t *ctx,
+    ngx_http_toolsearch_loc_conf_t *tlcf)
+{
     ts_buf_init(&ctx->call, 0);
     ts_buf_init(&ctx->out, 0);
     ts_buf_init(&ctx->error, 0);
 
-    /* the loop's bytes for the client go out as they come */
-    ngx_http_toolsearch_pace_init(&ctx->pace, ngx_http_toolsearch_loop_feed,
-                                  1);
+    ngx_http_toolsearch_pace_init(&ctx->shared->pace,
+                                  ngx_http_toolsearch_loop_feed, 1);
 
-    /* what the client gets of the searches: their blocks, or only the
-     * final content (the cut runs over the loop's bytes for the client) */
-    if (ctx->answer) {
-        ts_cut_init(ctx->answer, tlcf->policy.search_tool, ctx->sse);
+    if (ctx->cut) {
+        ts_cut_init(ctx->cut, tlcf->policy.search_tool, ctx->sse);
     }
+}
+
+
+ngx_int_t
+ngx_http_toolsearch_loop_start(ngx_http_request_t *r,
+    ngx_http_toolsearch_ctx_t *shared, ts_request_t *rq, ts_input_t *in,
+    u_char *body, size_t len)
+{
+    ngx_pool_cleanup_t              *cln;
+    ngx_http_toolsearch_loop_t      *ctx;
+    ngx_http_toolsearch_loc_conf_t  *tlcf;
+
+    tlcf = ngx_http_get_module_loc_conf(r, ngx_http_toolsearch_module);
+    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_toolsearch_loop_t));
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+
+    if (ctx == NULL || cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx->shared = shared;
+
+    if (ngx_http_toolsearch_strips(tlcf, shared)) {
+        ctx->cut = ngx_palloc(r->pool, sizeof(ts_cut_t));
+        if (ctx->cut == NULL) {
+            return NGX_ERROR;
+        }
+    }
+
+    ctx->loop = ngx_http_toolsearch_loop_create(ctx, rq, in, body, len);
+    if (ctx->loop == NULL) {
+        return NGX_ERROR;
+    }
+
+    /* from here on the pool's cleanup frees what the loop holds */
+    cln->handler = ngx_http_toolsearch_loop_cleanup;
+    cln->data = ctx;
+    ngx_http_toolsearch_loop_began();
+
+    ngx_http_toolsearch_loop_init_state(ctx, tlcf);
+    shared->loop = ctx;
 
     r->content_handler = ngx_http_toolsearch_loop_content;
 
     return NGX_OK;
+}
+
+
+void
+ngx_http_toolsearch_loop_keep(ngx_http_toolsearch_ctx_t *shared,
+    ts_request_t *rq)
+{
+    if (shared->loop != NULL) {
+        ts_loop_keep(shared->loop->loop, rq);
+    }
 }
 
 
@@ -176,7 +253,7 @@ ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
 static ngx_int_t
 ngx_http_toolsearch_loop_content(ngx_http_request_t *r)
 {
-    ngx_http_toolsearch_ctx_t  *ctx;
+    ngx_http_toolsearch_loop_t  *ctx;
 
     /* a call of a location without a handler of its own (proxy_pass)
      * would inherit this one: it has nowhere to go */
@@ -184,7 +261,7 @@ ngx_http_toolsearch_loop_content(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+    ctx = ngx_http_toolsearch_loop_of(r);
 
     if (ctx == NULL || ctx->loop == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -207,7 +284,7 @@ static ngx_int_t
 ngx_http_toolsearch_call_done(ngx_http_request_t *sr, void *data,
     ngx_int_t rc)
 {
-    ngx_http_toolsearch_ctx_t  *ctx = data;
+    ngx_http_toolsearch_loop_t  *ctx = data;
 
     /* $upstream_status and its kin of the client's request list every
      * call, " : " between them, as after an internal redirect */
@@ -224,7 +301,7 @@ ngx_http_toolsearch_call_done(ngx_http_request_t *sr, void *data,
 
 static ngx_int_t
 ngx_http_toolsearch_call(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+    ngx_http_toolsearch_loop_t *ctx)
 {
     ngx_buf_t                    *b;
     ngx_chain_t                  *cl;
@@ -291,7 +368,7 @@ ngx_http_toolsearch_call(ngx_http_request_t *r,
     sr->headers_in.content_length = NULL;
     sr->headers_in.chunked = 0;
 
-    ngx_http_set_ctx(sr, ctx, ngx_http_toolsearch_module);
+    ngx_http_set_ctx(sr, ctx->shared, ngx_http_toolsearch_module);
 
     sr->upstream_states = r->upstream_states;
 
@@ -362,12 +439,12 @@ ngx_http_toolsearch_is_sse(ngx_http_request_t *sr)
  * error event that ends the stream.
  */
 static ngx_int_t
-ngx_http_toolsearch_header_filter(ngx_http_request_t *r)
+ngx_http_toolsearch_loop_header_filter(ngx_http_request_t *r)
 {
-    ngx_http_request_t         *pr;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    ngx_http_request_t          *pr;
+    ngx_http_toolsearch_loop_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+    ctx = ngx_http_toolsearch_loop_of(r);
 
     if (r == r->main || ctx == NULL || ctx->sr != r) {
         return ngx_http_next_header_filter(r);
@@ -421,21 +498,21 @@ ngx_http_toolsearch_header_filter(ngx_http_request_t *r)
  * toolsearch_search_blocks strip asks it; last: the answer's end.
  */
 static ngx_int_t
-ngx_http_toolsearch_cut(ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
+ngx_http_toolsearch_cut(ngx_http_toolsearch_loop_t *ctx, ngx_uint_t last)
 {
     ts_buf_t  cut;
 
-    if (ctx->answer == NULL) {
+    if (ctx->cut == NULL) {
         return NGX_OK;
     }
 
     ts_buf_init(&cut, 0);
-    (void) ts_cut_feed(ctx->answer, ctx->out.p, ctx->out.len, &cut);
+    (void) ts_cut_feed(ctx->cut, ctx->out.p, ctx->out.len, &cut);
 
     if (last) {
-        (void) ts_cut_end(ctx->answer, &cut);
-        ts_cut_free(ctx->answer);
-        ctx->answer = NULL;
+        (void) ts_cut_end(ctx->cut, &cut);
+        ts_cut_free(ctx->cut);
+        ctx->cut = NULL;
     }
 
     ts_buf_free(&ctx->out);
@@ -453,7 +530,7 @@ ngx_http_toolsearch_cut(ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
  */
 static ngx_int_t
 ngx_http_toolsearch_send(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t last)
+    ngx_http_toolsearch_loop_t *ctx, ngx_uint_t last)
 {
     ngx_buf_t    *b;
     ngx_chain_t   out;
@@ -499,7 +576,7 @@ ngx_http_toolsearch_send(ngx_http_request_t *r,
 
 /* keeps what the answer says: the loop's input, or a failed call's body */
 static void
-ngx_http_toolsearch_take(ngx_http_toolsearch_ctx_t *ctx, u_char *p, size_t n)
+ngx_http_toolsearch_take(ngx_http_toolsearch_loop_t *ctx, u_char *p, size_t n)
 {
     if (!ctx->failed) {
         if (ts_loop_feed(ctx->loop, (char *) p, n, &ctx->out) != 0) {
@@ -524,10 +601,10 @@ static ngx_int_t
 ngx_http_toolsearch_loop_feed(ngx_http_request_t *r, u_char *p, size_t n,
     ngx_uint_t last, ts_buf_t *out)
 {
-    ngx_int_t                   rc;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    ngx_int_t                    rc;
+    ngx_http_toolsearch_loop_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+    ctx = ngx_http_toolsearch_loop_of(r);
 
     ngx_http_toolsearch_take(ctx, p, n);
 
@@ -548,12 +625,13 @@ ngx_http_toolsearch_loop_feed(ngx_http_request_t *r, u_char *p, size_t n,
 
 
 static ngx_int_t
-ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+ngx_http_toolsearch_loop_body_filter(ngx_http_request_t *r,
+    ngx_chain_t *in)
 {
-    ngx_chain_t                *cl;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    ngx_chain_t                 *cl;
+    ngx_http_toolsearch_loop_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+    ctx = ngx_http_toolsearch_loop_of(r);
 
     if (r == r->main || ctx == NULL || ctx->sr != r) {
         return ngx_http_next_body_filter(r, in);
@@ -571,7 +649,7 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
     }
 
     /* the answer is fed at the client's pace (the pace's file) */
-    return ngx_http_toolsearch_pace(r, &ctx->pace, in,
+    return ngx_http_toolsearch_pace(r, &ctx->shared->pace, in,
                                     ngx_http_next_body_filter);
 }
 
@@ -579,11 +657,11 @@ ngx_http_toolsearch_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 /* the counters the loop fills (LOOP in ts_counters.h), and their sums */
 static void
 ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+    ngx_http_toolsearch_loop_t *ctx)
 {
-    ts_loop_counters(ctx->count, ctx->loop);
+    ts_loop_counters(ctx->shared->count, ctx->loop);
 
-    ngx_http_toolsearch_stat_loop(r, ctx->count);
+    ngx_http_toolsearch_stat_loop(r, ctx->shared->count);
 }
 
 
@@ -591,7 +669,7 @@ ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
  * those bytes, the last */
 static ngx_int_t
 ngx_http_toolsearch_send_whole(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+    ngx_http_toolsearch_loop_t *ctx)
 {
     ngx_int_t  rc;
 
@@ -610,7 +688,7 @@ ngx_http_toolsearch_send_whole(ngx_http_request_t *r,
 /* a whole JSON message goes out once the loop is done */
 static ngx_int_t
 ngx_http_toolsearch_send_json(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+    ngx_http_toolsearch_loop_t *ctx)
 {
     if (ngx_http_toolsearch_copy_headers(r, ctx->sr) != NGX_OK
         || ngx_http_toolsearch_cut(ctx, 1) != NGX_OK)
@@ -625,7 +703,7 @@ ngx_http_toolsearch_send_json(ngx_http_request_t *r,
 /* the client's error when the client's header is not sent yet */
 static ngx_int_t
 ngx_http_toolsearch_send_error(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+    ngx_http_toolsearch_loop_t *ctx)
 {
     r->headers_out.status = NGX_HTTP_BAD_GATEWAY;
     ngx_str_set(&r->headers_out.content_type, "application/json");
@@ -644,7 +722,7 @@ ngx_http_toolsearch_send_error(ngx_http_request_t *r,
  */
 static ngx_int_t
 ngx_http_toolsearch_fail(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx, ngx_uint_t status, const char *message)
+    ngx_http_toolsearch_loop_t *ctx, ngx_uint_t status, const char *message)
 {
     ts_loop_error_t  e;
 
@@ -671,7 +749,7 @@ ngx_http_toolsearch_fail(ngx_http_request_t *r,
 /* what the end of a call leads to: NGX_DONE while the next call runs */
 static ngx_int_t
 ngx_http_toolsearch_next(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx)
+    ngx_http_toolsearch_loop_t *ctx)
 {
     if (ctx->failed) {
         return ngx_http_toolsearch_fail(r, ctx, ctx->error_status,
@@ -722,10 +800,10 @@ ngx_http_toolsearch_next(ngx_http_request_t *r,
 static void
 ngx_http_toolsearch_loop_handler(ngx_http_request_t *r)
 {
-    ngx_int_t                   rc;
-    ngx_http_toolsearch_ctx_t  *ctx;
+    ngx_int_t                    rc;
+    ngx_http_toolsearch_loop_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_toolsearch_module);
+    ctx = ngx_http_toolsearch_loop_of(r);
 
     if (ctx == NULL || !ctx->done) {
         return;
@@ -757,9 +835,9 @@ ngx_http_toolsearch_loop_handler(ngx_http_request_t *r)
 ngx_int_t
 ngx_http_toolsearch_loop_init(ngx_conf_t *cf)
 {
-    ngx_http_toolsearch_filters_add(ngx_http_toolsearch_header_filter,
+    ngx_http_toolsearch_filters_add(ngx_http_toolsearch_loop_header_filter,
                                     &ngx_http_next_header_filter,
-                                    ngx_http_toolsearch_body_filter,
+                                    ngx_http_toolsearch_loop_body_filter,
                                     &ngx_http_next_body_filter);
 
     return NGX_OK;

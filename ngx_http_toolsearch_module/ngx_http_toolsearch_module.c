@@ -16,6 +16,7 @@
 #include "ngx_http_toolsearch_status.h"
 #include "ngx_http_toolsearch_blocks.h"
 #include "ngx_http_toolsearch_handler.h"
+#include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_variables.h"
 #include "search/ts_search.h"
 

@@ -1,8 +1,8 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * What the glue's files share: the location configuration, the request
- * context, and the gateway search loop's entry points.
+ * What the glue's files share: the location configuration and the request
+ * context.
  */
 
 #ifndef NGX_HTTP_TOOLSEARCH_MODULE_H
@@ -13,7 +13,6 @@
 #include <ngx_http.h>
 
 #include "loop/ts_cut.h"
-#include "loop/ts_loop.h"
 #include "rewrite/ts_client.h"
 #include "rewrite/ts_counters.h"
 #include "rewrite/ts_format.h"
@@ -62,35 +61,20 @@ typedef struct {
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */
-    ts_cut_t       *answer;         /* the cut of the client's answer */
+    ts_cut_t       *cut;            /* the search blocks' cut of a
+                                       deferred_hosted answer */
     ngx_http_toolsearch_pace_t  pace;   /* of the answer's body filter */
 
-    /* gateway-executed search */
-    ts_loop_t      *loop;
-    ts_buf_t        call;           /* the body of the current call */
-    ts_buf_t        out;            /* bytes for the client */
-    ts_buf_t        error;          /* a failed call's answer */
-    ngx_http_request_t  *sr;        /* the current call */
-    ngx_uint_t      error_status;   /* the failed call's status */
-    unsigned        done:1;         /* the current call ended */
-    unsigned        answering:1;    /* the current call's answer began */
-    unsigned        complete:1;     /* ... and reached its end */
-    unsigned        sse:1;
-    unsigned        streaming:1;    /* the client's header is sent */
-    unsigned        passthrough:1;  /* the answer goes to the client as is */
-    unsigned        failed:1;       /* the call answered with an error */
+    /* gateway-executed search: the loop's own (ngx_http_toolsearch_loop.h) */
+    struct ngx_http_toolsearch_loop_s  *loop;
 } ngx_http_toolsearch_ctx_t;
+
+
+typedef struct ngx_http_toolsearch_loop_s  ngx_http_toolsearch_loop_t;
 
 
 extern ngx_module_t  ngx_http_toolsearch_module;
 
-
-/* a DEFERRED_GATEWAY request: the loop becomes its content handler */
-ngx_int_t ngx_http_toolsearch_loop_prepare(ngx_http_request_t *r,
-    ngx_http_toolsearch_ctx_t *ctx);
-
-/* the response filters that follow the calls */
-ngx_int_t ngx_http_toolsearch_loop_init(ngx_conf_t *cf);
 
 /* the response filters that cut search blocks from hosted answers */
 ngx_int_t ngx_http_toolsearch_answer_init(ngx_conf_t *cf);

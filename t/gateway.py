@@ -76,7 +76,8 @@ LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'decision=$toolsearch_decision in=$toolsearch_bytes_in '
               'out=$toolsearch_bytes_out tools=$toolsearch_tools_total '
               'searches=$toolsearch_searches loaded=$toolsearch_loaded '
-              'client=$toolsearch_client\';')
+              'client=$toolsearch_client format=$toolsearch_format '
+              'chars=$toolsearch_defer_chars\';')
 
 CONF = """
 {load_module}

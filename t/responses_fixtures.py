@@ -10,9 +10,16 @@ client-executed tool_search).  Built, not recorded, as
 t/chat_fixtures.py builds its Chat Completions bodies."""
 
 import json
+import os
 
 from chat_fixtures import text_of
-from conftest import client_requests
+from conftest import client_requests, recorded_session
+
+# the clients recorded on the Responses API (t/fixtures/openai/README.md)
+RECORDED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "fixtures", "openai-responses")
+RECORDED = sorted(d for d in os.listdir(RECORDED_DIR)
+                  if os.path.isdir(os.path.join(RECORDED_DIR, d)))
 
 CLIENT_HEADERS = [("Content-Type", "application/json"),
                   ("Authorization", "Bearer sk-test"),
@@ -94,6 +101,12 @@ def responses_requests(client, shape="ai-sdk", stream=True):
             out.append(json.dumps(responses_body(b, shape, stream),
                                   separators=(",", ":")).encode())
     return out
+
+
+def recorded_requests(client, stream=True):
+    """The client's recorded Responses session
+    (conftest.recorded_session)."""
+    return recorded_session(RECORDED_DIR, client, stream)
 
 
 def tool_bytes(body):

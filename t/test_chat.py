@@ -1,8 +1,10 @@
 """Chat Completions through a real nginx with the module and the
 emulator playing OpenAI's API and a model: gateway-run search for any
-upstream.  The requests are opencode's recorded session, sent in the
-shape the AI SDK's openai-compatible provider gives it (t/chat_fixtures.py).
-The client gets one completion; the upstream, which validates every
+upstream.  The requests are real clients' recorded Chat Completions
+sessions (opencode's first request for most tests; t/fixtures/openai),
+and, for the clients not recorded in this format yet, their Messages
+sessions in the shape the AI SDK's openai-compatible provider gives them
+(t/chat_fixtures.py).  The client gets one completion; the upstream, which validates every
 request as the API does, sees the search function, the tools it loads,
 and never a deferred one."""
 
@@ -11,9 +13,9 @@ import os
 
 import pytest
 
-from conftest import request
-from chat_fixtures import (CLIENT_HEADERS, chat_requests, sse_chunks,
-                           tool_bytes)
+from conftest import assert_search_then_load, request
+from chat_fixtures import (CLIENT_HEADERS, RECORDED, chat_requests,
+                           recorded_requests, sse_chunks, tool_bytes)
 from emulator import ApiError, ChatReply, chat_seeker
 
 TARGET = "memory_create_entities"
@@ -33,16 +35,17 @@ def gw(gateway, emulator):
 
 
 def first_request(stream):
-    body = json.loads(chat_requests("opencode")[0])
+    """opencode's first request with tools, as it sent it."""
+    body = json.loads(recorded_requests("opencode")[0][0])
     if not stream:
         del body["stream"], body["stream_options"]
     return body
 
 
-def send(gw, body, uri=URI):
+def send(gw, body, uri=URI, headers=CLIENT_HEADERS):
     data = body if isinstance(body, bytes) else \
         json.dumps(body, separators=(",", ":")).encode()
-    return request(gw, "POST", uri, data, CLIENT_HEADERS)
+    return request(gw, "POST", uri, data, headers)
 
 
 def completion(r, stream):
@@ -363,6 +366,36 @@ def test_client_session_completes(gateway, emulator, client, stream):
         assert rec.status == 200, rec.error
         assert tool_bytes(rec.body) <= sent * 0.5, \
             (client, tool_bytes(rec.body), sent)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", RECORDED)
+def test_recorded_session_completes(gateway, emulator, client, stream):
+    """Each client's recorded Chat Completions session, as it sent it
+    (body and headers), with `toolsearch on;` alone: its first request
+    gets one completion calling the memory server's create_entities (the
+    model searched for it), its recorded next turn, which answers that
+    call, gets the final text, and at most half of its tool bytes reach
+    the upstream on any call."""
+    session = recorded_requests(client, stream)
+    first = json.loads(session[0][0])
+    target = [n for n in function_names(first)
+              if n.endswith("create_entities")][0]
+    emulator.chat_script = chat_seeker(target, ARGS, "memory create "
+                                       "entities", "done")
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, session[0][0], headers=session[0][1])
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    assert [c["function"]["name"] for c in message["tool_calls"]] == \
+        [target]
+    r = send(gw, session[1][0], headers=session[1][1])
+    _, message, finish, _ = completion(r, stream)
+    assert (message["content"], finish) == ("done", "stop")
+    assert_search_then_load(
+        [(function_names(b), tool_bytes(rec.body)) for b, rec in
+         zip(upstream_bodies(emulator), emulator.requests)],
+        target, tool_bytes(session[0][0]))
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -12,10 +12,11 @@ import json
 
 import pytest
 
-from conftest import request
+from conftest import assert_search_then_load, request
 from emulator import ApiError, Fault
 from emulator_responses import ResponsesReply, responses_seeker
-from responses_fixtures import (CLIENT_HEADERS, responses_requests,
+from responses_fixtures import (CLIENT_HEADERS, RECORDED,
+                                recorded_requests, responses_requests,
                                 sse_events, tool_bytes)
 
 TARGET = "memory_create_entities"
@@ -40,10 +41,10 @@ def first_request(stream, client="opencode", shape="ai-sdk"):
     return json.loads(responses_requests(client, shape, stream)[0])
 
 
-def send(gw, body, uri=URI):
+def send(gw, body, uri=URI, headers=CLIENT_HEADERS):
     data = body if isinstance(body, bytes) else \
         json.dumps(body, separators=(",", ":")).encode()
-    return request(gw, "POST", uri, data, CLIENT_HEADERS)
+    return request(gw, "POST", uri, data, headers)
 
 
 def response_of(r, stream):
@@ -163,6 +164,32 @@ def test_client_session_completes(gateway, emulator, client, stream):
     sent = tool_bytes(json.dumps(body).encode())
     for b in turn1 + turn2:
         assert tool_bytes(json.dumps(b).encode()) <= sent * 0.5, client
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", RECORDED)
+def test_recorded_session_completes(gateway, emulator, client, stream):
+    """Each client's recorded Responses session, as it sent it (body and
+    headers), with `toolsearch on;` alone: its first request gets one
+    response calling the memory server's create_entities (the model
+    searched for it), its recorded next turn gets the final text, and at
+    most half of its tool bytes reach the upstream on any call."""
+    session = recorded_requests(client, stream)
+    first = json.loads(session[0][0])
+    target = [n for n in names(first) if n.endswith("create_entities")][0]
+    emulator.responses_script = responses_seeker(
+        target, ARGS, "memory create entities", "done")
+    gw = gateway(server="toolsearch on;")
+    resp = response_of(send(gw, session[0][0], headers=session[0][1]),
+                       stream)
+    assert [c["name"] for c in calls_of(resp)] == [target]
+    resp = response_of(send(gw, session[1][0], headers=session[1][1]),
+                       stream)
+    assert text_of(resp) == "done" and not calls_of(resp)
+    assert_search_then_load(
+        [(names(b), tool_bytes(rec.body)) for b, rec in
+         zip(upstream_bodies(emulator), emulator.requests)],
+        target, tool_bytes(session[0][0]))
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -97,6 +97,37 @@ def setup_opencode(work, url, modules):
             "-m", "anthropic/" + MODEL, PROMPT], {}
 
 
+def opencode_chat_config(work, url):
+    """opencode on Chat Completions: a provider of its own on the AI SDK's
+    openai-compatible package (bundled in opencode), titles included."""
+    config = opencode_config(work, url)
+    config["provider"] = {"gateway": {
+        "npm": "@ai-sdk/openai-compatible", "name": "Gateway",
+        "options": {"baseURL": url + "/v1", "apiKey": KEY},
+        "models": {CHAT_MODEL: {"name": CHAT_MODEL, "tool_call": True}}}}
+    config["small_model"] = "gateway/" + CHAT_MODEL
+    return config
+
+
+def setup_opencode_chat(work, url, modules):
+    work.write(".config/opencode/opencode.json",
+               opencode_chat_config(work, url))
+    return [os.path.join(modules, ".bin", "opencode"), "run", "--auto",
+            "-m", "gateway/" + CHAT_MODEL, PROMPT], {}
+
+
+def setup_opencode_responses(work, url, modules):
+    """opencode on the Responses API: its own openai provider (the AI
+    SDK's @ai-sdk/openai, store false) with a base URL."""
+    config = opencode_config(work, url)
+    config["provider"] = {"openai": {"options": {
+        "baseURL": url + "/v1", "apiKey": KEY}}}
+    config["small_model"] = "openai/" + CHAT_MODEL
+    work.write(".config/opencode/opencode.json", config)
+    return [os.path.join(modules, ".bin", "opencode"), "run", "--auto",
+            "-m", "openai/" + CHAT_MODEL, PROMPT], {}
+
+
 def setup_kilo(work, url, modules):
     path = work.write(".config/kilo/kilo.json", opencode_config(work, url))
     return [os.path.join(modules, ".bin", "kilo"), "run", "--auto",
@@ -116,41 +147,75 @@ def setup_cline(work, url, modules):
         providers = json.load(f)
     providers["providers"]["anthropic"]["settings"]["baseUrl"] = url + "/v1"
     work.write(".cline/data/settings/providers.json", providers)
-    work.write(".cline/data/settings/cline_mcp_settings.json", {
-        "mcpServers": {name: dict(s, type="stdio")
-                       for name, s in work.servers.items()}})
+    cline_servers(work)
     return [cline, "--json", "-t", "150", PROMPT], {}
 
 
-def setup_continue(work, url, modules):
+def setup_cline_chat(work, url, modules):
+    """cline on Chat Completions: its openai (compatible) provider, set
+    with a base URL by its own auth command."""
+    cline = os.path.join(modules, ".bin", "cline")
+    subprocess.run([cline, "auth", "-p", "openai", "-k", KEY, "-m",
+                    CHAT_MODEL, "-b", url + "/v1"],
+                   env={"PATH": os.environ.get("PATH", ""),
+                        "HOME": work.home},
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   check=True, timeout=120)
+    cline_servers(work)
+    return [cline, "--json", "-t", "150", PROMPT], {}
+
+
+def cline_servers(work):
+    # a 60 s timeout: the servers start slowly on a small, busy machine
+    work.write(".cline/data/settings/cline_mcp_settings.json", {
+        "mcpServers": {name: dict(s, type="stdio", timeout=60)
+                       for name, s in work.servers.items()}})
+
+
+def setup_continue(work, url, modules, provider="anthropic", model=MODEL):
     servers = "".join(
         "  - name: %s\n    command: %s\n    args: %s\n    env: %s\n"
         % (name, s["command"], json.dumps(s["args"]), json.dumps(s["env"]))
         for name, s in work.servers.items())
     path = work.write(".continue/config.yaml", (
         "name: e2e\nversion: 1.0.0\nschema: v1\nmodels:\n"
-        "  - name: sonnet\n    provider: anthropic\n    model: %s\n"
+        "  - name: main\n    provider: %s\n    model: %s\n"
         "    apiKey: %s\n    apiBase: %s/v1/\n    roles: [chat, edit]\n"
-        "mcpServers:\n%s") % (MODEL, KEY, url, servers))
+        "mcpServers:\n%s") % (provider, model, KEY, url, servers))
     return [os.path.join(modules, ".bin", "cn"), "--config", path, "--auto",
             "-p", PROMPT], {}
 
 
-def setup_qwen(work, url, modules, search=True):
+def setup_continue_chat(work, url, modules):
+    """continue's openai provider: Chat Completions for a model name that
+    is not gpt-5* or o* (those go to the Responses API)."""
+    return setup_continue(work, url, modules, "openai", CHAT_MODEL)
+
+
+def setup_qwen(work, url, modules, search=True, auth="anthropic"):
     settings = {"mcpServers": work.servers,
-                "security": {"auth": {"selectedType": "anthropic"}},
+                "security": {"auth": {"selectedType": auth}},
                 "privacy": {"usageStatisticsEnabled": False},
                 "general": {"disableAutoUpdate": True}}
     if not search:
         settings["tools"] = {"toolSearch": {"enabled": False}}
     work.write(".qwen/settings.json", settings)
-    return [os.path.join(modules, ".bin", "qwen"), "--auth-type",
-            "anthropic", "-m", MODEL, "--yolo", PROMPT], {
-        "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY}
+    env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY}
+    if auth == "openai":
+        env = {"OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": KEY}
+    return [os.path.join(modules, ".bin", "qwen"), "--auth-type", auth,
+            "-m", CHAT_MODEL if auth == "openai" else MODEL, "--yolo",
+            PROMPT], env
 
 
 def setup_qwen_nosearch(work, url, modules):
     return setup_qwen(work, url, modules, search=False)
+
+
+def setup_qwen_chat(work, url, modules):
+    """qwen-code on Chat Completions (its OpenAI auth), its own tool
+    search off so that it sends every tool."""
+    return setup_qwen(work, url, modules, search=False, auth="openai")
 
 
 def sdk_setup(script, stream=False, api=None):
@@ -187,6 +252,11 @@ def setup_claude_code(work, url, modules):
 # client -> (how to configure and start it, the npm packages it is)
 CLIENTS = {
     "opencode": (setup_opencode, ("opencode-ai",)),
+    "opencode-chat": (setup_opencode_chat, ("opencode-ai",)),
+    "cline-chat": (setup_cline_chat, ("cline",)),
+    "continue-chat": (setup_continue_chat, ("@continuedev/cli",)),
+    "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
+    "opencode-responses": (setup_opencode_responses, ("opencode-ai",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),
     "cline": (setup_cline, ("cline",)),
     "continue": (setup_continue, ("@continuedev/cli",)),
@@ -290,3 +360,14 @@ def chat_model(body):
         return ChatReply("Alice")
     return chat_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
                        FINAL)(body)
+
+
+def responses_model(body, ctx):
+    """The scripted model on the Responses API: the same job."""
+    from emulator_responses import ResponsesReply, responses_seeker
+    target = next((n for n in list(ctx.functions) + list(ctx.deferred)
+                   if n.endswith(TARGET_SUFFIX)), None)
+    if target is None and "tool_search" not in ctx.functions:
+        return ResponsesReply("Alice")
+    return responses_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
+                            FINAL)(body, ctx)

@@ -1,10 +1,15 @@
 """Agent clients other than Claude Code through the gateway, end to end:
-opencode, cline, continue, the Vercel AI SDK (on the Messages API and on
-Chat Completions) and LangChain.js (t/e2e/agents.py), each with the five MCP servers from npm, on both
-profiles.  The session completes, the memory server's store holds the
-entity the model asked for, every request reached the emulator and was
-accepted, and the gateway deferred the client's MCP tools."""
+opencode, cline, continue, the Vercel AI SDK (each on the Messages API
+and on Chat Completions), qwen-code with its own search off (on Chat
+Completions), opencode on the Responses API and LangChain.js (t/e2e/agents.py), each with
+the five MCP servers from npm, on both profiles.  The session completes,
+the memory server's store holds the entity the model asked for, every
+request reached the emulator and was accepted, and the gateway deferred
+the client's MCP tools; on the OpenAI formats, the client printed the
+model's final answer and never saw the gateway's search call, and at
+most half of its tool bytes reached the upstream."""
 
+import json
 import os
 
 import pytest
@@ -28,6 +33,11 @@ CASES = [
     ("langchain", "anthropic"), ("langchain", "compatible"),
     # Chat Completions: gateway search whatever the upstream
     ("ai-sdk-chat", "compatible"), ("ai-sdk-chat-stream", "compatible"),
+    ("opencode-chat", "compatible"), ("cline-chat", "compatible"),
+    ("continue-chat", "compatible"), ("qwen-code-chat", "compatible"),
+    # the Responses API: gateway search too, for a model without hosted
+    # tool search
+    ("opencode-responses", "compatible"),
 ]
 
 
@@ -47,6 +57,7 @@ def test_agent_session(client, profile, tmp_path):
     up = Upstream(profile, SERVERS[profile])
     up.emulator.script = agents.model
     up.emulator.chat_script = agents.chat_model
+    up.emulator.responses_script = agents.responses_model
     try:
         run = agents.run_client(client, up.url, MODULES, str(tmp_path),
                                 timeout=240)
@@ -56,12 +67,78 @@ def test_agent_session(client, profile, tmp_path):
     assert run.stored_alice(), (run.memory, run.describe())
     assert posts and [(r.status, r.error) for r in posts] == \
         [(200, None)] * len(posts)
+    openai = "chat" in client or "responses" in client
     want = "deferred_hosted" if profile == "anthropic" \
-        and "chat" not in client else "deferred_gateway"
+        and not openai else "deferred_gateway"
     assert want in [line.get("decision") for line in log], log
     assert {line["client"] for line in log} == \
         {PROFILE.get(client, "default")}, log
-    if "chat" in client:
-        # at most half of the client's bytes (most of them its tools)
-        for line in log:
-            assert int(line["out"]) <= int(line["in"]) * 0.5, line
+    if openai:
+        assert_openai_session(run, posts, log, "responses" if
+                              "responses" in client else "chat_completions")
+
+
+def final_answer(run):
+    """What the client printed as its answer: the last line of its
+    output, or the answer field of the JSON it prints (cline's run
+    result, the SDK scripts' {"final": ...})."""
+    if isinstance(run.output, dict):
+        return run.output.get("text", run.output.get("final"))
+    lines = run.stdout.strip().splitlines()
+    return lines[-1] if lines else None
+
+
+def history(body):
+    """The conversation: Chat Completions' messages, Responses' input."""
+    items = body.get("messages", body.get("input"))
+    return items if isinstance(items, list) else []
+
+
+def called(body):
+    """The functions the conversation's calls name, in either format."""
+    names = []
+    for m in history(body):
+        names += [c["function"]["name"] for c in m.get("tool_calls") or []]
+        if m.get("type") == "function_call":
+            names.append(m["name"])
+    return names
+
+
+def tool_bytes(body):
+    return len(json.dumps(body.get("tools", []), separators=(",", ":"),
+                          ensure_ascii=False).encode())
+
+
+def assert_openai_session(run, posts, log, fmt):
+    """A Chat Completions or Responses session: each answer reached the client as
+    one it could use (it printed the final answer, and the calls it
+    carried back name its own tool, never the gateway's search), and at
+    most half of its tool bytes reached the upstream."""
+    assert final_answer(run) == agents.FINAL, run.describe()
+    bodies = [json.loads(r.body) for r in posts]
+    # the gateway's own calls, after a search: they hold the search call
+    ours = [b for b in bodies if "tool_search" in called(b)]
+    assert len(ours) == sum(int(line["searches"]) for line in log), log
+    for line in log:
+        assert line["format"] == fmt, line
+        assert line["decision"] in ("deferred_gateway",
+                                    "nothing_to_defer"), line
+        # the client's request as it reached the upstream (clients may
+        # send two at once: found by its size), then the gateway's calls
+        # that continue it
+        first = next((r.body for r in posts
+                      if len(r.body) == int(line["out"])), None)
+        assert first is not None, "no upstream call of %s" % line
+        first = json.loads(first)
+        assert all(n.endswith(agents.TARGET_SUFFIX)
+                   for n in called(first)), called(first)
+        if line["decision"] != "deferred_gateway":
+            continue
+        more = [b for b in ours
+                if history(b)[:len(history(first))] == history(first)]
+        assert len(more) == int(line["searches"]), line
+        # the client's tool bytes are at least in - out + the tool bytes
+        # of its own call: the gateway only adds to the rest of the body
+        least = int(line["in"]) - int(line["out"]) + tool_bytes(first)
+        sent = [tool_bytes(b) for b in [first] + more]
+        assert max(sent) <= least * 0.5, (line, sent)

@@ -6,6 +6,7 @@
  * hosted search's blocks and the gateway's, renumbered, usage kept.
  */
 
+#include <stdio.h>
 #include <string.h>
 
 #include "tst.h"
@@ -150,15 +151,132 @@ test_cut_json(void)
     CHECK(same(&out, "{\"type\":\"error\"}"));
     ts_buf_free(&out);
 
-    strip("{\"content\":[" RESULT, NULL, 0, 100, &out, &removed);
-    CHECK(same(&out, "{\"content\":[" RESULT));
-    CHECK(removed == 0);
+    /* a message cut short: what was decided, never a search block */
+    strip("{\"content\":[" CALL "," RESULT ", {\"type\":\"server_",
+          NULL, 0, 100, &out, &removed);
+    CHECK(same(&out, "{\"content\":[" CALL));
+    CHECK(removed == 1);
     ts_buf_free(&out);
+
+    strip("{\"content\":[" USE("tool_search_tool_bm25"), NULL, 0, 3, &out,
+          &removed);
+    CHECK(same(&out, "{\"content\":["));
+    ts_buf_free(&out);
+}
+
+
+#define TEXT  "{\"type\":\"text\",\"text\":\"a \\\"quoted\\\" ]}, text\"}"
+#define BM25  USE("tool_search_tool_bm25")
+
+/* answers the streaming cut must cut as the whole message's cut does */
+static const char  *json_answers[] = {
+    "{\"type\":\"message\",\"content\":[" TEXT "," BM25 "," RESULT ","
+        CALL "],\"stop_reason\":\"tool_use\"}",
+    /* dropped first, kept after */
+    "{\"content\":[" BM25 "," RESULT "," TEXT "," CALL "]}",
+    /* dropped last, and all dropped, with blanks around */
+    "{\"content\": [ " TEXT " ,\n " BM25 " , " RESULT " ] ,\"role\":\"x\"}",
+    "{\"content\":[ " BM25 " , " RESULT " ]}",
+    "{\"content\":[" RESULT "]}",
+    "{\"content\":[]}",
+    "{\"content\":[ ]}",
+    /* interleaved, pretty-printed, content after type and usage */
+    "{\n  \"type\": \"message\",\n  \"usage\": {\"content\": [1]},\n"
+        "  \"content\": [\n    " TEXT ",\n    " BM25 ",\n    " CALL ",\n"
+        "    " RESULT ",\n    " TEXT "\n  ],\n  \"stop_reason\": null\n}\n",
+    /* name before type, type last, escapes in keys and values */
+    "{\"content\":[{\"name\":\"tool_search_tool_regex\",\"input\":"
+        "{\"q\":\"}]\"},\"id\":\"s\",\"type\":\"server_tool_use\"}," CALL "]}",
+    "{\"cont\\u0065nt\":[{\"t\\u0079pe\":\"tool_search_tool_result\","
+        "\"content\":[{\"type\":\"tool_reference\"}]}," TEXT "]}",
+    "{\"content\":[{\"type\":\"server_tool_use\",\"name\":"
+        "\"tool_search_tool_\\u0062m25\",\"input\":{}}," CALL "]}",
+    /* not search blocks: another server tool, a name too short, odd
+     * types, a type twice, items that are no objects */
+    "{\"content\":[" WEB "," USE("tool_search_tool_") "," RESULT "]}",
+    "{\"content\":[{\"type\":1},{\"type\":[\"tool_search_tool_result\"]},"
+        "{\"type\":\"server_tool_use\",\"name\":{\"a\":1}}," BM25 "]}",
+    "{\"content\":[{\"type\":\"tool_search_tool_result\",\"type\":\"x\"},"
+        "{\"type\":\"server_tool_use\",\"name\":\"tool_search_tool_bm25\","
+        "\"name\":\"x\"}," RESULT "]}",
+    "{\"content\":[1, \"tool_search_tool_result\" ,true,null,[" RESULT "],"
+        "-2.5e3 ," RESULT "]}",
+    /* nested results, the gateway's tool */
+    "{\"content\":[{\"type\":\"tool_result\",\"content\":[" RESULT "]},"
+        USE("find_tools") "," RESULT "]}",
+    /* what the cut leaves alone */
+    "{\"content\":\"text\",\"x\":[" RESULT "]}",
+    "{\"type\":\"error\",\"error\":{\"content\":[" RESULT "]}}",
+    "[" RESULT "]",
+    "  ",
+    "",
+    NULL
+};
+
+
+/* the whole message's cut and the streaming one, fed in pieces */
+static void
+compare_json(const char *in, size_t len, const char *tool)
+{
+    static const size_t  steps[] = { 1, 7, 64, 4096, (size_t) -1 };
+    ts_buf_t             whole, out;
+    ts_cut_t             a;
+    long                 removed;
+    size_t               i, k, n, step;
+
+    ts_buf_init(&whole, 0);
+    CHECK(ts_cut_whole(tool, in, len, &whole, &removed) == 0);
+
+    for (k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+        step = steps[k];
+        ts_cut_init(&a, tool, 0);
+        ts_buf_init(&out, 0);
+
+        for (i = 0; i < len; i += n) {
+            n = len - i < step ? len - i : step;
+            CHECK(ts_cut_feed(&a, in + i, n, &out) == 0);
+        }
+
+        CHECK(ts_cut_end(&a, &out) == 0);
+
+        if (!CHECK(out.len == whole.len
+                   && (out.len == 0
+                       || memcmp(out.p, whole.p, out.len) == 0))
+            || !CHECK(ts_cut_removed(&a) == removed))
+        {
+            fprintf(stderr, "  answer %.60s..., step %zu\n", in, step);
+        }
+
+        ts_cut_free(&a);
+        ts_buf_free(&out);
+    }
+
+    ts_buf_free(&whole);
+}
+
+
+static void
+test_cut_json_stream(void)
+{
+    tst_doc_t  d;
+    size_t     i;
+
+    for (i = 0; json_answers[i] != NULL; i++) {
+        compare_json(json_answers[i], strlen(json_answers[i]), NULL);
+        compare_json(json_answers[i], strlen(json_answers[i]), "find_tools");
+    }
+
+    /* a large message without a content array of its own */
+    if (CHECK(tst_doc_load(&d, TST_BIG) == 0)) {
+        compare_json(d.buf, d.len, NULL);
+        tst_doc_free(&d);
+    }
 }
 
 
 const tst_case_t  tst_cut_tests[] = {
     { "cut_stream", test_cut_stream },
     { "cut_json", test_cut_json },
+    { "cut_json_stream", test_cut_json_stream },
     { NULL, NULL }
 };
