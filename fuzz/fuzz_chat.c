@@ -3,11 +3,13 @@
  *
  * Fuzz target: the Chat Completions dialect.  The input's first byte
  * picks the part.  Even: the rest is a request body, read and rewritten
- * under a policy drawn from the next bytes; properties: a body it
- * changes is valid JSON, its members other than tools and messages are
- * untouched, every function an assistant message calls is declared in
- * its tools, and its tools array recalled from a worker's memory gives
- * the decision and bytes of the body read whole.  Odd: the rest is the
+ * under a policy drawn from the next bytes; properties: a valid body it
+ * changes stays valid JSON (an invalid one may stay invalid: a lone
+ * surrogate escape, which cJSON rejects, is kept as it came), its
+ * members other than tools and messages are untouched, every function
+ * an assistant message calls is declared in its tools, and its tools
+ * array recalled from a worker's memory gives the decision and bytes of
+ * the body read whole.  Odd: the rest is the
  * answer each call of the gateway loop gets, as a stream or one JSON
  * completion; properties: the client's bytes do not depend on where the
  * answer was cut (byte by byte included), valid chunks stay valid
@@ -155,7 +157,9 @@ fz_request(const uint8_t *data, size_t size)
     out = fz_output(&rq, &len);
 
     if (d == TS_DECISION_DEFERRED_GATEWAY) {
-        fz_assert(fz_valid_json(out, len), "a rewritten body is valid");
+        fz_assert(fz_valid_json(out, len)
+                  || !fz_valid_json((const char *) data, size),
+                  "a valid body, rewritten invalid");
         fz_check_untouched((const char *) data, size, out, len);
         fz_check_calls(out, len);
 

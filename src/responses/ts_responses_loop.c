@@ -237,7 +237,11 @@ ts_rs_put(cJSON *obj, const char *key, cJSON *v)
 }
 
 
-/* a number member set, when it differs; 1 when it changed */
+/*
+ * A number member set, when it differs; 1 when it changed.  The member
+ * is compared as a double: the upstream's number may be out of a long's
+ * range (1e79), where a cast is undefined.
+ */
 static int
 ts_rs_set(cJSON *j, const char *key, long v)
 {
@@ -245,7 +249,7 @@ ts_rs_set(cJSON *j, const char *key, long v)
 
     n = cJSON_GetObjectItemCaseSensitive(j, key);
 
-    if (!cJSON_IsNumber(n) || (long) n->valuedouble == v) {
+    if (!cJSON_IsNumber(n) || n->valuedouble == (double) v) {
         return 0;
     }
 

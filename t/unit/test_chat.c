@@ -125,6 +125,47 @@ test_chat_request(void)
 }
 
 
+/*
+ * A lone surrogate escape is JSON by RFC 8259's grammar but not Unicode,
+ * and cJSON rejects it: the rewrite keeps it as it came, so the output is
+ * what fuzz_chat's validity check calls invalid only because the input
+ * already was.
+ */
+static void
+test_chat_lone_surrogate(void)
+{
+    tpol_t         t;
+    ts_request_t   rq;
+    ts_val_t       v;
+    char          *body, *out;
+    size_t         len, n, kept;
+
+    tpol_init(&t);
+    body = tst_quote("{'model':'m','messages':[{'role':'system',"
+                     "'content':'Be brief. \\udf89'},{'role':'user',"
+                     "'content':'hi'}]," CTOOLS "}", &len);
+
+    CHECK(ts_chat_process(&rq, &t.in, body, len)
+          == TS_DECISION_DEFERRED_GATEWAY);
+    n = ts_request_size(&rq);
+    out = tst_alloc(n + 1);
+    CHECK(ts_request_render(&rq, out) == 0);
+
+    /* the body up to its escape's end comes out byte for byte */
+    kept = strstr(body, "\\udf89") + 6 - body;
+    CHECK(n > kept && memcmp(out, body, kept) == 0);
+    CHECK(ts_value_parse(out, n, &v) == TS_OK);
+    CHECK(has_text(out, n, "Be brief. \\udf89\\n\\nCall tool_search"));
+    CHECK(cJSON_ParseWithLength(body, len) == NULL);
+    CHECK(cJSON_ParseWithLength(out, n) == NULL);
+
+    free(out);
+    free(body);
+    ts_request_free(&rq);
+    tpol_free(&t);
+}
+
+
 /* a stream whose answer is a search call, then the next call's body */
 static void
 test_chat_loop_round(void)
@@ -328,6 +369,7 @@ const tst_case_t  tst_chat_tests[] = {
     { "chat readers", test_chat_readers },
     { "format of uri", test_format_of_uri },
     { "chat request", test_chat_request },
+    { "chat lone surrogate", test_chat_lone_surrogate },
     { "chat loop round", test_chat_loop_round },
     { NULL, NULL }
 };
