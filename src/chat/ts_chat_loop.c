@@ -53,11 +53,6 @@ typedef struct {
 } ts_chat_loop_t;
 
 
-static const char  ts_chat_spent[] =
-    "(The gateway's tool searches for this answer are spent. Ask again "
-    "to continue.)";
-
-
 static void
 ts_chat_answer_reset(ts_chat_loop_t *st)
 {
@@ -124,27 +119,6 @@ ts_chat_usage(ts_chat_loop_t *st, const cJSON *u)
 }
 
 
-/* the deferred tool of this name, not loaded yet, or -1 */
-static long
-ts_chat_deferred(const ts_loop_t *lp, const char *name)
-{
-    const ts_index_t  *ix;
-    size_t             i;
-
-    ix = &lp->rq.ix;
-
-    for (i = 0; lp->rq.defer && i < ix->ntools; i++) {
-        if (lp->rq.defer[i] && !lp->loaded[i]
-            && ts_str_eq(ix->buf, &ix->tools[i].name, name))
-        {
-            return (long) i;
-        }
-    }
-
-    return -1;
-}
-
-
 /* a call seen first: the search, an implicit select:, or the client's */
 static ts_chat_call_t *
 ts_chat_call_add(ts_loop_t *lp, long index, const char *id,
@@ -168,7 +142,7 @@ ts_chat_call_add(ts_loop_t *lp, long index, const char *id,
     if (name != NULL && strcmp(name, lp->tool) == 0) {
         c->search = 1;
 
-    } else if (name != NULL && ts_chat_deferred(lp, name) >= 0) {
+    } else if (name != NULL && ts_loop_unloaded(lp, name) >= 0) {
         c->search = 1;
         c->implicit = 1;
 
@@ -314,19 +288,7 @@ ts_chat_id(ts_chat_loop_t *st, cJSON *j)
 static void
 ts_chat_emit(ts_buf_t *out, cJSON *j)
 {
-    char  *s;
-
-    s = cJSON_PrintUnformatted(j);
-
-    if (s == NULL) {
-        out->failed = 1;
-        return;
-    }
-
-    ts_buf_str(out, "data: ");
-    ts_buf_str(out, s);
-    ts_buf_str(out, "\n\n");
-    free(s);
+    ts_loop_openai_print(out, "data: ", j, "\n\n");
 }
 
 
@@ -683,7 +645,7 @@ ts_chat_stream_end(ts_loop_t *lp, ts_buf_t *out)
         d = cJSON_AddObjectToObject(c, "delta");
 
         if (st->text.len == 0) {
-            cJSON_AddStringToObject(d, "content", ts_chat_spent);
+            cJSON_AddStringToObject(d, "content", ts_loop_openai_spent);
         }
 
         cJSON_AddStringToObject(c, "finish_reason", "stop");
@@ -771,7 +733,6 @@ ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
 {
     ts_chat_loop_t  *st = lp->format;
     cJSON           *choice, *msg, *u;
-    char            *s;
 
     choice = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
     msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
@@ -792,7 +753,7 @@ ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
                 cJSON_CreateString("stop"));
 
             if (!cJSON_IsString(cJSON_GetObjectItem(msg, "content"))) {
-                ts_chat_content(msg, ts_chat_spent);
+                ts_chat_content(msg, ts_loop_openai_spent);
             }
         }
     }
@@ -804,15 +765,7 @@ ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
                                                cJSON_Duplicate(st->usage, 1));
     }
 
-    s = cJSON_PrintUnformatted(j);
-
-    if (s == NULL) {
-        out->failed = 1;
-        return;
-    }
-
-    ts_buf_str(out, s);
-    free(s);
+    ts_loop_openai_print(out, "", j, "");
 }
 
 
@@ -888,31 +841,14 @@ ts_chat_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e,
 {
     ts_chat_loop_t  *st = lp->format;
     cJSON           *doc;
-    char            *s;
 
     ts_buf_reset(&lp->pending);
     lp->seen = 0;
     st->errored = 1;
 
     doc = ts_loop_openai_error(e);
-    s = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    ts_loop_openai_print(out, sse ? "data: " : "", doc, sse ? "\n\n" : "");
     cJSON_Delete(doc);
-
-    if (s == NULL) {
-        out->failed = 1;
-        return;
-    }
-
-    if (sse) {
-        ts_buf_str(out, "data: ");
-        ts_buf_str(out, s);
-        ts_buf_str(out, "\n\n");
-
-    } else {
-        ts_buf_str(out, s);
-    }
-
-    free(s);
 }
 
 

@@ -498,54 +498,13 @@ ts_chat_loaded(ts_request_t *rq, const ts_input_t *in)
 }
 
 
-static void
-ts_chat_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
-{
-    ts_buf_add(b, buf + v->off, v->len);
-}
-
-
-/*
- * tools[]: the tools that stay, byte for byte and in place, then the
- * search function, then the deferrable tools loaded on demand in the
- * client's order: what a turn adds comes after what the last one sent.
- */
+/* tools[]: the search function as a Chat Completions tool */
 static int
 ts_chat_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
-    const ts_index_t   *ix;
-    size_t              i;
-    int                 later;
-
-    ix = &rq->ix;
-    ts_buf_reset(b);
-    ts_buf_str(b, "[");
-
-    for (i = 0; i < ix->ntools; i++) {
-        later = rq->loaded[i] && (rq->deferrable[i] & TS_FACT_DEFERRABLE);
-
-        if (!rq->defer[i] && !later) {
-            ts_chat_raw(b, ix->buf, &ix->tools[i].elem);
-            ts_buf_str(b, ",");
-        }
-    }
-
-    ts_buf_str(b, "{\"type\":\"function\",\"function\":{");
-    ts_gateway_search_fields(b, p, "parameters");
-    ts_buf_str(b, "}}");
-
-    for (i = 0; i < ix->ntools; i++) {
-        if (!rq->defer[i] && rq->loaded[i]
-            && (rq->deferrable[i] & TS_FACT_DEFERRABLE))
-        {
-            ts_buf_str(b, ",");
-            ts_chat_raw(b, ix->buf, &ix->tools[i].elem);
-        }
-    }
-
-    ts_buf_str(b, "]");
-
-    return b->failed ? -1 : 0;
+    return ts_gateway_openai_tools(rq, p,
+                                   "{\"type\":\"function\",\"function\":{",
+                                   "}}", b);
 }
 
 

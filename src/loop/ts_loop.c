@@ -243,6 +243,26 @@ ts_deferred_tool(const ts_loop_t *lp, const char *name)
 }
 
 
+long
+ts_loop_unloaded(const ts_loop_t *lp, const char *name)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &lp->rq.ix;
+
+    for (i = 0; lp->rq.defer && i < ix->ntools; i++) {
+        if (lp->rq.defer[i] && !lp->loaded[i]
+            && ts_str_eq(ix->buf, &ix->tools[i].name, name))
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
 /* a JSON-quoted copy of a string */
 static char *
 ts_quoted(const char *s)

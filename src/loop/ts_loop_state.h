@@ -124,6 +124,12 @@ void ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
     const char *name);
 ts_lblock_t *ts_loop_block_add(ts_loop_t *lp, long index);
 
+/*
+ * The deferred tool of this name not loaded yet, or -1: the OpenAI
+ * dialects hold a call of it back as an implicit select: of it
+ */
+long ts_loop_unloaded(const ts_loop_t *lp, const char *name);
+
 /* ts_loop_decode.c */
 int ts_loop_num(const char *buf, const ts_val_t *v, double *d);
 char *ts_loop_query(const char *input, const ts_val_t *in);
@@ -161,6 +167,16 @@ void ts_loop_usage_sum(cJSON *sum, const cJSON *u);
  * upstream's own where its body is one, else one made from the status
  */
 cJSON *ts_loop_openai_error(const ts_loop_error_t *e);
+
+/* what the OpenAI dialects answer when a call's searches are spent */
+extern const char  ts_loop_openai_spent[];
+
+/*
+ * Appends j as compact JSON between before and after; where it cannot be
+ * printed (NULL, no memory), nothing, and out is marked failed
+ */
+void ts_loop_openai_print(ts_buf_t *out, const char *before, const cJSON *j,
+    const char *after);
 ts_loop_next_t ts_loop_final(ts_loop_t *lp, const char *stop_reason,
     ts_buf_t *out);
 

@@ -664,3 +664,28 @@ ts_loop_openai_error(const ts_loop_error_t *e)
 
     return doc;
 }
+
+
+const char  ts_loop_openai_spent[] =
+    "(The gateway's tool searches for this answer are spent. Ask again "
+    "to continue.)";
+
+
+void
+ts_loop_openai_print(ts_buf_t *out, const char *before, const cJSON *j,
+    const char *after)
+{
+    char  *s;
+
+    s = j ? cJSON_PrintUnformatted(j) : NULL;
+
+    if (s == NULL) {
+        out->failed = 1;
+        return;
+    }
+
+    ts_buf_str(out, before);
+    ts_buf_str(out, s);
+    ts_buf_str(out, after);
+    free(s);
+}

@@ -52,11 +52,6 @@ typedef struct {
 } ts_rs_loop_t;
 
 
-static const char  ts_rs_spent[] =
-    "(The gateway's tool searches for this answer are spent. Ask again "
-    "to continue.)";
-
-
 static void
 ts_rs_answer_reset(ts_rs_loop_t *st)
 {
@@ -99,27 +94,6 @@ static void
 ts_rs_start(ts_loop_t *lp)
 {
     ts_rs_answer_reset(lp->format);
-}
-
-
-/* the deferred function of this name, not loaded yet: 1 */
-static int
-ts_rs_deferred(const ts_loop_t *lp, const char *name)
-{
-    const ts_index_t  *ix;
-    size_t             i;
-
-    ix = &lp->rq.ix;
-
-    for (i = 0; lp->rq.defer && i < ix->ntools; i++) {
-        if (lp->rq.defer[i] && !lp->loaded[i]
-            && ts_str_eq(ix->buf, &ix->tools[i].name, name))
-        {
-            return 1;
-        }
-    }
-
-    return 0;
 }
 
 
@@ -184,7 +158,7 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
         if (strcmp(name, lp->tool) == 0) {
             it->search = 1;
 
-        } else if (ts_rs_deferred(lp, name)) {
+        } else if (ts_loop_unloaded(lp, name) >= 0) {
             it->search = 1;
             it->implicit = 1;
         }
@@ -629,7 +603,7 @@ ts_rs_spent_item(void)
     part = cJSON_CreateObject();
     cJSON_AddItemToArray(content, part);
     cJSON_AddStringToObject(part, "type", "output_text");
-    cJSON_AddStringToObject(part, "text", ts_rs_spent);
+    cJSON_AddStringToObject(part, "text", ts_loop_openai_spent);
     cJSON_AddArrayToObject(part, "annotations");
 
     return m;
@@ -679,7 +653,7 @@ ts_rs_spent_events(ts_rs_loop_t *st, ts_buf_t *out)
     cJSON_AddStringToObject(e, "item_id", "msg_toolsearch_spent");
     cJSON_AddNumberToObject(e, "output_index", (double) index);
     cJSON_AddNumberToObject(e, "content_index", 0);
-    cJSON_AddStringToObject(e, "delta", ts_rs_spent);
+    cJSON_AddStringToObject(e, "delta", ts_loop_openai_spent);
     (void) ts_loop_emit_json(out, "response.output_text.delta", e);
     cJSON_Delete(e);
 
@@ -727,7 +701,6 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
 
     ts_rs_loop_t  *st = lp->format;
     cJSON         *j, *output;
-    char          *s;
 
     j = NULL;
 
@@ -780,15 +753,7 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
         }
 
         ts_rs_response(st, j);
-        s = cJSON_PrintUnformatted(j);
-
-        if (s == NULL) {
-            out->failed = 1;
-
-        } else {
-            ts_buf_str(out, s);
-            free(s);
-        }
+        ts_loop_openai_print(out, "", j, "");
     }
 
     cJSON_Delete(j);
@@ -839,16 +804,8 @@ ts_rs_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e, ts_buf_t *out)
         return;
     }
 
-    s = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    ts_loop_openai_print(out, "", doc, "");
     cJSON_Delete(doc);
-
-    if (s == NULL) {
-        out->failed = 1;
-        return;
-    }
-
-    ts_buf_str(out, s);
-    free(s);
 }
 
 

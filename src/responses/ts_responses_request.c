@@ -469,51 +469,12 @@ ts_rs_apply_hosted(ts_request_t *rq)
 }
 
 
-/*
- * Gateway search's tools[]: the tools that stay, byte for byte and in
- * place, the search function, then the deferrable tools loaded on
- * demand, in the client's order.
- */
+/* gateway search's tools[]: the search function as a Responses tool */
 static int
 ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
-    const ts_index_t  *ix;
-    const ts_val_t    *e;
-    size_t             i;
-    int                later;
-
-    ix = &rq->ix;
-    ts_buf_reset(b);
-    ts_buf_str(b, "[");
-
-    for (i = 0; i < ix->ntools; i++) {
-        later = rq->loaded[i] && (rq->deferrable[i] & TS_FACT_DEFERRABLE);
-        e = &ix->tools[i].elem;
-
-        if (!rq->defer[i] && !later) {
-            ts_buf_add(b, ix->buf + e->off, e->len);
-            ts_buf_str(b, ",");
-        }
-    }
-
-    ts_buf_str(b, "{\"type\":\"function\",");
-    ts_gateway_search_fields(b, p, "parameters");
-    ts_buf_str(b, "}");
-
-    for (i = 0; i < ix->ntools; i++) {
-        e = &ix->tools[i].elem;
-
-        if (!rq->defer[i] && rq->loaded[i]
-            && (rq->deferrable[i] & TS_FACT_DEFERRABLE))
-        {
-            ts_buf_str(b, ",");
-            ts_buf_add(b, ix->buf + e->off, e->len);
-        }
-    }
-
-    ts_buf_str(b, "]");
-
-    return b->failed ? -1 : 0;
+    return ts_gateway_openai_tools(rq, p, "{\"type\":\"function\",", "}",
+                                   b);
 }
 
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "rewrite/ts_defer.h"
+#include "rewrite/ts_facts.h"
 #include "rewrite/ts_gateway.h"
 #include "messages/ts_history.h"
 #include "scan/ts_str.h"
@@ -623,6 +624,50 @@ ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
     ts_buf_num(b, p->max_results);
     ts_buf_str(b, ",\"description\":\"how many tools to load (default 5)\"}},"
                   "\"required\":[\"query\"]}");
+}
+
+
+int
+ts_gateway_openai_tools(ts_request_t *rq, const ts_policy_t *p,
+    const char *open, const char *close, ts_buf_t *b)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *e;
+    size_t             i;
+    int                later;
+
+    ix = &rq->ix;
+    ts_buf_reset(b);
+    ts_buf_str(b, "[");
+
+    for (i = 0; i < ix->ntools; i++) {
+        later = rq->loaded[i] && (rq->deferrable[i] & TS_FACT_DEFERRABLE);
+        e = &ix->tools[i].elem;
+
+        if (!rq->defer[i] && !later) {
+            ts_buf_add(b, ix->buf + e->off, e->len);
+            ts_buf_str(b, ",");
+        }
+    }
+
+    ts_buf_str(b, open);
+    ts_gateway_search_fields(b, p, "parameters");
+    ts_buf_str(b, close);
+
+    for (i = 0; i < ix->ntools; i++) {
+        e = &ix->tools[i].elem;
+
+        if (!rq->defer[i] && rq->loaded[i]
+            && (rq->deferrable[i] & TS_FACT_DEFERRABLE))
+        {
+            ts_buf_str(b, ",");
+            ts_buf_add(b, ix->buf + e->off, e->len);
+        }
+    }
+
+    ts_buf_str(b, "]");
+
+    return b->failed ? -1 : 0;
 }
 
 

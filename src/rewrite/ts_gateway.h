@@ -90,6 +90,16 @@ void ts_gateway_search_fields(ts_buf_t *b, const ts_policy_t *p,
     const char *schema);
 
 /*
+ * An OpenAI dialect's tools[] for gateway search: the tools that stay,
+ * byte for byte and in place, then the search function (its fields
+ * between open and close, the dialect's wrapping), then the deferrable
+ * tools loaded on demand in the client's order: what a turn adds comes
+ * after what the last one sent
+ */
+int ts_gateway_openai_tools(ts_request_t *rq, const ts_policy_t *p,
+    const char *open, const char *close, ts_buf_t *b);
+
+/*
  * What the search tool can load: the names of the deferrable tools,
  * sorted, as JSON-escaped text for the system prompt; the same on every
  * turn of a conversation whatever its searches found
