@@ -444,22 +444,12 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
 static int
 ts_rs_apply_hosted(ts_request_t *rq)
 {
-    static const char   flag[] = TS_DEFER_FLAG;
-    const ts_index_t   *ix;
-    const ts_tool_t    *t;
-    size_t              i;
+    const ts_index_t  *ix;
 
     ix = &rq->ix;
 
-    for (i = 0; i < ix->ntools; i++) {
-        t = &ix->tools[i];
-
-        if (rq->defer[i]
-            && ts_edit_replace(&rq->edits, t->elem.off + t->elem.len - 1, 0,
-                               flag, sizeof(flag) - 1) != 0)
-        {
-            return -1;
-        }
+    if (ts_defer_flags(rq) != 0) {
+        return -1;
     }
 
     return ts_edit_append_item(&rq->edits, ts_rs_member(ix, TS_RS_TOOLS),

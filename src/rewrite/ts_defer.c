@@ -547,6 +547,33 @@ ts_is_call(const ts_index_t *ix, const ts_block_t *b)
 }
 
 
+
+/*
+ * "defer_loading": true on each deferred tool, before its closing brace:
+ * the same flag in Messages and in Responses' flat functions.
+ */
+int
+ts_defer_flags(ts_request_t *rq)
+{
+    static const char   flag[] = TS_DEFER_FLAG;
+    const ts_index_t   *ix;
+    size_t              i;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i]
+            && ts_edit_replace(&rq->edits, ts_tool_close(&ix->tools[i]), 0,
+                               flag, sizeof(flag) - 1) != 0)
+        {
+            return -1;
+        }
+    }
+
+    return 0;
+}
+
+
 /*
  * A client that drops search blocks (toolsearch_search_blocks strip, or
  * its own choice) sends back the calls of the tools a hosted search
@@ -613,7 +640,7 @@ ts_defer_apply(ts_request_t *rq, const ts_history_t *h, const ts_policy_t *p)
     const ts_index_t   *ix;
     const char         *hosted;
     ts_edits_t         *e;
-    size_t              i, n;
+    size_t              n;
 
     ix = &rq->ix;
     e = &rq->edits;
@@ -624,16 +651,8 @@ ts_defer_apply(ts_request_t *rq, const ts_history_t *h, const ts_policy_t *p)
         return -1;
     }
 
-    for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i]
-            && ts_edit_replace(e, ts_tool_close(&ix->tools[i]), 0, flag,
-                               sizeof(flag) - 1) != 0)
-        {
-            return -1;
-        }
-    }
-
-    if (ts_move_cache_control(e, ix, rq->defer) != 0
+    if (ts_defer_flags(rq) != 0
+        || ts_move_cache_control(e, ix, rq->defer) != 0
         || ts_restore_searches(rq, h, ts_hosted_tool_names[p->hosted_search])
            != 0)
     {

@@ -48,6 +48,7 @@ int ts_defer_artifacts_allowed(const ts_index_t *ix, int mode, int upstream,
  * hosted searches history h dropped restored before the calls of the
  * tools they found (counted in rq->searches_restored)
  */
+int ts_defer_flags(ts_request_t *rq);
 int ts_defer_apply(ts_request_t *rq, const ts_history_t *h,
     const ts_policy_t *p);
 
