@@ -10,11 +10,20 @@ Rules checked (ApiError, status 400):
 * every function_call in the context (stored history, resolved
   references, the input) names a function declared by tools[] or loaded
   by a tool_search_output before it; a namespace member's call carries its
-  namespace ("Missing namespace for function_call …");
+  namespace ("Missing namespace for function_call …"), a call with a
+  namespace names a member of it; functions are told apart by namespace
+  and name, so two namespaces may each have a member of one name, and
+  namespace names are unique in tools[];
+* a tool_search_output loads a namespace's members with it (a
+  namespace object with the members found);
 * two tool_search_output items declaring the same namespace are refused;
 * an item_reference or previous_response_id the store does not hold is
-  refused, and so is an input item with an id when store is false
-  (observed: "Items are not persisted when `store` is set to false.");
+  refused, and so is, when store is false, an input item whose id is all
+  the API would have of it: a reasoning item without its
+  encrypted_content (observed: "Item with id 'rs_…' not found. Items are
+  not persisted when `store` is set to false.").  Other items may carry
+  ids with store false: Codex sends every item back with its id (and
+  its own msg_<uuid> ids), and OpenAI takes them;
 * every function_call is answered by a function_call_output, and each
   output answers a call before it.
 
@@ -37,8 +46,9 @@ HOSTED_TOOLS = {"web_search", "web_search_preview", "file_search",
 
 class ResponsesReply:
     """One scripted answer: text, function calls ((name, arguments dict,
-    call_id) each), and hosted searches ((paths, [tool definitions]))
-    that come before them."""
+    call_id[, namespace]) each; without one, the namespace that declares
+    the name), and hosted searches ((paths, [tool definitions])) that
+    come before them."""
 
     def __init__(self, text=None, calls=(), searches=()):
         self.text = text
@@ -47,15 +57,25 @@ class ResponsesReply:
 
 
 class Context:
-    """The items a request's model sees, and what they declare."""
+    """The items a request's model sees, and what they declare.
+    Functions are keyed by (namespace or None, name)."""
 
     def __init__(self):
         self.items = []
-        self.functions = {}     # name -> namespace or None
-        self.deferred = {}      # name -> (namespace, definition)
-        self.namespaces = set()
+        self.functions = {}     # (namespace, name) -> True
+        self.deferred = {}      # (namespace, name) -> definition
+        self.namespaces = {}    # name -> description
         self.hosted = False     # a server tool_search is declared
         self.client_search = False
+
+    def namespace_of(self, name, table=None):
+        """The namespace a function of this name is declared in (None
+        for a top-level one, first), or False when none declares it."""
+        keys = [k for k in (table if table is not None else self.functions)
+                if k[1] == name]
+        if not keys:
+            return False
+        return None if (None, name) in keys else keys[0][0]
 
     def answered(self):
         """{call_id: name} of calls answered by a function_call_output."""
@@ -96,7 +116,7 @@ def declare(ctx, tools, model):
             name = t.get("name")
             if not isinstance(name, str) or name in ctx.namespaces:
                 raise api_error("Invalid namespace tools[%d]" % i)
-            ctx.namespaces.add(name)
+            ctx.namespaces[name] = t.get("description")
             for f in t.get("tools") or []:
                 deferred_any |= declare_function(ctx, f, name, i)
         elif kind == "tool_search":
@@ -117,14 +137,15 @@ def declare_function(ctx, f, namespace, i):
     name = f.get("name") if isinstance(f, dict) else None
     if not isinstance(name, str) or not NAME.match(name):
         raise api_error("Invalid 'tools[%d].name'." % i)
-    if name in ctx.functions or name in ctx.deferred:
+    key = (namespace, name)
+    if key in ctx.functions or key in ctx.deferred:
         raise api_error("Duplicate function name: %s" % name)
     if "parameters" in f and not isinstance(f["parameters"], dict):
         raise api_error("Invalid 'tools[%d].parameters'." % i)
     if f.get("defer_loading") is True:
-        ctx.deferred[name] = (namespace, f)
+        ctx.deferred[key] = f
         return True
-    ctx.functions[name] = namespace
+    ctx.functions[key] = True
     return False
 
 
@@ -143,18 +164,18 @@ def walk(ctx, items):
                                         % t["name"])
                     loaded_ns.add(t["name"])
                     for f in t.get("tools") or []:
-                        ctx.functions[f["name"]] = t["name"]
+                        ctx.functions[(t["name"], f["name"])] = True
                 else:
-                    ctx.functions[t.get("name")] = None
+                    ctx.functions[(None, t.get("name"))] = True
         elif kind == "function_call":
             name = it.get("name")
-            if name not in ctx.functions:
+            if (it.get("namespace"), name) not in ctx.functions:
+                if it.get("namespace") is None and \
+                        ctx.namespace_of(name) is not False:
+                    raise api_error("Missing namespace for function_call "
+                                    "%s." % it.get("call_id"))
                 raise api_error("input[%d]: function_call of %s, which is "
                                 "not a declared function." % (i, name))
-            ns = ctx.functions[name]
-            if ns is not None and it.get("namespace") != ns:
-                raise api_error("Missing namespace for function_call %s."
-                                % it.get("call_id"))
             if not isinstance(it.get("arguments"), str):
                 raise api_error("input[%d].arguments: expected a string."
                                 % i)
@@ -191,7 +212,8 @@ def context(state, body):
         raise api_error("Invalid type for 'input'.")
     for it in inp:
         if isinstance(it, dict) and it.get("id") and \
-                it.get("type") != "item_reference" and \
+                it.get("type") == "reasoning" and \
+                "encrypted_content" not in it and \
                 body.get("store") is False:
             raise api_error("Item with id '%s' not found. Items are not "
                             "persisted when `store` is set to false. Try "
@@ -211,7 +233,7 @@ def context(state, body):
     walk(ctx, ctx.items)
     choice = body.get("tool_choice")
     if isinstance(choice, dict) and choice.get("type") == "function" and \
-            choice.get("name") not in ctx.functions:
+            ctx.namespace_of(choice.get("name")) is False:
         raise api_error("Tool choice '%s' not found in 'tools'."
                         % choice.get("name"))
     return ctx
@@ -224,30 +246,37 @@ def responses_default(body, ctx):
     return ResponsesReply("Hello from the emulator.")
 
 
-def responses_seeker(target, arguments, query, final, search="tool_search"):
-    """A model with one job: call `target`, then answer `final`.  It calls
-    the target when it is declared; when it is deferred and a hosted
-    tool_search is there, it searches (hosted) and calls it; else it calls
-    the gateway's search function when that is declared."""
+def responses_seeker(target, arguments, query, final, search="tool_search",
+                     namespace=None):
+    """A model with one job: call `target` (a member of `namespace`, if
+    given), then answer `final`.  It calls the target when it is
+    declared; when it is deferred and a hosted tool_search is there, it
+    searches (hosted: a namespace's member is found with its namespace)
+    and calls it; else it calls the gateway's search function when that
+    is declared."""
+    key = (namespace, target)
+
     def model(body, ctx):
         answered = ctx.answered()
         last = ctx.items[-1] if ctx.items else {}
+        call = (target, arguments, "call_target", namespace)
         if last.get("type") == "function_call_output" and \
                 answered.get(last["call_id"]) == target:
             return ResponsesReply(final)
-        if target in ctx.functions:
-            return ResponsesReply("Calling %s." % target,
-                                  [(target, arguments, "call_target")])
-        if target in ctx.deferred and ctx.hosted:
-            ns, definition = ctx.deferred[target]
-            found = dict(definition)
+        if key in ctx.functions:
+            return ResponsesReply("Calling %s." % target, [call])
+        if key in ctx.deferred and ctx.hosted:
+            found = dict(ctx.deferred[key])
             found.pop("defer_loading", None)
-            return ResponsesReply(None, [(target, arguments, "call_target")],
-                                  [([target], [found])])
+            if namespace is not None:
+                found = {"type": "namespace", "name": namespace,
+                         "description": ctx.namespaces.get(namespace),
+                         "tools": [found]}
+            return ResponsesReply(None, [call], [([target], [found])])
         if last.get("type") == "function_call_output" and \
                 answered.get(last["call_id"]) == search:
             return ResponsesReply("The search did not find %s." % target)
-        if search in ctx.functions:
+        if (None, search) in ctx.functions:
             return ResponsesReply(None, [(search, {"query": query},
                                           "call_search_%d" % len(answered))])
         return ResponsesReply("I have no tool named %s." % target)
@@ -275,12 +304,13 @@ def response_object(emu, body, reply, ctx, size):
                     "status": "completed", "role": "assistant",
                     "content": [{"type": "output_text", "text": reply.text,
                                  "annotations": []}]})
-    for name, args, call_id in reply.calls:
+    for call in reply.calls:
+        name, args, call_id = call[:3]
         item = {"type": "function_call", "id": emu.next_id("fc"),
                 "call_id": call_id, "name": name,
                 "arguments": json.dumps(args), "status": "completed"}
-        ns = ctx.functions.get(name) or (ctx.deferred.get(name) or
-                                         (None,))[0]
+        ns = call[3] if len(call) > 3 else \
+            ctx.namespace_of(name) or ctx.namespace_of(name, ctx.deferred)
         if ns:
             item["namespace"] = ns
         out.append(item)

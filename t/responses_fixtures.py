@@ -18,8 +18,11 @@ from conftest import client_requests, recorded_session
 # the clients recorded on the Responses API (t/fixtures/openai/README.md)
 RECORDED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             "fixtures", "openai-responses")
+# those whose client runs its own search (Codex with a model it knows)
+CLIENT_SEARCH = ("codex-known",)
 RECORDED = sorted(d for d in os.listdir(RECORDED_DIR)
-                  if os.path.isdir(os.path.join(RECORDED_DIR, d)))
+                  if os.path.isdir(os.path.join(RECORDED_DIR, d))
+                  and d not in CLIENT_SEARCH)
 
 CLIENT_HEADERS = [("Content-Type", "application/json"),
                   ("Authorization", "Bearer sk-test"),
@@ -128,3 +131,22 @@ def sse_events(data):
         if payload is not None:
             out.append((name, payload))
     return out
+
+
+def function_keys(body):
+    """(namespace or None, name) of each function of a Responses body's
+    tools[], a namespace's members included (Codex's mcp__<server>)."""
+    out = []
+    for t in body.get("tools", []):
+        if t.get("type") == "namespace":
+            out += [(t.get("name"), f.get("name")) for f in t.get("tools", [])]
+        elif t.get("type") == "function":
+            out.append((None, t.get("name")))
+    return out
+
+
+def qualified(key):
+    """The name the gateway knows a function by: a namespace member's
+    qualified by its namespace (mcp__memory__create_entities)."""
+    ns, name = key
+    return name if ns is None else ns + "__" + name

@@ -15,9 +15,9 @@ import pytest
 from conftest import assert_search_then_load, request
 from emulator import ApiError, Fault
 from emulator_responses import ResponsesReply, responses_seeker
-from responses_fixtures import (CLIENT_HEADERS, RECORDED,
-                                recorded_requests, responses_requests,
-                                sse_events, tool_bytes)
+from responses_fixtures import (CLIENT_HEADERS, RECORDED, function_keys,
+                                qualified, recorded_requests,
+                                responses_requests, sse_events, tool_bytes)
 
 TARGET = "memory_create_entities"
 ARGS = {"entities": [{"name": "Alice", "entityType": "person",
@@ -176,20 +176,22 @@ def test_recorded_session_completes(gateway, emulator, client, stream):
     most half of its tool bytes reach the upstream on any call."""
     session = recorded_requests(client, stream)
     first = json.loads(session[0][0])
-    target = [n for n in names(first) if n.endswith("create_entities")][0]
+    key = [k for k in function_keys(first)
+           if k[1].endswith("create_entities")][0]
     emulator.responses_script = responses_seeker(
-        target, ARGS, "memory create entities", "done")
+        key[1], ARGS, "memory create entities", "done", namespace=key[0])
     gw = gateway(server="toolsearch on;")
     resp = response_of(send(gw, session[0][0], headers=session[0][1]),
                        stream)
-    assert [c["name"] for c in calls_of(resp)] == [target]
+    # a namespace member's call carries its namespace (Codex's)
+    assert [(c.get("namespace"), c["name"]) for c in calls_of(resp)] == [key]
     resp = response_of(send(gw, session[1][0], headers=session[1][1]),
                        stream)
     assert text_of(resp) == "done" and not calls_of(resp)
     assert_search_then_load(
-        [(names(b), tool_bytes(rec.body)) for b, rec in
-         zip(upstream_bodies(emulator), emulator.requests)],
-        target, tool_bytes(session[0][0]))
+        [([qualified(k) for k in function_keys(b)], tool_bytes(rec.body))
+         for b, rec in zip(upstream_bodies(emulator), emulator.requests)],
+        qualified(key), tool_bytes(session[0][0]))
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -215,7 +217,7 @@ def test_call_of_a_deferred_tool_loads_it(gw, emulator, stream):
     seek = responses_seeker(TARGET, ARGS, "", "done")
 
     def model(body, ctx):
-        if TARGET in ctx.functions:
+        if (None, TARGET) in ctx.functions:
             return seek(body, ctx)
         return ResponsesReply(None, [(TARGET, ARGS, "call_direct")])
     emulator.responses_script = model

@@ -49,6 +49,10 @@ typedef struct {
     cJSON          *terminal;   /* its response.completed (or other end) */
     char            status[32];
     int             errored;
+
+    char           *body;       /* the client's body, when the first
+                                   call's request indexes a copy of it
+                                   that leaves with that request */
 } ts_rs_loop_t;
 
 
@@ -85,6 +89,7 @@ ts_rs_free(ts_loop_t *lp)
     cJSON_Delete(st->usage);
     cJSON_Delete(st->output);
     free(st->id);
+    free(st->body);
     free(st);
     lp->format = NULL;
 }
@@ -132,13 +137,51 @@ ts_rs_client_call(const char *type)
 }
 
 
+/*
+ * The name a function_call calls in the request's index: a namespace
+ * member's qualified by its namespace (mcp__memory__create_entities),
+ * as the request side names members; NULL when it has none.  The caller
+ * frees it.
+ */
+static char *
+ts_rs_called(const cJSON *item)
+{
+    const char  *name, *ns;
+    size_t       nlen, slen;
+    char        *q;
+
+    name = cJSON_GetStringValue(cJSON_GetObjectItem(item, "name"));
+    ns = cJSON_GetStringValue(cJSON_GetObjectItem(item, "namespace"));
+
+    if (name == NULL) {
+        return NULL;
+    }
+
+    nlen = strlen(name);
+    slen = ns ? strlen(ns) + 2 : 0;
+    q = malloc(slen + nlen + 1);
+
+    if (q != NULL) {
+        if (ns != NULL) {
+            memcpy(q, ns, slen - 2);
+            memcpy(q + slen - 2, "__", 2);
+        }
+
+        memcpy(q + slen, name, nlen + 1);
+    }
+
+    return q;
+}
+
+
 /* an output item seen first: a held call, or the client's */
 static ts_rs_item_t *
 ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
 {
     ts_rs_loop_t  *st = lp->format;
     ts_rs_item_t  *it;
-    const char    *type, *name;
+    const char    *type;
+    char          *name;
 
     if (st->nitems == TS_LOOP_BLOCKS_MAX) {
         lp->ans.broken = 1;
@@ -152,7 +195,7 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
     ts_buf_init(&it->args, TS_LOOP_EVENT_MAX);
 
     type = cJSON_GetStringValue(cJSON_GetObjectItem(item, "type"));
-    name = cJSON_GetStringValue(cJSON_GetObjectItem(item, "name"));
+    name = ts_rs_called(item);
 
     if (type != NULL && strcmp(type, "function_call") == 0 && name != NULL) {
         if (strcmp(name, lp->tool) == 0) {
@@ -163,6 +206,8 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
             it->implicit = 1;
         }
     }
+
+    free(name);
 
     if (it->search) {
         st->held++;
@@ -439,21 +484,22 @@ ts_rs_found(void *arg, const ts_name_t *names, size_t n,
 static char *
 ts_rs_input(const ts_loop_t *lp, ts_rs_item_t *it)
 {
-    cJSON       *args, *name;
+    cJSON       *args;
     const char  *s;
-    char        *q;
+    char        *q, *name;
     ts_buf_t     b;
     ts_val_t     v;
 
-    name = cJSON_GetObjectItem(it->item, "name");
     args = cJSON_GetObjectItem(it->item, "arguments");
     s = cJSON_GetStringValue(args);
+    name = it->implicit ? ts_rs_called(it->item) : NULL;
 
-    if (it->implicit && cJSON_IsString(name)) {
+    if (name != NULL) {
         ts_buf_init(&b, 0);
         ts_buf_str(&b, "{\"query\":\"select:");
-        ts_buf_escaped(&b, name->valuestring, strlen(name->valuestring));
+        ts_buf_escaped(&b, name, strlen(name));
         ts_buf_add(&b, "\"}", 3);
+        free(name);
 
         if (b.failed) {
             ts_buf_free(&b);
@@ -463,6 +509,7 @@ ts_rs_input(const ts_loop_t *lp, ts_rs_item_t *it)
         /* the upstream sees a call of the search function */
         ts_rs_put(it->item, "name", cJSON_CreateString(lp->tool));
         ts_rs_put(it->item, "arguments", cJSON_CreateString(b.p));
+        cJSON_DeleteItemFromObjectCaseSensitive(it->item, "namespace");
         return b.p;
     }
 
@@ -820,6 +867,7 @@ ts_responses_loop_create(const ts_input_t *in, const ts_request_t *rq)
 {
     ts_loop_t     *lp;
     ts_rs_loop_t  *st;
+    const char    *body;
 
     st = calloc(1, sizeof(ts_rs_loop_t));
 
@@ -828,10 +876,24 @@ ts_responses_loop_create(const ts_input_t *in, const ts_request_t *rq)
         return NULL;
     }
 
-    lp = ts_loop_create_as(in, rq->ix.buf, rq->ix.len, &ts_rs_dialect,
-                           rq->ix.ntools);
+    body = rq->ix.buf;
+
+    /* the names of namespace members: rq, and its copy, may go first */
+    if (rq->qualified != NULL) {
+        st->body = malloc(rq->ix.len ? rq->ix.len : 1);
+        body = st->body;
+
+        if (body != NULL) {
+            memcpy(st->body, rq->ix.buf, rq->ix.len);
+        }
+    }
+
+    lp = body ? ts_loop_create_as(in, body, rq->ix.len, &ts_rs_dialect,
+                                  rq->ix.ntools)
+              : NULL;
     if (lp == NULL) {
         cJSON_Delete(st->output);
+        free(st->body);
         free(st);
         return NULL;
     }

@@ -109,11 +109,201 @@ ts_rs_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
 
 
 /*
+ * A namespace of tools[] ({"type":"namespace","name","tools":[…]}): its
+ * name (kind NONE when it is no string) and its members' spans, which
+ * the caller frees; 0 for any other tool, and for a namespace without a
+ * tools array, which stands for itself.
+ */
+static int
+ts_rs_group(const char *buf, const ts_val_t *item, ts_val_t *ns,
+    ts_val_t **members, size_t *n)
+{
+    ts_val_t  type, arr;
+
+    if (!ts_rs_has(buf, item, "type", &type)
+        || !ts_str_eq(buf, &type, "namespace")
+        || !ts_rs_has(buf, item, "tools", &arr) || arr.kind != TS_ARRAY
+        || ts_container_items(buf, &arr, members, n) != TS_OK)
+    {
+        return 0;
+    }
+
+    if (!ts_rs_has(buf, item, "name", ns) || ns->kind != TS_STRING) {
+        ns->kind = TS_NONE;
+    }
+
+    return 1;
+}
+
+
+/* one more tool in the index, with the namespace it is a member of */
+static ts_tool_t *
+ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
+    const ts_val_t *ns)
+{
+    ts_tool_t  *t;
+    ts_val_t   *v;
+    size_t      n;
+
+    if (ix->ntools == *cap) {
+        n = *cap * 2 + 8;
+        t = realloc(ix->tools, n * sizeof(ts_tool_t));
+        v = t ? realloc(*nsv, n * sizeof(ts_val_t)) : NULL;
+
+        if (t != NULL) {
+            ix->tools = t;
+        }
+
+        if (v == NULL) {
+            return NULL;
+        }
+
+        *nsv = v;
+        *cap = n;
+    }
+
+    (*nsv)[ix->ntools].kind = TS_NONE;
+
+    if (ns != NULL) {
+        (*nsv)[ix->ntools] = *ns;
+    }
+
+    return &ix->tools[ix->ntools++];
+}
+
+
+/*
+ * The tools: a namespace's members one by one (Codex's mcp__<server>
+ * groups), each with its namespace in nsv, any other tool as itself.
+ * A member's name is qualified by its namespace once the request may be
+ * deferred (ts_rs_qualify).
+ */
+static ts_status_t
+ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv)
+{
+    ts_val_t   *items, *members, ns;
+    ts_tool_t  *t;
+    size_t      i, j, n, m, cap;
+
+    if (ts_container_items(ix->buf, tools, &items, &n) != TS_OK) {
+        return TS_ERR_NOMEM;
+    }
+
+    cap = 0;
+
+    for (i = 0; i < n; i++) {
+        if (!ts_rs_group(ix->buf, &items[i], &ns, &members, &m)) {
+            t = ts_rs_tool_add(ix, nsv, &cap, NULL);
+
+            if (t == NULL) {
+                break;
+            }
+
+            ts_rs_tool(ix->buf, &items[i], t);
+            continue;
+        }
+
+        for (j = 0; j < m; j++) {
+            t = ts_rs_tool_add(ix, nsv, &cap, &ns);
+
+            if (t == NULL) {
+                break;
+            }
+
+            ts_rs_tool(ix->buf, &members[j], t);
+        }
+
+        free(members);
+
+        if (j < m) {
+            break;
+        }
+    }
+
+    free(items);
+
+    return i < n ? TS_ERR_NOMEM : TS_OK;
+}
+
+
+/*
+ * A namespace member's name in the index: its namespace's, "__", its own
+ * (mcp__memory + create_entities: mcp__memory__create_entities), the
+ * name the rules, the search and the announcement know it by.  The
+ * names go after the end of a copy of the body, which the index reads
+ * from then on.  A member whose names have escapes keeps no name: it
+ * stays loaded.
+ */
+static int
+ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv)
+{
+    ts_index_t  *ix;
+    ts_tool_t   *t;
+    char        *buf, *p;
+    size_t       i, extra;
+
+    ix = &rq->ix;
+    extra = 0;
+
+    for (i = 0; nsv != NULL && i < ix->ntools; i++) {
+        t = &ix->tools[i];
+
+        if (nsv[i].kind == TS_NONE) {
+            continue;
+        }
+
+        if (nsv[i].esc || t->name.kind != TS_STRING || t->name.esc) {
+            t->name.kind = TS_NONE;
+            continue;
+        }
+
+        extra += nsv[i].len + t->name.len;
+    }
+
+    if (extra == 0) {
+        return 0;
+    }
+
+    buf = malloc(ix->len + extra);
+    if (buf == NULL) {
+        return -1;
+    }
+
+    memcpy(buf, ix->buf, ix->len);
+    p = buf + ix->len;
+
+    for (i = 0; i < ix->ntools; i++) {
+        t = &ix->tools[i];
+
+        if (nsv[i].kind == TS_NONE || t->name.kind != TS_STRING) {
+            continue;
+        }
+
+        /* "ns + __ + name" */
+        memcpy(p, ix->buf + nsv[i].off, nsv[i].len - 1);
+        memcpy(p + nsv[i].len - 1, "__", 2);
+        memcpy(p + nsv[i].len + 1, ix->buf + t->name.off + 1,
+               t->name.len - 1);
+
+        t->name.off = p - buf;
+        t->name.len = nsv[i].len + t->name.len;
+        p += t->name.len;
+    }
+
+    rq->qualified = buf;
+    ix->buf = buf;
+
+    return 0;
+}
+
+
+/*
  * The body read into the index: an object with an input (a string or
- * an array of items).  What is not of this shape passes untouched.
+ * an array of items), the namespace of each tool in nsv (the caller
+ * frees it).  What is not of this shape passes untouched.
  */
 static ts_decision_t
-ts_rs_index(ts_request_t *rq, const char *body, size_t len)
+ts_rs_index(ts_request_t *rq, const char *body, size_t len, ts_val_t **nsv)
 {
     ts_index_t     *ix;
     ts_val_t        top, v[TS_RS_KEYS];
@@ -162,7 +352,7 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len)
                                                              : -1;
 
     if ((v[TS_RS_TOOLS].kind == TS_ARRAY
-         && ts_format_tools(ix, &v[TS_RS_TOOLS], ts_rs_tool) != TS_OK)
+         && ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv) != TS_OK)
         || (v[TS_RS_INPUT].kind == TS_ARRAY
             && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {
@@ -173,36 +363,15 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len)
 }
 
 
-/* 1 when a namespace's functions, or a tool, search on their own */
+/*
+ * 1 when a tool searches on its own: a tool_search tool, or a function
+ * (a namespace member too) marked defer_loading
+ */
 static int
 ts_rs_tool_managed(const char *buf, const ts_tool_t *t)
 {
-    ts_val_t  *members, dl;
-    size_t     i, n;
-    int        managed;
-
-    if (t->defer_loading.val.kind != TS_NONE
-        || ts_str_eq(buf, &t->type, "tool_search"))
-    {
-        return 1;
-    }
-
-    if (!ts_str_eq(buf, &t->type, "namespace")
-        || !ts_rs_has(buf, &t->elem, "tools", &dl) || dl.kind != TS_ARRAY
-        || ts_container_items(buf, &dl, &members, &n) != TS_OK)
-    {
-        return 0;
-    }
-
-    managed = 0;
-
-    for (i = 0; i < n; i++) {
-        managed |= ts_rs_has(buf, &members[i], "defer_loading", &dl);
-    }
-
-    free(members);
-
-    return managed;
+    return t->defer_loading.val.kind != TS_NONE
+           || ts_str_eq(buf, &t->type, "tool_search");
 }
 
 
@@ -321,11 +490,80 @@ ts_rs_hosted(const ts_request_t *rq, const ts_input_t *in)
 }
 
 
+/*
+ * The name an object has in the index: its "name", qualified by the
+ * namespace ns when there is one (as ts_rs_qualify writes it), in tmp
+ * when it is not in buf as it stands; NULL when it has none, or when it
+ * is longer than cap.
+ */
+static const char *
+ts_rs_name(const char *buf, const ts_val_t *obj, const ts_val_t *ns,
+    char *tmp, size_t cap, size_t *len)
+{
+    ts_val_t     name;
+    const char  *s, *n;
+    char         stmp[TS_NAME_MAX], ntmp[TS_NAME_MAX];
+    size_t       slen, nlen;
+
+    if (!ts_rs_has(buf, obj, "name", &name)) {
+        return NULL;
+    }
+
+    if (ns == NULL || ns->kind == TS_NONE) {
+        return ts_str_view(buf, &name, tmp, cap, len);
+    }
+
+    s = ts_str_view(buf, ns, stmp, sizeof(stmp), &slen);
+    n = ts_str_view(buf, &name, ntmp, sizeof(ntmp), &nlen);
+
+    if (s == NULL || n == NULL || slen + 2 + nlen > cap) {
+        return NULL;
+    }
+
+    memcpy(tmp, s, slen);
+    memcpy(tmp + slen, "__", 2);
+    memcpy(tmp + slen + 2, n, nlen);
+    *len = slen + 2 + nlen;
+
+    return tmp;
+}
+
+
+/* 1 when a definition of a tool_search_output declares the name */
+static int
+ts_rs_declares(const char *buf, const ts_val_t *def, const char *name,
+    size_t len)
+{
+    ts_val_t     ns, *members;
+    const char  *s;
+    char         tmp[2 * TS_NAME_MAX];
+    size_t       j, m, slen;
+    int          found;
+
+    if (!ts_rs_group(buf, def, &ns, &members, &m)) {
+        s = ts_rs_name(buf, def, NULL, tmp, sizeof(tmp), &slen);
+
+        return s != NULL && slen == len && memcmp(s, name, len) == 0;
+    }
+
+    found = 0;
+
+    for (j = 0; ns.kind != TS_NONE && j < m; j++) {
+        s = ts_rs_name(buf, &members[j], &ns, tmp, sizeof(tmp), &slen);
+        found |= s != NULL && slen == len && memcmp(s, name, len) == 0;
+    }
+
+    free(members);
+
+    return found;
+}
+
+
 /* 1 when a hosted tool_search_output of the input declares the name */
 static int
 ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
 {
-    ts_val_t   type, tools, *items, v;
+    ts_val_t   type, tools, *items;
     size_t     i, j, n;
     int        found;
 
@@ -341,12 +579,7 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
         }
 
         for (j = 0; j < n; j++) {
-            if (ts_rs_has(ix->buf, &items[j], "name", &v)
-                && v.kind == TS_STRING && !v.esc && v.len - 2 == len
-                && memcmp(ix->buf + v.off + 1, name, len) == 0)
-            {
-                found = 1;
-            }
+            found |= ts_rs_declares(ix->buf, &items[j], name, len);
         }
 
         free(items);
@@ -357,27 +590,30 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
 
 
 /*
- * Marks loaded the function an object names ({"name": …}); 1 when the
- * request has it.  A call a hosted search's output declares stays
- * deferred: that output loads it.
+ * Marks loaded the function an object names ({"name": …}, a call's
+ * "namespace" qualifying it); 1 when the request has it.  A call a
+ * hosted search's output declares stays deferred: that output loads it.
  */
 static int
 ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
 {
     const ts_index_t  *ix;
-    ts_val_t           name;
+    ts_val_t           ns;
     const char        *s, *t;
-    char               tmp[TS_NAME_MAX], ttmp[TS_NAME_MAX];
+    char               tmp[2 * TS_NAME_MAX], ttmp[TS_NAME_MAX];
     size_t             i, len, tlen;
     int                found;
 
     ix = &rq->ix;
     found = 0;
 
-    if (!ts_rs_has(ix->buf, obj, "name", &name)
-        || (s = ts_str_view(ix->buf, &name, tmp, sizeof(tmp), &len)) == NULL
-        || (call && ts_rs_found_by_hosted(ix, s, len)))
-    {
+    if (!ts_rs_has(ix->buf, obj, "namespace", &ns)) {
+        ns.kind = TS_NONE;
+    }
+
+    s = ts_rs_name(ix->buf, obj, &ns, tmp, sizeof(tmp), &len);
+
+    if (s == NULL || (call && ts_rs_found_by_hosted(ix, s, len))) {
         return 0;
     }
 
@@ -445,26 +681,198 @@ static int
 ts_rs_apply_hosted(ts_request_t *rq)
 {
     const ts_index_t  *ix;
+    const ts_val_t    *tools;
+    ts_val_t          *items;
+    size_t             n;
+    int                rc;
 
     ix = &rq->ix;
+    tools = ts_rs_member(ix, TS_RS_TOOLS);
 
-    if (ts_defer_flags(rq) != 0) {
+    if (ts_defer_flags(rq) != 0
+        || ts_container_items(ix->buf, tools, &items, &n) != TS_OK)
+    {
         return -1;
     }
 
-    return ts_edit_append_item(&rq->edits, ts_rs_member(ix, TS_RS_TOOLS),
-                               &ix->tools[ix->ntools - 1].elem,
-                               ts_rs_hosted_tool,
-                               sizeof(ts_rs_hosted_tool) - 1);
+    /* after the last tool of tools[], not in a namespace; one deferred */
+    rc = ts_edit_append_item(&rq->edits, tools, &items[n - 1],
+                             ts_rs_hosted_tool,
+                             sizeof(ts_rs_hosted_tool) - 1);
+    free(items);
+
+    return rc;
 }
 
 
-/* gateway search's tools[]: the search function as a Responses tool */
+/* where a tool of the index goes in gateway search's tools[] */
+typedef enum {
+    TS_RS_GONE = 0,     /* deferred */
+    TS_RS_STAYS,        /* loaded, in its place */
+    TS_RS_LATER         /* deferrable and loaded: after the search tool */
+} ts_rs_place_t;
+
+
+static ts_rs_place_t
+ts_rs_place(const ts_request_t *rq, size_t i)
+{
+    if (rq->loaded[i] && (rq->deferrable[i] & TS_FACT_DEFERRABLE)) {
+        return TS_RS_LATER;
+    }
+
+    return rq->defer[i] ? TS_RS_GONE : TS_RS_STAYS;
+}
+
+
+/*
+ * A namespace with the members that are not deferred, in their order;
+ * whole, byte for byte, when none is.  k: the index's first tool of the
+ * namespace.
+ */
+static void
+ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
+    const ts_val_t *members, size_t m, size_t k)
+{
+    const char  *buf;
+    size_t       j, open, close, sep;
+
+    buf = rq->ix.buf;
+
+    for (j = 0; j < m && ts_rs_place(rq, k + j) != TS_RS_GONE; j++) {
+        /* void */
+    }
+
+    if (j == m) {
+        ts_buf_add(b, buf + elem->off, elem->len);
+        return;
+    }
+
+    /* from the namespace's start to its tools array's first member */
+    open = members[0].off;
+    close = members[m - 1].off + members[m - 1].len;
+    ts_buf_add(b, buf + elem->off, open - elem->off);
+    sep = 0;
+
+    for (j = 0; j < m; j++) {
+        if (ts_rs_place(rq, k + j) != TS_RS_GONE) {
+            ts_buf_str(b, sep++ ? "," : "");
+            ts_buf_add(b, buf + members[j].off, members[j].len);
+        }
+    }
+
+    ts_buf_add(b, buf + close, elem->off + elem->len - close);
+}
+
+
+/*
+ * One element of the client's tools[], which stands for the index's
+ * tools from *k: in place (now), after the search tool (later), or
+ * neither.  A namespace stays in place with the members that stay and
+ * those loaded; with no member staying, it comes after the search tool
+ * with the members loaded, so that the calls of those members carry its
+ * name; with none, it is left out.  An empty namespace stays.
+ */
+static void
+ts_rs_element(const ts_request_t *rq, const ts_val_t *elem, size_t *k,
+    ts_buf_t *now, ts_buf_t *later)
+{
+    const char     *buf;
+    ts_val_t        ns, *members;
+    size_t          j, m;
+    unsigned        seen[3];
+    ts_rs_place_t   at;
+
+    buf = rq->ix.buf;
+
+    if (!ts_rs_group(buf, elem, &ns, &members, &m)) {
+        at = *k < rq->ix.ntools ? ts_rs_place(rq, *k) : TS_RS_STAYS;
+        (*k)++;
+
+        if (at == TS_RS_STAYS) {
+            ts_buf_add(now, buf + elem->off, elem->len);
+            ts_buf_str(now, ",");
+
+        } else if (at == TS_RS_LATER) {
+            ts_buf_str(later, ",");
+            ts_buf_add(later, buf + elem->off, elem->len);
+        }
+
+        return;
+    }
+
+    memset(seen, 0, sizeof(seen));
+
+    for (j = 0; j < m; j++) {
+        /* the index read the same members: a tool of it each */
+        seen[*k + j < rq->ix.ntools ? ts_rs_place(rq, *k + j)
+                                    : TS_RS_STAYS] = 1;
+    }
+
+    if (*k + m > rq->ix.ntools) {
+        m = 0;
+    }
+
+    if (m == 0 || seen[TS_RS_STAYS]) {
+        ts_rs_namespace(now, rq, elem, members, m, *k);
+        ts_buf_str(now, ",");
+
+    } else if (seen[TS_RS_LATER]) {
+        ts_buf_str(later, ",");
+        ts_rs_namespace(later, rq, elem, members, m, *k);
+    }
+
+    *k += m;
+    free(members);
+}
+
+
+/*
+ * Gateway search's tools[]: the tools that stay, in place; the search
+ * function; the deferrable tools loaded, in the client's order, a
+ * namespace's among its own (ts_rs_element).  Without namespaces, the
+ * bytes of the other OpenAI dialect's.
+ */
 static int
 ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
-    return ts_gateway_openai_tools(rq, p, "{\"type\":\"function\",", "}",
-                                   b);
+    const ts_index_t  *ix;
+    ts_val_t          *items;
+    ts_buf_t           later;
+    size_t             i, k, n;
+
+    ix = &rq->ix;
+
+    if (rq->qualified == NULL) {
+        return ts_gateway_openai_tools(rq, p, "{\"type\":\"function\",",
+                                       "}", b);
+    }
+
+    if (ts_container_items(ix->buf, ts_rs_member(ix, TS_RS_TOOLS), &items,
+                           &n)
+        != TS_OK)
+    {
+        return -1;
+    }
+
+    ts_buf_reset(b);
+    ts_buf_init(&later, 0);
+    ts_buf_str(b, "[");
+
+    for (i = 0, k = 0; i < n; i++) {
+        ts_rs_element(rq, &items[i], &k, b, &later);
+    }
+
+    ts_buf_str(b, "{\"type\":\"function\",");
+    ts_gateway_search_fields(b, p, "parameters");
+    ts_buf_str(b, "}");
+    ts_buf_add(b, later.p, later.len);
+    ts_buf_str(b, "]");
+
+    free(items);
+    b->failed |= later.failed;
+    ts_buf_free(&later);
+
+    return b->failed ? -1 : 0;
 }
 
 
@@ -593,16 +1001,19 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     ts_input_t     gin;
     ts_history_t   h;
     ts_rs_state_t  s;
+    ts_val_t      *nsv;
     int            hosted;
 
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
-    rq->decision = ts_rs_index(rq, body, len);
+    nsv = NULL;
+    rq->decision = ts_rs_index(rq, body, len, &nsv);
 
     if (rq->decision != TS_DECISION_NONE || in == NULL
         || in->policy == NULL)
     {
+        free(nsv);
         return rq->decision;
     }
 
@@ -610,6 +1021,13 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     hosted = in->policy->search != TS_SEARCH_GATEWAY && ts_rs_hosted(rq, in);
     rq->upstream = in->upstream;
     rq->decision = ts_rs_path(rq, in, hosted, &s);
+
+    /* the rules, the search and history know members by their names */
+    if (rq->decision == TS_DECISION_NONE && ts_rs_qualify(rq, nsv) != 0) {
+        rq->decision = TS_DECISION_ERROR;
+    }
+
+    free(nsv);
 
     if (rq->decision != TS_DECISION_NONE) {
         return rq->decision;

@@ -442,12 +442,14 @@ ts_request_free(ts_request_t *rq)
     free(rq->betas);
     free(rq->loaded);
     free(rq->own);
+    free(rq->qualified);
     ts_names_free(&rq->referenced);
     rq->defer = NULL;
     rq->deferrable = NULL;
     rq->betas = NULL;
     rq->loaded = NULL;
     rq->own = NULL;
+    rq->qualified = NULL;
 }
 
 

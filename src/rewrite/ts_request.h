@@ -87,6 +87,10 @@ typedef struct {
     /* gateway-executed search */
     char           *own;            /* the body rq->ix indexes, if not
                                        the caller's */
+    char           *qualified;      /* the caller's body copied, with the
+                                       names of namespace members after
+                                       its end, which rq->ix indexes
+                                       (Responses); not a change */
     unsigned char  *loaded;         /* per tool: a search loaded it */
     size_t          history_searches;   /* gateway searches in history */
     int             load_refs;      /* found tools load as references */

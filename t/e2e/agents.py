@@ -128,6 +128,50 @@ def setup_opencode_responses(work, url, modules):
             "-m", "openai/" + CHAT_MODEL, PROMPT], {}
 
 
+# a model Codex does not know: it sends every MCP tool, in namespaces
+CODEX_MODEL = "emu-model"
+# one it knows: its own client-run tool_search, no MCP tool sent
+CODEX_KNOWN_MODEL = "gpt-5.5"
+
+
+def toml_value(v):
+    """A TOML value of a string, list of strings, bool or table of
+    strings (JSON's string escapes are TOML's)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "{%s}" % ", ".join("%s = %s" % (json.dumps(k), toml_value(x))
+                                  for k, x in v.items())
+    return "[%s]" % ", ".join(toml_value(x) for x in v)
+
+
+def codex_setup(model):
+    """Codex CLI on the Responses API (its only one): a provider of its
+    own pointed at url, the five servers required so that its first
+    request waits for their tools."""
+    def setup(work, url, modules):
+        lines = ['model_provider = "gateway"', 'approval_policy = "never"',
+                 'sandbox_mode = "danger-full-access"',
+                 "[model_providers.gateway]", 'name = "gateway"',
+                 "base_url = %s" % json.dumps(url + "/v1"),
+                 'env_key = "GATEWAY_API_KEY"', 'wire_api = "responses"']
+        for name, server in work.servers.items():
+            lines += ["[mcp_servers.%s]" % json.dumps(name),
+                      "command = %s" % toml_value(server["command"]),
+                      "args = %s" % toml_value(server["args"]),
+                      "env = %s" % toml_value(server["env"]),
+                      "required = true", "startup_timeout_sec = 120"]
+        work.write(".codex/config.toml", "\n".join(lines) + "\n")
+        return [os.path.join(modules, ".bin", "codex"), "exec",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox", "-m", model,
+                PROMPT], {"CODEX_HOME": os.path.join(work.home, ".codex"),
+                          "GATEWAY_API_KEY": KEY}
+    return setup
+
+
 def setup_kilo(work, url, modules):
     path = work.write(".config/kilo/kilo.json", opencode_config(work, url))
     return [os.path.join(modules, ".bin", "kilo"), "run", "--auto",
@@ -257,6 +301,9 @@ CLIENTS = {
     "continue-chat": (setup_continue_chat, ("@continuedev/cli",)),
     "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
     "opencode-responses": (setup_opencode_responses, ("opencode-ai",)),
+    "codex-responses": (codex_setup(CODEX_MODEL), ("@openai/codex",)),
+    "codex-known-responses": (codex_setup(CODEX_KNOWN_MODEL),
+                              ("@openai/codex",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),
     "cline": (setup_cline, ("cline",)),
     "continue": (setup_continue, ("@continuedev/cli",)),
@@ -363,11 +410,13 @@ def chat_model(body):
 
 
 def responses_model(body, ctx):
-    """The scripted model on the Responses API: the same job."""
+    """The scripted model on the Responses API: the same job (the target
+    a namespace's member, as Codex sends MCP tools, or a function)."""
     from emulator_responses import ResponsesReply, responses_seeker
-    target = next((n for n in list(ctx.functions) + list(ctx.deferred)
-                   if n.endswith(TARGET_SUFFIX)), None)
-    if target is None and "tool_search" not in ctx.functions:
+    key = next((k for k in list(ctx.functions) + list(ctx.deferred)
+                if k[1].endswith(TARGET_SUFFIX)), None)
+    if key is None and (None, "tool_search") not in ctx.functions:
         return ResponsesReply("Alice")
-    return responses_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
-                            FINAL)(body, ctx)
+    ns, target = key or (None, TARGET_SUFFIX)
+    return responses_seeker(target, TARGET_INPUT, QUERY, FINAL,
+                            namespace=ns)(body, ctx)
