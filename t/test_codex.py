@@ -1,0 +1,225 @@
+"""Codex's namespace groups through a real nginx with the module, the
+emulator playing OpenAI's Responses API (t/emulator_responses.py: strict
+about namespaces: a member's call carries its namespace, namespace names
+are unique in tools[], one tool_search_output per namespace).  The
+requests are Codex's recorded session (t/fixtures/openai-responses/codex:
+an unknown model, every MCP tool in a namespace mcp__<server>) and its
+run with a model it knows (codex-known: its own client-run tool_search,
+no MCP tool).  docs/gateway-search.md ("Responses", "Namespaces") says
+what each path does."""
+
+import json
+
+import pytest
+
+from emulator_responses import ResponsesReply, responses_seeker
+from responses_fixtures import function_keys, recorded_requests, tool_bytes
+from test_responses import (ARGS, HEADER, calls_of, response_of, send,
+                            text_of, upstream_bodies)
+
+NS, MEMBER = "mcp__memory", "create_entities"
+QUALIFIED = NS + "__" + MEMBER
+QUERY = "memory create entities"
+HOSTED = "toolsearch on; toolsearch_upstream openai; " + HEADER
+
+
+def codex(stream, turn=0, client="codex"):
+    """Codex's recorded request (body bytes, headers)."""
+    return recorded_requests(client, stream)[turn]
+
+
+def namespaces(body):
+    return [t for t in body["tools"] if t.get("type") == "namespace"]
+
+
+def member_names(ns):
+    return [f["name"] for f in ns["tools"]]
+
+
+def client_namespace(name):
+    body = json.loads(codex(False)[0])
+    return [t for t in namespaces(body) if t["name"] == name][0]
+
+
+def seek(emulator):
+    emulator.responses_script = responses_seeker(MEMBER, ARGS, QUERY, "done",
+                                                 namespace=NS)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_found_member_comes_in_its_namespace(gateway, emulator, stream):
+    """Gateway search (store false, a compatible upstream): the members
+    leave tools[], the announcement names them by their qualified names,
+    a search loads what it found in its namespace after the search
+    function, and the client's call carries its namespace."""
+    seek(emulator)
+    gw = gateway(server="toolsearch on; " + HEADER)
+    data, headers = codex(stream)
+    r = send(gw, data, headers=headers)
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    resp = response_of(r, stream)
+    assert [(c.get("namespace"), c["name"]) for c in calls_of(resp)] == \
+        [(NS, MEMBER)]
+    first, second = upstream_bodies(emulator)
+    assert not [n for n in namespaces(first) if n["name"].startswith("mcp__")]
+    assert QUALIFIED in first["instructions"]
+    assert "mcp__github__create_issue" in first["instructions"]
+    assert tool_bytes(json.dumps(first).encode()) <= tool_bytes(data) * 0.5
+    # the continuation: the namespace with the members found, its own
+    # bytes but for the members left out, after the search function
+    names = [t.get("name") for t in second["tools"]]
+    assert names.index(NS) > names.index("tool_search")
+    ns = [n for n in namespaces(second) if n["name"] == NS][0]
+    assert MEMBER in member_names(ns)
+    whole = client_namespace(NS)
+    assert ns["description"] == whole["description"]
+    assert all(f in whole["tools"] for f in ns["tools"])
+    assert len(ns["tools"]) < len(whole["tools"])
+    assert "Loaded: " in second["input"][-1]["output"] and \
+        QUALIFIED in second["input"][-1]["output"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_next_turn_loads_the_member_from_history(gateway, emulator, stream):
+    """Codex's next turn carries the call back with its namespace: the
+    member is loaded in its namespace after the search function, alone,
+    with no state in the gateway (another nginx serves the turn)."""
+    seek(emulator)
+    gw = gateway(server="toolsearch on; " + HEADER)
+    data, headers = codex(stream, 1)
+    resp = response_of(send(gw, data, headers=headers), stream)
+    assert text_of(resp) == "done" and not calls_of(resp)
+    up, = upstream_bodies(emulator)
+    names = [t.get("name") for t in up["tools"]]
+    assert names[-2:] == ["tool_search", NS]
+    assert member_names(namespaces(up)[-1]) == [MEMBER]
+    call = [it for it in up["input"] if it.get("type") == "function_call"]
+    assert call[0]["namespace"] == NS
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("spelling", ["qualified", "namespaced"])
+def test_call_of_a_member_never_loaded_loads_it(gateway, emulator, stream,
+                                                spelling):
+    """A call of a deferred member (by the name the announcement gives,
+    or in its namespace) is a select: of it, shown to the upstream as a
+    call of the search function without a namespace."""
+    seek_it = responses_seeker(MEMBER, ARGS, "", "done", namespace=NS)
+
+    def model(body, ctx):
+        if (NS, MEMBER) in ctx.functions:
+            return seek_it(body, ctx)
+        if spelling == "qualified":
+            return ResponsesReply(None, [(QUALIFIED, ARGS, "call_direct")])
+        return ResponsesReply(None, [(MEMBER, ARGS, "call_direct", NS)])
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; " + HEADER)
+    data, headers = codex(stream)
+    resp = response_of(send(gw, data, headers=headers), stream)
+    assert [(c.get("namespace"), c["name"]) for c in calls_of(resp)] == \
+        [(NS, MEMBER)]
+    ups = upstream_bodies(emulator)
+    assert len(ups) == 2
+    held = ups[1]["input"][-2]
+    assert held["name"] == "tool_search" and "namespace" not in held
+    assert json.loads(held["arguments"]) == {"query": "select:" + QUALIFIED}
+    assert member_names(namespaces(ups[1])[-1]) == [MEMBER]
+
+
+def test_namespace_with_a_member_kept_stays_in_place(gateway, emulator):
+    """A namespace one of whose members the rules keep stays in its
+    place with that member; a found member joins it there, so that the
+    namespace is declared once."""
+    seek(emulator)
+    gw = gateway(server="toolsearch on; toolsearch_always_load "
+                 "mcp__memory__read_graph; " + HEADER)
+    data, headers = codex(False)
+    resp = response_of(send(gw, data, headers=headers), False)
+    assert calls_of(resp)[0]["namespace"] == NS
+    first, second = upstream_bodies(emulator)
+    names = [t.get("name") for t in first["tools"]]
+    assert names.index(NS) < names.index("tool_search")
+    mem = [n for n in namespaces(first) if n["name"] == NS]
+    assert member_names(mem[0]) == ["read_graph"]
+    assert QUALIFIED in first["instructions"]
+    assert "mcp__memory__read_graph" not in first["instructions"]
+    mem = [n for n in namespaces(second) if n["name"] == NS]
+    assert len(mem) == 1
+    assert "read_graph" in member_names(mem[0])
+    assert MEMBER in member_names(mem[0])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("carry", ["intact", "dropped"])
+def test_hosted_search_defers_members(gateway, emulator, stream, carry):
+    """An openai upstream and gpt-5.4: the members get defer_loading (the
+    namespace object does not: the API shows its name and description),
+    tool_search goes after the last tool, not into a namespace; the
+    upstream's search loads the member in its namespace and the call
+    carries it.  The next turn is valid with the items intact (the
+    member stays deferred: the search output loads it) or with the call
+    alone (the member is declared)."""
+    seek(emulator)
+    gw = gateway(server=HOSTED)
+    data, headers = codex(stream)
+    body = json.loads(data)
+    body["model"] = "gpt-5.4"
+    r = send(gw, body, headers=headers)
+    assert r.header("X-Toolsearch-Decision") == "deferred_hosted"
+    resp = response_of(r, stream)
+    up, = upstream_bodies(emulator)
+    assert up["tools"][-1] == {"type": "tool_search"}
+    for ns in namespaces(up):
+        assert "defer_loading" not in ns
+        mcp = ns["name"].startswith("mcp__")
+        assert all(f.get("defer_loading") is (True if mcp else None)
+                   or not mcp for f in ns["tools"])
+    mem = [n for n in namespaces(up) if n["name"] == NS][0]
+    assert all(f["defer_loading"] is True for f in mem["tools"])
+    items = [it for it in resp["output"] if it["type"] != "reasoning"]
+    assert [it["type"] for it in items] == [
+        "tool_search_call", "tool_search_output", "function_call"]
+    assert items[1]["tools"][0]["name"] == NS
+    assert items[2]["namespace"] == NS
+    emulator.reset()
+    back = items if carry == "intact" else items[2:]
+    body["input"] += [dict((k, v) for k, v in it.items() if k != "id")
+                      for it in back]
+    body["input"].append({"type": "function_call_output",
+                          "call_id": items[2]["call_id"], "output": "ok"})
+    assert text_of(response_of(send(gw, body, headers=headers),
+                               stream)) == "done"
+    up, = upstream_bodies(emulator)
+    mem = [n for n in namespaces(up) if n["name"] == NS][0]
+    flag = {f["name"]: f.get("defer_loading") for f in mem["tools"]}
+    assert flag[MEMBER] is (True if carry == "intact" else None)
+    assert flag["read_graph"] is True
+
+
+def test_member_counts_and_variables(gateway, emulator):
+    """The counters count members as tools: $toolsearch_tools_deferred is
+    the MCP members (and the other groups the naming rules defer)."""
+    seek(emulator)
+    gw = gateway(server="toolsearch on; add_header X-Deferred "
+                 "$toolsearch_tools_deferred always;" + HEADER)
+    data, headers = codex(False)
+    body = json.loads(data)
+    r = send(gw, data, headers=headers)
+    mcp = [k for k in function_keys(body)
+           if k[0] and k[0].startswith("mcp__")]
+    assert int(r.header("X-Deferred")) >= len(mcp)
+    assert int(r.header("X-Toolsearch-Tools")) == len(function_keys(body)) \
+        + len([t for t in body["tools"]
+               if t["type"] not in ("function", "namespace")])
+
+
+def test_known_model_search_passes_byte_identical(gateway, emulator):
+    """Codex with a model it knows runs its own search (tool_search with
+    execution client, no MCP tool sent): byte-identical,
+    client_managed."""
+    gw = gateway(server="toolsearch on; " + HEADER)
+    data, headers = codex(False, 0, "codex-known")
+    r = send(gw, data, headers=headers)
+    assert r.header("X-Toolsearch-Decision") == "client_managed"
+    assert len(emulator.requests) == 1
+    assert emulator.requests[0].body == data
