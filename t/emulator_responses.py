@@ -47,13 +47,16 @@ HOSTED_TOOLS = {"web_search", "web_search_preview", "file_search",
 class ResponsesReply:
     """One scripted answer: text, function calls ((name, arguments dict,
     call_id[, namespace]) each; without one, the namespace that declares
-    the name), and hosted searches ((paths, [tool definitions])) that
-    come before them."""
+    the name), hosted searches ((paths, [tool definitions])) that come
+    before them, and a search the client runs (the arguments of a
+    tool_search_call with execution client, which the client answers
+    with a tool_search_output on its next request)."""
 
-    def __init__(self, text=None, calls=(), searches=()):
+    def __init__(self, text=None, calls=(), searches=(), client_search=None):
         self.text = text
         self.calls = list(calls)
         self.searches = list(searches)
+        self.client_search = client_search
 
 
 class Context:
@@ -299,6 +302,11 @@ def response_object(emu, body, reply, ctx, size):
         out.append({"type": "tool_search_output",
                     "id": emu.next_id("tso"), "execution": "server",
                     "call_id": None, "status": "completed", "tools": tools})
+    if reply.client_search is not None:
+        out.append({"type": "tool_search_call", "id": emu.next_id("tsc"),
+                    "execution": "client", "call_id": emu.next_id("call"),
+                    "status": "completed",
+                    "arguments": reply.client_search})
     if reply.text:
         out.append({"type": "message", "id": emu.next_id("msg"),
                     "status": "completed", "role": "assistant",

@@ -213,13 +213,19 @@ def test_member_counts_and_variables(gateway, emulator):
                if t["type"] not in ("function", "namespace")])
 
 
-def test_known_model_search_passes_byte_identical(gateway, emulator):
+@pytest.mark.parametrize("stream", [False, True])
+def test_known_model_search_passes_byte_identical(gateway, emulator,
+                                                  stream):
     """Codex with a model it knows runs its own search (tool_search with
-    execution client, no MCP tool sent): byte-identical,
-    client_managed."""
+    execution client, no MCP tool sent; then its tool_search_call and
+    tool_search_output items, and the call of the member it loaded):
+    every request of its session byte-identical, client_managed."""
     gw = gateway(server="toolsearch on; " + HEADER)
-    data, headers = codex(False, 0, "codex-known")
-    r = send(gw, data, headers=headers)
-    assert r.header("X-Toolsearch-Decision") == "client_managed"
-    assert len(emulator.requests) == 1
-    assert emulator.requests[0].body == data
+    session = recorded_requests("codex-known", stream)
+    assert len(session) == 3
+    for data, headers in session:
+        emulator.reset()
+        r = send(gw, data, headers=headers)
+        assert r.status == 200, r.body[:300]
+        assert r.header("X-Toolsearch-Decision") == "client_managed"
+        assert [rec.body for rec in emulator.requests] == [data]

@@ -415,6 +415,11 @@ def responses_model(body, ctx):
     from emulator_responses import ResponsesReply, responses_seeker
     key = next((k for k in list(ctx.functions) + list(ctx.deferred)
                 if k[1].endswith(TARGET_SUFFIX)), None)
+    searched = any(it.get("type") == "tool_search_output"
+                   for it in ctx.items)
+    if key is None and ctx.client_search and not searched:
+        # Codex's own search (execution client): it loads what it finds
+        return ResponsesReply(client_search={"query": QUERY, "limit": 8})
     if key is None and (None, "tool_search") not in ctx.functions:
         return ResponsesReply("Alice")
     ns, target = key or (None, TARGET_SUFFIX)
