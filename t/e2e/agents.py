@@ -147,6 +147,13 @@ def toml_value(v):
     return "[%s]" % ", ".join(toml_value(x) for x in v)
 
 
+def codex_bin(modules):
+    """Codex's command: its own install beside the other clients'
+    (scripts/e2e-agents.sh puts it in DIR/codex)."""
+    return os.path.join(os.path.dirname(modules), "codex", "node_modules",
+                        ".bin", "codex")
+
+
 def codex_setup(model):
     """Codex CLI on the Responses API (its only one): a provider of its
     own pointed at url, the five servers required so that its first
@@ -164,7 +171,7 @@ def codex_setup(model):
                       "env = %s" % toml_value(server["env"]),
                       "required = true", "startup_timeout_sec = 120"]
         work.write(".codex/config.toml", "\n".join(lines) + "\n")
-        return [os.path.join(modules, ".bin", "codex"), "exec",
+        return [codex_bin(modules), "exec",
                 "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "-m", model,
                 PROMPT], {"CODEX_HOME": os.path.join(work.home, ".codex"),
