@@ -2,9 +2,11 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * Responses, request side.  The body is read into the shared index: a
- * function tool's name, description and parameters (Responses tools are
- * flat), the input's items as messages.  Namespaces, hosted tools and
- * tool_search keep no name: the rules never defer them.  What the
+ * function tool's name, description and parameters, a namespace's
+ * members one by one under their qualified names (mcp__memory +
+ * create_entities: mcp__memory__create_entities), the input's items as
+ * messages.  Hosted tools and tool_search keep no name: the rules never
+ * defer them.  What the
  * request may carry decides the path (docs/gateway-search.md,
  * "Responses"): its own search passes (client_managed); state the
  * upstream holds keeps what it needs (server_state); an openai upstream
