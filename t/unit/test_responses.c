@@ -154,8 +154,126 @@ test_responses_paths(void)
 }
 
 
+/* a namespace of two members, as Codex sends an MCP server's tools */
+#define RNS        "{'type':'namespace','name':'mcp__mem','description':" \
+                   "'Memory','tools':[" RFN("create") "," RFN("read") "]}"
+#define RNSTOOLS   "'tools':[" RFN("bash") "," RNS ",{'type':'web_search'}]"
+
+
+/* the output's namespace mcp__mem, compact, or NULL: the caller frees */
+static char *
+rs_namespace(const trun_t *r, int *at)
+{
+    cJSON       *t;
+    const char  *s;
+    int          i;
+
+    i = 0;
+
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(r->json, "tools")) {
+        s = cJSON_GetStringValue(cJSON_GetObjectItem(t, "name"));
+
+        if (s != NULL && strcmp(s, "mcp__mem") == 0) {
+            *at = i;
+            return cJSON_PrintUnformatted(t);
+        }
+
+        i++;
+    }
+
+    return NULL;
+}
+
+
+static void
+test_responses_namespaces(void)
+{
+    tpol_t   t;
+    trun_t   r;
+    char     names[256], *ns;
+    int      at;
+
+    tpol_init(&t);
+    t.in.upstream = TS_UPSTREAM_COMPATIBLE;
+
+    /* gateway search: the namespace leaves; announced by qualified names */
+    CHECK(rs_run(&r, &t, RHEAD("m") "'store':false," RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,web_search,tool_search") == 0);
+    CHECK(has_text(r.out, r.len, "mcp__mem__create, mcp__mem__read"));
+    CHECK(r.rq.tools_deferred == 2 && r.rq.ix.ntools == 4);
+    trun_free(&r);
+
+    /* a call in the input, in its namespace: it alone, after the search */
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
+                 "'function_call','call_id':'c','name':'read','namespace':"
+                 "'mcp__mem','arguments':'{}'},{'type':"
+                 "'function_call_output','call_id':'c','output':'ok'}],"
+                 RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    ns = rs_namespace(&r, &at);
+    CHECK(ns != NULL && at == 3);
+    CHECK(ns != NULL && strcmp(ns, "{\"type\":\"namespace\",\"name\":"
+                               "\"mcp__mem\",\"description\":\"Memory\","
+                               "\"tools\":[{\"type\":\"function\",\"name\":"
+                               "\"read\",\"description\":\"D read\","
+                               "\"parameters\":{}}]}") == 0);
+    free(ns);
+    trun_free(&r);
+
+    /* the bare name, without its namespace, is not the member */
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
+                 "'function_call','call_id':'c','name':'read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'}]," RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(rs_namespace(&r, &at) == NULL);
+    trun_free(&r);
+
+    /* a member kept by a list: the namespace stays, with it alone */
+    tpol_add(&t.l.always_load, "mcp__mem__create");
+    CHECK(rs_run(&r, &t, RHEAD("m") "'store':false," RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    ns = rs_namespace(&r, &at);
+    CHECK(ns != NULL && at == 1 && strstr(ns, "\"read\"") == NULL
+          && strstr(ns, "\"create\"") != NULL);
+    free(ns);
+    trun_free(&r);
+    tpol_free(&t);
+
+    /* hosted: defer_loading on members, tool_search after the last tool */
+    tpol_init(&t);
+    t.in.upstream = TS_UPSTREAM_OPENAI;
+    CHECK(rs_run(&r, &t, RHEAD("gpt-5.4") RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem,web_search,tool_search") == 0);
+    CHECK(has_text(r.out, r.len, "\"name\":\"create\",\"description\":"
+                   "\"D create\",\"parameters\":{},\"defer_loading\":true}"));
+    CHECK(has_text(r.out, r.len, "\"description\":\"Memory\",\"tools\""));
+    trun_free(&r);
+
+    /* a hosted search output of the input that declares it: deferred */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,'input':["
+                 "{'type':'tool_search_output','execution':'server',"
+                 "'call_id':null,'tools':[{'type':'namespace','name':"
+                 "'mcp__mem','tools':[" RFN("read") "]}]},{'type':"
+                 "'function_call','call_id':'c','name':'read','namespace':"
+                 "'mcp__mem','arguments':'{}'},{'type':"
+                 "'function_call_output','call_id':'c','output':'ok'}],"
+                 RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    CHECK(r.rq.tools_deferred == 2);
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
 const tst_case_t  tst_responses_tests[] = {
     { "responses hosted models", test_hosted_models },
     { "responses paths", test_responses_paths },
+    { "responses namespaces", test_responses_namespaces },
     { NULL, NULL }
 };
