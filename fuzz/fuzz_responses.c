@@ -6,7 +6,8 @@
  * policy drawn from the next bytes and an upstream the byte picks;
  * properties: a valid body it changes stays valid JSON, and every function a
  * function_call item of its input calls is declared (as a tool, or
- * loaded by a tool_search_output of the input).  Odd: the rest is the
+ * loaded by a tool_search_output of the input; in the namespace the call
+ * names, when it names one).  Odd: the rest is the
  * answer each call of the gateway loop gets, as response.* events or one
  * JSON response; properties: the client's bytes do not depend on where
  * the answer was cut, valid events stay valid, a valid response stays
@@ -54,11 +55,39 @@ fz_named(const cJSON *items, const char *name)
 }
 
 
+/*
+ * 1 when the items (tools[], or a tool_search_output's tools) declare
+ * the function: by its name, or as a member of the namespace ns
+ */
+static int
+fz_declared(const cJSON *items, const char *ns, const char *name)
+{
+    const cJSON  *t, *n;
+
+    if (ns == NULL) {
+        return fz_named(items, name);
+    }
+
+    cJSON_ArrayForEach(t, items) {
+        n = cJSON_GetObjectItemCaseSensitive(t, "name");
+
+        if (cJSON_IsString(n) && strcmp(n->valuestring, ns) == 0
+            && fz_named(cJSON_GetObjectItemCaseSensitive(t, "tools"), name))
+        {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
 /* every function_call of the input names a declared function */
 static void
 fz_rcheck_calls(const char *p, size_t len)
 {
     const cJSON  *it, *n, *type, *tools, *other;
+    const char   *ns;
     cJSON        *doc;
     int           ok;
 
@@ -76,13 +105,16 @@ fz_rcheck_calls(const char *p, size_t len)
             continue;
         }
 
-        ok = fz_named(tools, n->valuestring);
+        ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                                      it, "namespace"));
+        ok = fz_declared(tools, ns, n->valuestring);
 
         cJSON_ArrayForEach(other, cJSON_GetObjectItemCaseSensitive(doc,
                                                                    "input"))
         {
-            ok |= fz_named(cJSON_GetObjectItemCaseSensitive(other, "tools"),
-                           n->valuestring);
+            ok |= fz_declared(cJSON_GetObjectItemCaseSensitive(other,
+                                                               "tools"),
+                              ns, n->valuestring);
         }
 
         /* a function the client's own tools never had is the client's */

@@ -206,11 +206,15 @@ def responses_seeds():
     budget, cuts)."""
     from emulator_responses import (Context, ResponsesReply,
                                     response_object, responses_events)
-    from responses_fixtures import responses_requests
+    from responses_fixtures import recorded_requests, responses_requests
     for client in ("opencode", "cline"):
         for b in responses_requests(client):
             yield b"\x00" + POLICIES[1] + b
             yield b"\x02" + POLICIES[1] + b.replace(b"gpt-4.1", b"gpt-5.4")
+    # Codex's recorded session: its MCP tools in namespaces
+    for b, _ in recorded_requests("codex", False):
+        yield b"\x00" + POLICIES[1] + b
+        yield b"\x02" + POLICIES[1] + b.replace(b"emu-model", b"gpt-5.4")
     emu = Emulator.__new__(Emulator)
     emu.counter = 0
     emu.lock = __import__("threading").Lock()
@@ -220,7 +224,9 @@ def responses_seeds():
                   ResponsesReply(None, [search, ("bash", {"c": "ls"},
                                                  "call_b")]),
                   ResponsesReply(None, [("mcp__memory__create_entities", {},
-                                         "call_d")])):
+                                         "call_d")]),
+                  ResponsesReply(None, [("create_entities", {}, "call_n",
+                                         "mcp__memory")])):
         r = response_object(emu, {"model": "gpt-4.1", "reasoning": {}},
                             reply, Context(), 400)
         events = "".join(responses_events(r)).encode()
