@@ -181,7 +181,8 @@ ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
  * deferred (ts_rs_qualify).
  */
 static ts_status_t
-ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv)
+ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv,
+    size_t *groups)
 {
     ts_val_t   *items, *members, ns;
     ts_tool_t  *t;
@@ -204,6 +205,8 @@ ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv)
             ts_rs_tool(ix->buf, &items[i], t);
             continue;
         }
+
+        (*groups)++;
 
         for (j = 0; j < m; j++) {
             t = ts_rs_tool_add(ix, nsv, &cap, &ns);
@@ -233,11 +236,12 @@ ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv)
  * (mcp__memory + create_entities: mcp__memory__create_entities), the
  * name the rules, the search and the announcement know it by.  The
  * names go after the end of a copy of the body, which the index reads
- * from then on.  A member whose names have escapes keeps no name: it
- * stays loaded.
+ * from then on; with namespaces, the copy is made even without a name
+ * to add, so that rq->qualified says they are there.  A member whose
+ * names have escapes keeps no name: it stays loaded.
  */
 static int
-ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv)
+ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups)
 {
     ts_index_t  *ix;
     ts_tool_t   *t;
@@ -262,11 +266,11 @@ ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv)
         extra += nsv[i].len + t->name.len;
     }
 
-    if (extra == 0) {
+    if (groups == 0) {
         return 0;
     }
 
-    buf = malloc(ix->len + extra);
+    buf = malloc(ix->len + extra ? ix->len + extra : 1);
     if (buf == NULL) {
         return -1;
     }
@@ -302,10 +306,12 @@ ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv)
 /*
  * The body read into the index: an object with an input (a string or
  * an array of items), the namespace of each tool in nsv (the caller
- * frees it).  What is not of this shape passes untouched.
+ * frees it), the namespaces counted in groups.  What is not of this
+ * shape passes untouched.
  */
 static ts_decision_t
-ts_rs_index(ts_request_t *rq, const char *body, size_t len, ts_val_t **nsv)
+ts_rs_index(ts_request_t *rq, const char *body, size_t len, ts_val_t **nsv,
+    size_t *groups)
 {
     ts_index_t     *ix;
     ts_val_t        top, v[TS_RS_KEYS];
@@ -354,7 +360,7 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len, ts_val_t **nsv)
                                                              : -1;
 
     if ((v[TS_RS_TOOLS].kind == TS_ARRAY
-         && ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv) != TS_OK)
+         && ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv, groups) != TS_OK)
         || (v[TS_RS_INPUT].kind == TS_ARRAY
             && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {
@@ -831,8 +837,8 @@ ts_rs_element(const ts_request_t *rq, const ts_val_t *elem, size_t *k,
 /*
  * Gateway search's tools[]: the tools that stay, in place; the search
  * function; the deferrable tools loaded, in the client's order, a
- * namespace's among its own (ts_rs_element).  Without namespaces, the
- * bytes of the other OpenAI dialect's.
+ * namespace's among its own (ts_rs_element).  Without namespaces
+ * (ts_rs_qualify), the bytes of the other OpenAI dialect's.
  */
 static int
 ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
@@ -1004,13 +1010,15 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     ts_history_t   h;
     ts_rs_state_t  s;
     ts_val_t      *nsv;
+    size_t         groups;
     int            hosted;
 
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
     nsv = NULL;
-    rq->decision = ts_rs_index(rq, body, len, &nsv);
+    groups = 0;
+    rq->decision = ts_rs_index(rq, body, len, &nsv, &groups);
 
     if (rq->decision != TS_DECISION_NONE || in == NULL
         || in->policy == NULL)
@@ -1025,7 +1033,9 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     rq->decision = ts_rs_path(rq, in, hosted, &s);
 
     /* the rules, the search and history know members by their names */
-    if (rq->decision == TS_DECISION_NONE && ts_rs_qualify(rq, nsv) != 0) {
+    if (rq->decision == TS_DECISION_NONE
+        && ts_rs_qualify(rq, nsv, groups) != 0)
+    {
         rq->decision = TS_DECISION_ERROR;
     }
 

@@ -231,6 +231,18 @@ test_responses_namespaces(void)
     CHECK(rs_namespace(&r, &at) == NULL);
     trun_free(&r);
 
+    /* members without names (escapes), an empty namespace: kept whole */
+    CHECK(rs_run(&r, &t, RHEAD("m") "'store':false,'tools':["
+                 "{'type':'namespace','name':'mcp\\u005fmem','tools':["
+                 RFN("read") "]},{'type':'namespace','name':'e','tools':[]},"
+                 RFN("mcp__x__y") "]}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "mcp_mem,e,tool_search") == 0);
+    CHECK(has_text(r.out, r.len, "\"tools\":[{\"type\":\"function\","
+                   "\"name\":\"read\""));
+    trun_free(&r);
+
     /* a member kept by a list: the namespace stays, with it alone */
     tpol_add(&t.l.always_load, "mcp__mem__create");
     CHECK(rs_run(&r, &t, RHEAD("m") "'store':false," RNSTOOLS "}")
