@@ -598,9 +598,28 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
 
 
 /*
+ * 1 when the index's name t is name, or (member) a namespace's member
+ * of that bare name: it ends with "__" and name
+ */
+static int
+ts_rs_same(const char *t, size_t tlen, const char *name, size_t len,
+    int member)
+{
+    if (tlen == len) {
+        return memcmp(t, name, len) == 0;
+    }
+
+    return member && tlen > len + 2 && memcmp(t + tlen - len, name, len) == 0
+           && memcmp(t + tlen - len - 2, "__", 2) == 0;
+}
+
+
+/*
  * Marks loaded the function an object names ({"name": …}, a call's
  * "namespace" qualifying it); 1 when the request has it.  A call a
  * hosted search's output declares stays deferred: that output loads it.
+ * tool_choice names a function without its namespace: each function of
+ * that bare name stays loaded.
  */
 static int
 ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
@@ -629,7 +648,7 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
         t = ts_str_view(ix->buf, &ix->tools[i].name, ttmp, sizeof(ttmp),
                         &tlen);
 
-        if (t != NULL && tlen == len && memcmp(t, s, len) == 0) {
+        if (t != NULL && ts_rs_same(t, tlen, s, len, !call)) {
             rq->loaded[i] = 1;
             found = 1;
         }

@@ -222,6 +222,15 @@ test_responses_namespaces(void)
     free(ns);
     trun_free(&r);
 
+    /* tool_choice names a member by its bare name: it stays loaded */
+    CHECK(rs_run(&r, &t, RHEAD("m") "'store':false,'tool_choice':{'type':"
+                 "'function','name':'read'}," RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    ns = rs_namespace(&r, &at);
+    CHECK(ns != NULL && at == 3 && strstr(ns, "\"create\"") == NULL);
+    free(ns);
+    trun_free(&r);
+
     /* the bare name, without its namespace, is not the member */
     CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
                  "'function_call','call_id':'c','name':'read',"
