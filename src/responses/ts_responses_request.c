@@ -76,65 +76,93 @@ ts_rs_has(const char *buf, const ts_val_t *obj, const char *key,
 }
 
 
+/* the members of a tool read, in one pass with the array's items */
+enum {
+    TS_RS_T_TYPE = 0,
+    TS_RS_T_NAME,
+    TS_RS_T_DESCRIPTION,
+    TS_RS_T_PARAMETERS,
+    TS_RS_T_DEFER,
+    TS_RS_T_TOOLS,
+    TS_RS_T_KEYS
+};
+
+static const char *const  ts_rs_tool_keys[TS_RS_T_KEYS] = {
+    "type", "name", "description", "parameters", "defer_loading", "tools"
+};
+
+
 /*
- * A function tool: {"type":"function","name","description",
- * "parameters",…}.  Other tools keep no name.
+ * A function tool, {"type":"function","name","description",
+ * "parameters",…}, from its members v.  Other tools keep no name.
  */
 static void
-ts_rs_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
+ts_rs_tool(const char *buf, const ts_val_t *item, const ts_val_t *v,
+    ts_tool_t *t)
 {
-    static const char *const  keys[] = { "type", "name", "description",
-                                         "parameters", "defer_loading" };
-    ts_val_t                  v[5];
-
     memset(t, 0, sizeof(ts_tool_t));
     t->elem = *item;
 
-    if (item->kind != TS_OBJECT
-        || ts_object_members(buf, item, keys, 5, v) != TS_OK)
-    {
+    if (item->kind != TS_OBJECT) {
         return;
     }
 
-    t->defer_loading.val = v[4];
+    t->defer_loading.val = v[TS_RS_T_DEFER];
 
     /* a typed tool is a server tool to the rules: a function is not */
-    if (!ts_str_eq(buf, &v[0], "function") || v[1].kind != TS_STRING) {
-        t->type = v[0];
+    if (!ts_str_eq(buf, &v[TS_RS_T_TYPE], "function")
+        || v[TS_RS_T_NAME].kind != TS_STRING)
+    {
+        t->type = v[TS_RS_T_TYPE];
         return;
     }
 
-    t->name = v[1];
-    t->description = v[2];
-    t->input_schema = v[3];
+    t->name = v[TS_RS_T_NAME];
+    t->description = v[TS_RS_T_DESCRIPTION];
+    t->input_schema = v[TS_RS_T_PARAMETERS];
 }
 
 
 /*
- * A namespace of tools[] ({"type":"namespace","name","tools":[…]}): its
- * name (kind NONE when it is no string) and its members' spans, which
- * the caller frees; 0 for any other tool, and for a namespace without a
- * tools array, which stands for itself.
+ * A namespace ({"type":"namespace","name","tools":[…]}) from its members
+ * v: 1 with its name in ns (kind NONE when it is no string); 0 for any
+ * other tool, and for a namespace without a tools array, which stands
+ * for itself.
  */
 static int
-ts_rs_group(const char *buf, const ts_val_t *item, ts_val_t *ns,
-    ts_val_t **members, size_t *n)
+ts_rs_is_group(const char *buf, const ts_val_t *item, const ts_val_t *v,
+    ts_val_t *ns)
 {
-    ts_val_t  type, arr;
-
-    if (!ts_rs_has(buf, item, "type", &type)
-        || !ts_str_eq(buf, &type, "namespace")
-        || !ts_rs_has(buf, item, "tools", &arr) || arr.kind != TS_ARRAY
-        || ts_container_items(buf, &arr, members, n) != TS_OK)
+    if (item->kind != TS_OBJECT
+        || !ts_str_eq(buf, &v[TS_RS_T_TYPE], "namespace")
+        || v[TS_RS_T_TOOLS].kind != TS_ARRAY)
     {
         return 0;
     }
 
-    if (!ts_rs_has(buf, item, "name", ns) || ns->kind != TS_STRING) {
+    *ns = v[TS_RS_T_NAME];
+
+    if (ns->kind != TS_STRING) {
         ns->kind = TS_NONE;
     }
 
     return 1;
+}
+
+
+/* a namespace's members (ts_rs_is_group), which the caller frees */
+static int
+ts_rs_group(const char *buf, const ts_val_t *item, ts_val_t *ns,
+    ts_val_t **members, size_t *n)
+{
+    ts_val_t  v[TS_RS_T_KEYS];
+
+    return item->kind == TS_OBJECT
+           && ts_object_members(buf, item, ts_rs_tool_keys, TS_RS_T_KEYS, v)
+              == TS_OK
+           && ts_rs_is_group(buf, item, v, ns)
+           && ts_container_items(buf, &v[TS_RS_T_TOOLS], members, n)
+              == TS_OK;
 }
 
 
@@ -175,59 +203,71 @@ ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
 
 
 /*
+ * The items of a tools array, each a tool of the index, with the
+ * namespace ns (NULL: none) in nsv; their own members read in the same
+ * pass.  *cap: the index's room.
+ */
+static ts_status_t
+ts_rs_tools_of(ts_index_t *ix, const ts_val_t *arr, const ts_val_t *ns,
+    ts_val_t **nsv, size_t *cap, size_t *groups)
+{
+    ts_val_t     *items, *vals, *v, gns;
+    ts_tool_t    *t;
+    ts_status_t   st;
+    size_t        i, n;
+
+    if (ts_items_members(ix->buf, arr, ts_rs_tool_keys, TS_RS_T_KEYS, &items,
+                         &vals, &n)
+        != TS_OK)
+    {
+        return TS_ERR_NOMEM;
+    }
+
+    st = TS_OK;
+
+    for (i = 0; st == TS_OK && i < n; i++) {
+        v = vals + i * TS_RS_T_KEYS;
+
+        /* a namespace's members one by one; namespaces do not nest */
+        if (ns == NULL && ts_rs_is_group(ix->buf, &items[i], v, &gns)) {
+            (*groups)++;
+            st = ts_rs_tools_of(ix, &v[TS_RS_T_TOOLS], &gns, nsv, cap,
+                                groups);
+            continue;
+        }
+
+        t = ts_rs_tool_add(ix, nsv, cap, ns);
+
+        if (t == NULL) {
+            st = TS_ERR_NOMEM;
+            break;
+        }
+
+        ts_rs_tool(ix->buf, &items[i], v, t);
+    }
+
+    free(items);
+    free(vals);
+
+    return st;
+}
+
+
+/*
  * The tools: a namespace's members one by one (Codex's mcp__<server>
- * groups), each with its namespace in nsv, any other tool as itself.
- * A member's name is qualified by its namespace once the request may be
- * deferred (ts_rs_qualify).
+ * groups), each with its namespace in nsv, any other tool as itself;
+ * the namespaces counted in groups.  A member's name is qualified by
+ * its namespace once the request may be deferred (ts_rs_qualify).
  */
 static ts_status_t
 ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv,
     size_t *groups)
 {
-    ts_val_t   *items, *members, ns;
-    ts_tool_t  *t;
-    size_t      i, j, n, m, cap;
-
-    if (ts_container_items(ix->buf, tools, &items, &n) != TS_OK) {
-        return TS_ERR_NOMEM;
-    }
+    size_t  cap;
 
     cap = 0;
 
-    for (i = 0; i < n; i++) {
-        if (!ts_rs_group(ix->buf, &items[i], &ns, &members, &m)) {
-            t = ts_rs_tool_add(ix, nsv, &cap, NULL);
-
-            if (t == NULL) {
-                break;
-            }
-
-            ts_rs_tool(ix->buf, &items[i], t);
-            continue;
-        }
-
-        (*groups)++;
-
-        for (j = 0; j < m; j++) {
-            t = ts_rs_tool_add(ix, nsv, &cap, &ns);
-
-            if (t == NULL) {
-                break;
-            }
-
-            ts_rs_tool(ix->buf, &members[j], t);
-        }
-
-        free(members);
-
-        if (j < m) {
-            break;
-        }
-    }
-
-    free(items);
-
-    return i < n ? TS_ERR_NOMEM : TS_OK;
+    return ts_rs_tools_of(ix, tools, NULL, nsv, &cap, groups);
 }
 
 
@@ -753,17 +793,19 @@ ts_rs_place(const ts_request_t *rq, size_t i)
 
 /*
  * A namespace with the members that are not deferred, in their order;
- * whole, byte for byte, when none is.  k: the index's first tool of the
- * namespace.
+ * whole, byte for byte, when none is.  The index's tools k to k + m are
+ * its members.
  */
 static void
 ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
-    const ts_val_t *members, size_t m, size_t k)
+    size_t k, size_t m)
 {
-    const char  *buf;
-    size_t       j, open, close, sep;
+    const ts_tool_t  *t;
+    const char       *buf;
+    size_t            j, open, close, sep;
 
     buf = rq->ix.buf;
+    t = &rq->ix.tools[k];
 
     for (j = 0; j < m && ts_rs_place(rq, k + j) != TS_RS_GONE; j++) {
         /* void */
@@ -774,16 +816,16 @@ ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
         return;
     }
 
-    /* from the namespace's start to its tools array's first member */
-    open = members[0].off;
-    close = members[m - 1].off + members[m - 1].len;
+    /* from the namespace's start to its first member, from its last on */
+    open = t[0].elem.off;
+    close = t[m - 1].elem.off + t[m - 1].elem.len;
     ts_buf_add(b, buf + elem->off, open - elem->off);
     sep = 0;
 
     for (j = 0; j < m; j++) {
         if (ts_rs_place(rq, k + j) != TS_RS_GONE) {
             ts_buf_str(b, sep++ ? "," : "");
-            ts_buf_add(b, buf + members[j].off, members[j].len);
+            ts_buf_add(b, buf + t[j].elem.off, t[j].elem.len);
         }
     }
 
@@ -793,35 +835,43 @@ ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
 
 /*
  * One element of the client's tools[], which stands for the index's
- * tools from *k: in place (now), after the search tool (later), or
- * neither.  A namespace stays in place with the members that stay and
- * those loaded; with no member staying, it comes after the search tool
- * with the members loaded, so that the calls of those members carry its
- * name; with none, it is left out.  An empty namespace stays.
+ * tools from *k that lie in it (a namespace's members, or itself): in
+ * place (now), after the search tool (later), or neither.  A namespace
+ * stays in place with the members that stay and those loaded; with no
+ * member staying, it comes after the search tool with the members
+ * loaded, so that the calls of those members carry its name; with
+ * none, it is left out.  An empty namespace stays.
  */
 static void
 ts_rs_element(const ts_request_t *rq, const ts_val_t *elem, size_t *k,
     ts_buf_t *now, ts_buf_t *later)
 {
-    const char     *buf;
-    ts_val_t        ns, *members;
-    size_t          j, m;
-    unsigned        seen[3];
-    ts_rs_place_t   at;
+    const ts_index_t  *ix;
+    size_t             first, j, m;
+    unsigned           seen[3];
+    ts_rs_place_t      at;
 
-    buf = rq->ix.buf;
+    ix = &rq->ix;
+    first = *k;
 
-    if (!ts_rs_group(buf, elem, &ns, &members, &m)) {
-        at = *k < rq->ix.ntools ? ts_rs_place(rq, *k) : TS_RS_STAYS;
+    while (*k < ix->ntools
+           && ix->tools[*k].elem.off < elem->off + elem->len)
+    {
         (*k)++;
+    }
+
+    m = *k - first;
+
+    if (m == 1 && ix->tools[first].elem.off == elem->off) {
+        at = ts_rs_place(rq, first);
 
         if (at == TS_RS_STAYS) {
-            ts_buf_add(now, buf + elem->off, elem->len);
+            ts_buf_add(now, ix->buf + elem->off, elem->len);
             ts_buf_str(now, ",");
 
         } else if (at == TS_RS_LATER) {
             ts_buf_str(later, ",");
-            ts_buf_add(later, buf + elem->off, elem->len);
+            ts_buf_add(later, ix->buf + elem->off, elem->len);
         }
 
         return;
@@ -830,26 +880,17 @@ ts_rs_element(const ts_request_t *rq, const ts_val_t *elem, size_t *k,
     memset(seen, 0, sizeof(seen));
 
     for (j = 0; j < m; j++) {
-        /* the index read the same members: a tool of it each */
-        seen[*k + j < rq->ix.ntools ? ts_rs_place(rq, *k + j)
-                                    : TS_RS_STAYS] = 1;
-    }
-
-    if (*k + m > rq->ix.ntools) {
-        m = 0;
+        seen[ts_rs_place(rq, first + j)] = 1;
     }
 
     if (m == 0 || seen[TS_RS_STAYS]) {
-        ts_rs_namespace(now, rq, elem, members, m, *k);
+        ts_rs_namespace(now, rq, elem, first, m);
         ts_buf_str(now, ",");
 
     } else if (seen[TS_RS_LATER]) {
         ts_buf_str(later, ",");
-        ts_rs_namespace(later, rq, elem, members, m, *k);
+        ts_rs_namespace(later, rq, elem, first, m);
     }
-
-    *k += m;
-    free(members);
 }
 
 
