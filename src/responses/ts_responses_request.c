@@ -357,9 +357,9 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
 
 
 /*
- * Marks loaded the function an object names ({"name": …}); 1 when the
- * request has it.  A call a hosted search's output declares stays
- * deferred: that output loads it.
+ * Marks loaded the function an object names ({"name": …}), ranked as
+ * history's calls when call is set; 1 when the request has it.  A call a
+ * hosted search's output declares stays deferred: that output loads it.
  */
 static int
 ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
@@ -386,7 +386,13 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
                         &tlen);
 
         if (t != NULL && tlen == len && memcmp(t, s, len) == 0) {
-            rq->loaded[i] = 1;
+            if (call) {
+                ts_request_called(rq, i);
+
+            } else {
+                rq->loaded[i] = 1;
+            }
+
             found = 1;
         }
     }
@@ -410,8 +416,9 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
 
     ix = &rq->ix;
     rq->loaded = calloc(ix->ntools ? ix->ntools : 1, 1);
+    rq->called = calloc(ix->ntools ? ix->ntools : 1, sizeof(uint32_t));
 
-    if (rq->loaded == NULL) {
+    if (rq->loaded == NULL || rq->called == NULL) {
         return -1;
     }
 

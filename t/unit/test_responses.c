@@ -99,6 +99,20 @@ test_responses_paths(void)
     CHECK(strncmp(r.out, "{\"instructions\":\"Call tool_search", 33) == 0);
     trun_free(&r);
 
+    /* found functions in the order the input first called them */
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
+                 "'function_call','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'},{'type':'function_call',"
+                 "'call_id':'d','name':'mcp__mem__create','arguments':"
+                 "'{}'},{'type':'function_call_output','call_id':'d',"
+                 "'output':'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,mcp__mem__read,mcp__mem__create")
+          == 0);
+    trun_free(&r);
+
     /* the upstream keeps or holds state: byte-identical */
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") RTOOLS "}")
           == TS_DECISION_SERVER_STATE);
