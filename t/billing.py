@@ -217,7 +217,10 @@ def bill_session(bodies):
 #   instructions (one block), then the messages (Chat Completions) or the
 #   input items (Responses), one block each: OpenAI's and vLLM's chat
 #   templates put the tool definitions in the system area, before the
-#   first message.  A string input is one block.
+#   first message.  A string input is one block.  Of a deferred function
+#   (defer_loading, Responses' hosted search) the model reads its name
+#   and description; what a hosted search loads inside one request is
+#   appended after the prompt and not counted.
 # * Tokens: the text a block carries (a message's string content, the
 #   text of its parts, a function_call_output's string output, the
 #   instructions) at 4 bytes a token, the rest of its compact JSON at 3.5.
@@ -270,12 +273,16 @@ def openai_tokens(value):
 
 
 class Part(Block):
-    """one block of an OpenAI-format prompt"""
+    """one block of an OpenAI-format prompt; of a deferred function
+    (Responses' defer_loading), the model reads the name and description
+    alone"""
 
     def __init__(self, where, value):
         self.where = where
         self.breakpoint = False
         self.key = compact(value).encode()
+        if isinstance(value, dict) and value.get("defer_loading") is True:
+            value = {k: value.get(k) for k in ("name", "description")}
         self.tokens = openai_tokens(value)
 
 

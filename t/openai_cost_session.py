@@ -24,7 +24,9 @@ client carries back (the recordings' second turns):
   without its id and status, each result as a `function_call_output`.
 
 The model searches with `select:<name>` (QUERIES["select"]) or with the
-words of the tool's name (QUERIES["words"], which finds several tools).
+words of the tool's name (QUERIES["words"], which finds several tools);
+where the API runs the search (Responses, hosted tool_search), it finds
+the tool and calls it in one answer.
 """
 
 import json
@@ -120,16 +122,20 @@ def turn_of(answered):
     return 1 + sum(1 for k in answered if k.startswith("call_t"))
 
 
+def arguments(client, name, turn):
+    return client.builtin[1] if name == client.builtin[0] \
+        else {"value": "turn %d" % turn}
+
+
 def decide(client, calls, answered, declared, turns, query):
     """what the model does: (text, [(name, arguments, id)])"""
     turn = turn_of(answered)
     if turn >= turns:
         return "Done.", []
     name = calls[turn]
-    args = client.builtin[1] if name == client.builtin[0] \
-        else {"value": "turn %d" % turn}
     if name in declared:
-        return "Calling %s." % name, [(name, args, call_id(turn))]
+        return "Calling %s." % name, [(name, arguments(client, name, turn),
+                                       call_id(turn))]
     search_id = "call_s%02d" % turn
     if search_id in answered or SEARCH not in declared:
         return "%s was not found." % name, []
@@ -145,7 +151,18 @@ def chat_model(client, calls, turns, query):
 
 
 def responses_model(client, calls, turns, query):
+    """Where the API runs the search (hosted tool_search), the model
+    finds a deferred tool and calls it in one answer."""
     def answer(body, ctx):
+        turn = turn_of(ctx.answered())
+        name = calls.get(turn)
+        if turn < turns and ctx.hosted and name in ctx.deferred:
+            found = dict(ctx.deferred[name][1])
+            found.pop("defer_loading", None)
+            return ResponsesReply(
+                "Calling %s." % name,
+                [(name, arguments(client, name, turn), call_id(turn))],
+                [([name], [found])])
         text, out = decide(client, calls, ctx.answered(),
                            set(ctx.functions), turns, query)
         return ResponsesReply(text, out)
@@ -187,6 +204,7 @@ def carry_chat(client, body, answer):
 
 
 def carry_responses(client, body, answer):
+    """opencode drops the hosted search's items"""
     calls = []
     for it in answer["output"]:
         if it["type"] == "message":
@@ -206,10 +224,12 @@ def carry_responses(client, body, answer):
     return bool(calls)
 
 
-def play(gw, client, turns=TURNS):
+def play(gw, client, turns=TURNS, model=None):
     """Plays the session through gw; returns the client's answers."""
     raw, headers = client.first()
     body = json.loads(raw)
+    if model:
+        body["model"] = model
     carry = carry_chat if client.format == "chat" else carry_responses
     answers = []
     for _ in range(turns + len(DISCOVERY_TURNS)):
@@ -257,8 +277,9 @@ def answered_ids(body):
 
 
 def run(client_name, label, server, discoveries=4, turns=TURNS,
-        query="select"):
-    """One session of a client through a fresh nginx and emulator."""
+        query="select", model=None):
+    """One session of a client through a fresh nginx and emulator; model
+    replaces the recorded one."""
     client = CLIENTS[client_name]
     calls = cost_session.plan(client, discoveries, turns)
     emu = Emulator("proxy")
@@ -270,7 +291,7 @@ def run(client_name, label, server, discoveries=4, turns=TURNS,
     emu.start()
     gw = Gateway(emu.port, server=server, log_level="warn").start()
     try:
-        answers = play(gw, client, turns)
+        answers = play(gw, client, turns, model)
         return Result(client_name, label, answers,
                       [q for q in emu.requests if q.method == "POST"
                        and q.path.startswith(PATHS[client.format])])
