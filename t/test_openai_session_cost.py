@@ -8,7 +8,10 @@ a discovery costs one break: the loop's call that loads the found tool.
 Nothing else breaks the prefix: the announcement, the search function
 and the tools before it keep their bytes on every call and turn, the
 client's next turn sends the tools[] of the loop's call, and a found
-tool never moves the ones found before it."""
+tool never moves the ones found before it.  Where the API runs the search
+(Responses, hosted tool_search) and the client drops the search's items,
+no request breaks it: the found tool stays deferred and its search is
+restored before its call."""
 
 import json
 
@@ -82,6 +85,43 @@ def test_found_tools_keep_their_places(client):
         assert found[:len(before)] == before, (before, found)
         before = found
     assert len(before) >= 3
+
+
+HOSTED = "toolsearch on; toolsearch_upstream openai;"
+HOSTED_MODEL = "gpt-5.4"
+
+
+def test_hosted_session_breaks_no_prefix():
+    # the API runs the searches; opencode drops their items, so the next
+    # turn's only trace of a search is the call of what it found
+    r = ocs.run("opencode-responses", "hosted", HOSTED, model=HOSTED_MODEL)
+    base = ocs.run("opencode-responses", "off", OFF, model=HOSTED_MODEL)
+    targets = ocs.CLIENTS["opencode-responses"].targets
+    bodies = [q.json() for q in r.requests]
+
+    assert r.rejected() == []
+    assert len(r.requests) == ocs.TURNS
+    assert r.bill.breaks() == []
+    assert r.bill.units() < base.bill.units()
+    # the found tools stay deferred: tools[] keeps its bytes
+    assert len({billing.compact(b["tools"]) for b in bodies}) == 1
+    for t in bodies[0]["tools"]:
+        if t.get("name") in targets:
+            assert t["defer_loading"] is True
+    # each search restored before the first call of what it found, the
+    # same bytes on every later turn
+    k = len(bodies[0]["input"])
+    later = [billing.compact(b["input"][k:k + 4]) for b in bodies[1:]]
+    assert len(set(later)) == 1
+    said, call, output, used = json.loads(later[0])
+    assert said["role"] == "assistant"
+    assert call["type"] == "tool_search_call"
+    assert call["arguments"] == {"paths": [targets[0]]}
+    assert output["type"] == "tool_search_output"
+    assert [t["name"] for t in output["tools"]] == [targets[0]]
+    assert used["type"] == "function_call" and used["name"] == targets[0]
+    assert sum(i.get("type") == "tool_search_output"
+               for i in bodies[-1]["input"]) == len(targets)
 
 
 @pytest.mark.parametrize("client", ["opencode", "opencode-responses"])

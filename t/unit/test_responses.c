@@ -145,6 +145,45 @@ test_responses_paths(void)
                  "tool_search") == 0);
     trun_free(&r);
 
+    /*
+     * ... and the call of a found function whose search the client
+     * dropped: the function stays deferred, its search restored before
+     * the call, from the call alone
+     */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,'input':[{"
+                 "'role':'user','content':'hi'},{'type':'function_call',"
+                 "'call_id':'c','name':'mcp__mem__read','arguments':'{}'},"
+                 "{'type':'function_call_output','call_id':'c','output':"
+                 "'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem__create*,mcp__mem__read*,"
+                 "tool_search") == 0);
+    CHECK(strstr(r.out, "{\"role\":\"user\",\"content\":\"hi\"},"
+                 "{\"type\":\"tool_search_call\",\"execution\":\"server\","
+                 "\"call_id\":null,\"status\":\"completed\",\"arguments\":"
+                 "{\"paths\":[\"mcp__mem__read\"]}},{\"type\":"
+                 "\"tool_search_output\",\"execution\":\"server\",\"call_id\":"
+                 "null,\"status\":\"completed\",\"tools\":[{\"type\":"
+                 "\"function\",\"name\":\"mcp__mem__read\",\"description\":"
+                 "\"D mcp__mem__read\",\"parameters\":{}}]},{\"type\":"
+                 "\"function_call\"") != NULL);
+    CHECK(r.rq.searches_restored == 1);
+    trun_free(&r);
+
+    /* ... not in a chain: its upstream holds the search */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,"
+                 "'previous_response_id':'resp_1','input':[{'type':"
+                 "'function_call','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem__create*,mcp__mem__read,"
+                 "tool_search") == 0);
+    CHECK(r.rq.searches_restored == 0);
+    trun_free(&r);
+
     /* ... with references: every function declared, the tool kept */
     CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','input':[{'type':"
                  "'item_reference','id':'fc_1'}]," RTOOLS "}")
