@@ -21,13 +21,16 @@ import openai_cost_session                      # noqa: E402
 DISCOVERIES = (0, 1, 2, 4)
 CLIENTS = ("opencode", "cline", "continue", "qwen-code",
            "opencode-responses")
-# (label, server directives, the model's queries); the first is the
-# baseline of its client
+# (label, server directives, the model's queries, the model, or None for
+# the recorded one, the clients); the first is the baseline of its client
 CONFIGURATIONS = (
-    ("no module", "toolsearch off;", "select"),
+    ("no module", "toolsearch off;", "select", None, CLIENTS),
     ("default (gateway search), select: queries", "toolsearch on;",
-     "select"),
-    ("default, keyword queries", "toolsearch on;", "words"),
+     "select", None, CLIENTS),
+    ("default, keyword queries", "toolsearch on;", "words", None, CLIENTS),
+    ("hosted tool_search: openai upstream, gpt-5.4",
+     "toolsearch on; toolsearch_upstream openai;", "select", "gpt-5.4",
+     ("opencode-responses",)),
 )
 
 
@@ -39,11 +42,12 @@ def measure(discoveries):
     """rows of one discovery count: (client, label, Result)"""
     rows = []
     for client in CLIENTS:
-        for label, server, query in CONFIGURATIONS:
-            if discoveries == 0 and query != "select":
+        for label, server, query, model, clients in CONFIGURATIONS:
+            if client not in clients or (discoveries == 0 and
+                                         query != "select"):
                 continue
             r = openai_cost_session.run(client, label, server, discoveries,
-                                        query=query)
+                                        query=query, model=model)
             assert not r.rejected(), (client, label, r.rejected())
             rows.append((client, label, r))
     return rows
@@ -62,9 +66,10 @@ def table(discoveries, rows):
              "| client | configuration | billed units (gpt-5 prices) "
              "| × no module | × no module, gpt-4.1 / gpt-4o prices "
              "| vLLM prefill × no module | upstream calls | peak context "
-             "| what the breaks cost | cache breaks: upstream request "
-             "(turn): cause, tokens paid again |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| what the breaks cost | × no module without them "
+             "| cache breaks: upstream request (turn): cause, tokens paid "
+             "again |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     base = {}
     for client, label, r in rows:
         base.setdefault(client, r)
@@ -79,11 +84,13 @@ def table(discoveries, rows):
                               kunits(x.again))
                            for x in b.breaks())
         lines.append("| %s | %s | %s | %.2f× | %s | %.2f× | %d | %s | %s "
-                     "| %s |" % (
+                     "| %.2f× | %s |" % (
                          client, label, kunits(b.units()),
                          b.units() / first.bill.units(), older, vllm,
                          len(r.requests), kunits(b.peak()),
-                         kunits(break_cost(b)), breaks or "none"))
+                         kunits(break_cost(b)),
+                         (b.units() - break_cost(b)) / first.bill.units(),
+                         breaks or "none"))
     return lines
 
 
@@ -102,7 +109,10 @@ def section(results):
         "turns %s (as many as the table says) with `select:<name>` or "
         "with the words of the tool's name (*keyword queries*, which "
         "find up to 5 tools), calls each found tool again two turns "
-        "later, and answers on the last turn. Every upstream request "
+        "later, and answers on the last turn; on the hosted path (an "
+        "`openai` upstream and a model that has hosted `tool_search`) "
+        "the API finds the tool and the model calls it in one answer, "
+        "and opencode drops the search's items. Every upstream request "
         "the emulator accepted (all of them) is billed with "
         "t/billing.py's automatic prefix cache: tools, then the "
         "instructions, then the messages or input items; a request reads "
@@ -120,8 +130,10 @@ def section(results):
         "first difference (a continuation that only drops the turns the "
         "gateway's loop appended breaks nothing), with that difference "
         "and the tokens paid again; *what the breaks cost* is those "
-        "tokens at 0.9 (uncached instead of read), what a `tools[]` that "
-        "never changes would save before its own costs."
+        "tokens at 0.9 (uncached instead of read), and the next column "
+        "the session without them: what a `tools[]` that never changes "
+        "(the search function and a call wrapper) would save, before "
+        "its own costs."
         % (cost_session.TURNS, ", ".join(
             str(t) for t in cost_session.DISCOVERY_TURNS)), ""]
     for discoveries, rows in results:
