@@ -136,22 +136,9 @@ def section(results):
         "its own costs."
         % (cost_session.TURNS, ", ".join(
             str(t) for t in cost_session.DISCOVERY_TURNS)), ""]
-    for discoveries, rows in results:
-        lines += table(discoveries, rows) + [""]
-    lines.append(report.markers("openai-cost")[1])
-    return "\n".join(lines)
-
-
-def main():
-    counts = (4,) if "--quick" in sys.argv else DISCOVERIES
-    results = [(d, measure(d)) for d in counts]
-    text = section(results)
-    if "--quick" in sys.argv:
-        print(text)
-    else:
-        report.publish("openai-cost", text)
-    return 0
+    return report.discovery_section("openai-cost", lines, results, table)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(report.discovery_main("openai-cost", DISCOVERIES, measure,
+                                   section))

@@ -243,14 +243,13 @@ def play(gw, client, turns=TURNS, model=None):
     return answers
 
 
-class Result:
-    """one session: the upstream's requests and what they cost"""
+class Result(cost_session.Result):
+    """one session: the upstream's requests and what they cost under
+    automatic prefix caching"""
 
     def __init__(self, client, label, answers, requests):
-        self.client = client
-        self.label = label
-        self.answers = answers
-        self.requests = requests
+        self.client, self.label = client, label
+        self.answers, self.requests = answers, requests
         bodies = [q.json() for q in requests]
         self.bill = billing.prefix_session(bodies)
         self.bills = {
@@ -260,10 +259,6 @@ class Result:
             bodies, read_price=0.0, minimum=billing.VLLM_BLOCK,
             step=billing.VLLM_BLOCK)
         self.turns = [turn_of(answered_ids(b)) for b in bodies]
-
-    def rejected(self):
-        return [(i + 1, q.error) for i, q in enumerate(self.requests)
-                if q.status != 200]
 
 
 def answered_ids(body):
