@@ -53,9 +53,20 @@ typedef struct {
     unsigned    managed:1;      /* it searches on its own */
     unsigned    hosted:1;       /* hosted search items in its input */
     unsigned    refs:1;         /* item_reference in its input */
+    unsigned    chained:1;      /* previous_response_id, conversation */
     unsigned    held:1;         /* the upstream holds state it goes on
                                    from, or will keep this response */
 } ts_rs_state_t;
+
+/* the API's function names: [a-zA-Z0-9_-], at most 128 */
+#define TS_RS_NAME_MAX  128
+
+static const char  ts_rs_search_call[] =
+    "{\"type\":\"tool_search_call\",\"execution\":\"server\","
+    "\"call_id\":null,\"status\":\"completed\",\"arguments\":{\"paths\":[";
+static const char  ts_rs_search_output[] =
+    "]}},{\"type\":\"tool_search_output\",\"execution\":\"server\","
+    "\"call_id\":null,\"status\":\"completed\",\"tools\":[";
 
 
 static const ts_val_t *
@@ -463,11 +474,13 @@ ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
 
     store = ts_rs_member(ix, TS_RS_STORE);
 
+    s->chained = ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
+                 || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
+                     && ts_rs_member(ix, TS_RS_CONVERSATION)->kind
+                        != TS_NULL);
+
     /* store defaults to true: the upstream keeps the response */
-    s->held = s->refs || store->kind != TS_FALSE
-              || ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
-              || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
-                  && ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NULL);
+    s->held = s->refs || store->kind != TS_FALSE || s->chained;
 }
 
 
@@ -656,8 +669,9 @@ ts_rs_same(const char *t, size_t tlen, const char *name, size_t len,
 
 /*
  * Marks loaded the function an object names ({"name": …}, a call's
- * "namespace" qualifying it); 1 when the request has it.  A call a
- * hosted search's output declares stays deferred: that output loads it.
+ * "namespace" qualifying it), ranked as history's calls when call is
+ * set; 1 when the request has it.  A call a hosted search's output
+ * declares stays deferred: that output loads it.
  * tool_choice names a function without its namespace: each function of
  * that bare name stays loaded.
  */
@@ -689,7 +703,13 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
                         &tlen);
 
         if (t != NULL && ts_rs_same(t, tlen, s, len, !call)) {
-            rq->loaded[i] = 1;
+            if (call) {
+                ts_request_called(rq, i);
+
+            } else {
+                rq->loaded[i] = 1;
+            }
+
             found = 1;
         }
     }
@@ -699,22 +719,82 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
 
 
 /*
+ * The tool a function_call item calls when its hosted search can be
+ * restored (ts_rs_restore_searches): a flat function of tools[] (the
+ * call has no namespace) whose name is of the API's characters, written
+ * without escapes, and that no hosted tool_search_output of the input
+ * declares; -1 otherwise.
+ */
+static long
+ts_rs_restorable(const ts_index_t *ix, const ts_val_t *call)
+{
+    ts_val_t     name, ns;
+    const char  *s, *t;
+    char         tmp[TS_NAME_MAX];
+    size_t       i, len, tlen;
+
+    if (ts_rs_has(ix->buf, call, "namespace", &ns)
+        || !ts_rs_has(ix->buf, call, "name", &name)
+        || name.kind != TS_STRING || name.esc)
+    {
+        return -1;
+    }
+
+    s = ix->buf + name.off + 1;
+    len = name.len - 2;
+
+    if (len == 0 || len > TS_RS_NAME_MAX
+        || ts_rs_found_by_hosted(ix, s, len))
+    {
+        return -1;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= 'A' && s[i] <= 'Z')
+            && !(s[i] >= '0' && s[i] <= '9') && s[i] != '_' && s[i] != '-')
+        {
+            return -1;
+        }
+    }
+
+    /* not a namespace's member: its name lies past the body's end */
+    for (i = 0; i < ix->ntools; i++) {
+        t = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
+                        &tlen);
+
+        if (t != NULL && tlen == len && memcmp(t, s, len) == 0
+            && ix->tools[i].name.off < ix->len)
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+/*
  * Stateless turns: a function the input calls (a function_call item)
  * stays loaded, as does the one tool_choice names; such calls count as
- * the searches of history, so that a conversation keeps its form.
+ * the searches of history, so that a conversation keeps its form.  With
+ * restore (hosted search), a call whose search can be restored marks
+ * its tool there instead, and the tool stays deferred.
  */
 static int
-ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
+ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all,
+    unsigned char *restore)
 {
     const ts_index_t  *ix;
     const ts_val_t    *choice;
     ts_val_t           type;
     size_t             i;
+    long               t;
 
     ix = &rq->ix;
     rq->loaded = calloc(ix->ntools ? ix->ntools : 1, 1);
+    rq->called = calloc(ix->ntools ? ix->ntools : 1, sizeof(uint32_t));
 
-    if (rq->loaded == NULL) {
+    if (rq->loaded == NULL || rq->called == NULL) {
         return -1;
     }
 
@@ -723,9 +803,19 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
     }
 
     for (i = 0; i < ix->nmessages; i++) {
-        if (ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
-            && ts_str_eq(ix->buf, &type, "function_call"))
+        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
+            || !ts_str_eq(ix->buf, &type, "function_call"))
         {
+            continue;
+        }
+
+        t = restore ? ts_rs_restorable(ix, &ix->messages[i].elem) : -1;
+
+        if (t >= 0) {
+            restore[t] = 1;
+            rq->history_searches++;
+
+        } else {
             rq->history_searches += ts_rs_load_named(rq,
                                                      &ix->messages[i].elem, 1);
         }
@@ -743,9 +833,76 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
 }
 
 
+/*
+ * Hosted search, and a client that drops the search's items (opencode,
+ * cline, continue): the input's only trace of a search is the call of
+ * the function it found.  Loading that function in its place in tools[]
+ * would change tools[] on the turn after each discovery, and with it the
+ * whole prompt cache.  The function stays deferred, and the search is
+ * restored before its first call as the API gave it: a tool_search_call
+ * and a tool_search_output with the client's definition, derived from
+ * the call alone, so that every later turn sends the same bytes after
+ * the prefix the cache holds.  The API takes such items back in the
+ * input (clients that keep them send them back); a call that cannot be
+ * restored loads its function as before (ts_rs_restorable).
+ */
+static int
+ts_rs_restore_searches(ts_request_t *rq, const unsigned char *restore)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *call, *def;
+    ts_val_t           type, name;
+    unsigned char     *done;
+    ts_buf_t           b;
+    size_t             i;
+    long               t;
+    int                rc;
+
+    ix = &rq->ix;
+    done = calloc(ix->ntools ? ix->ntools : 1, 1);
+    ts_buf_init(&b, 0);
+    rc = done ? 0 : -1;
+
+    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
+        call = &ix->messages[i].elem;
+
+        if (!ts_rs_has(ix->buf, call, "type", &type)
+            || !ts_str_eq(ix->buf, &type, "function_call")
+            || (t = ts_rs_restorable(ix, call)) < 0
+            || !restore[t] || !rq->defer[t] || done[t]
+            || !ts_rs_has(ix->buf, call, "name", &name))
+        {
+            continue;
+        }
+
+        done[t] = 1;
+        def = &ix->tools[t].elem;
+        ts_buf_reset(&b);
+        ts_buf_str(&b, ts_rs_search_call);
+        ts_buf_add(&b, ix->buf + name.off, name.len);
+        ts_buf_str(&b, ts_rs_search_output);
+        ts_buf_add(&b, ix->buf + def->off, def->len);
+        ts_buf_str(&b, "]},");
+
+        if (b.failed
+            || ts_edit_replace(&rq->edits, call->off, 0, b.p, b.len) != 0)
+        {
+            rc = -1;
+        }
+
+        rq->searches_restored++;
+    }
+
+    ts_buf_free(&b);
+    free(done);
+
+    return rc;
+}
+
+
 /* hosted search: defer_loading on deferred functions, the search tool */
 static int
-ts_rs_apply_hosted(ts_request_t *rq)
+ts_rs_apply_hosted(ts_request_t *rq, const unsigned char *restore)
 {
     const ts_index_t  *ix;
     const ts_val_t    *tools;
@@ -757,6 +914,7 @@ ts_rs_apply_hosted(ts_request_t *rq)
     tools = ts_rs_member(ix, TS_RS_TOOLS);
 
     if (ts_defer_flags(rq) != 0
+        || (restore != NULL && ts_rs_restore_searches(rq, restore) != 0)
         || ts_container_items(ix->buf, tools, &items, &n) != TS_OK)
     {
         return -1;
@@ -833,26 +991,41 @@ ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
 }
 
 
+/* an element of the client's tools[] and the index's tools in it */
+typedef struct {
+    ts_val_t    elem;
+    size_t      first;
+    size_t      n;          /* a namespace's members, or 1 */
+    unsigned    group:1;    /* a namespace */
+    unsigned    now:1;      /* written in place */
+    unsigned    later:1;    /* written after the search function */
+    uint32_t    rank;       /* of history's first call of its tools */
+} ts_rs_elem_t;
+
+
 /*
- * One element of the client's tools[], which stands for the index's
- * tools from *k that lie in it (a namespace's members, or itself): in
- * place (now), after the search tool (later), or neither.  A namespace
- * stays in place with the members that stay and those loaded; with no
- * member staying, it comes after the search tool with the members
- * loaded, so that the calls of those members carry its name; with
- * none, it is left out.  An empty namespace stays.
+ * Where an element goes, from the index's tools from *k that lie in it
+ * (a namespace's members, or itself): a tool that stays, in place; one
+ * loaded on demand, after the search function.  A namespace stays in
+ * place with the members that stay and those loaded; with no member
+ * staying, it comes after the search function with the members loaded,
+ * so that the calls of those members carry its name; with none, it is
+ * left out.  An empty namespace stays.
  */
 static void
 ts_rs_element(const ts_request_t *rq, const ts_val_t *elem, size_t *k,
-    ts_buf_t *now, ts_buf_t *later)
+    ts_rs_elem_t *e)
 {
     const ts_index_t  *ix;
-    size_t             first, j, m;
+    size_t             j;
+    uint32_t           c;
     unsigned           seen[3];
     ts_rs_place_t      at;
 
     ix = &rq->ix;
-    first = *k;
+    memset(e, 0, sizeof(ts_rs_elem_t));
+    e->elem = *elem;
+    e->first = *k;
 
     while (*k < ix->ntools
            && ix->tools[*k].elem.off < elem->off + elem->len)
@@ -860,60 +1033,58 @@ ts_rs_element(const ts_request_t *rq, const ts_val_t *elem, size_t *k,
         (*k)++;
     }
 
-    m = *k - first;
-
-    if (m == 1 && ix->tools[first].elem.off == elem->off) {
-        at = ts_rs_place(rq, first);
-
-        if (at == TS_RS_STAYS) {
-            ts_buf_add(now, ix->buf + elem->off, elem->len);
-            ts_buf_str(now, ",");
-
-        } else if (at == TS_RS_LATER) {
-            ts_buf_str(later, ",");
-            ts_buf_add(later, ix->buf + elem->off, elem->len);
-        }
-
-        return;
-    }
-
+    e->n = *k - e->first;
+    e->group = e->n != 1 || ix->tools[e->first].elem.off != elem->off;
     memset(seen, 0, sizeof(seen));
 
-    for (j = 0; j < m; j++) {
-        seen[ts_rs_place(rq, first + j)] = 1;
+    for (j = 0; j < e->n; j++) {
+        at = ts_rs_place(rq, e->first + j);
+        seen[at] = 1;
+        c = rq->called ? rq->called[e->first + j] : 0;
+
+        /* the first of its tools that history calls ranks it */
+        if (at == TS_RS_LATER && c && (e->rank == 0 || c < e->rank)) {
+            e->rank = c;
+        }
     }
 
-    if (m == 0 || seen[TS_RS_STAYS]) {
-        ts_rs_namespace(now, rq, elem, first, m);
-        ts_buf_str(now, ",");
+    e->now = e->n == 0 || seen[TS_RS_STAYS];
+    e->later = !e->now && seen[TS_RS_LATER];
+}
 
-    } else if (seen[TS_RS_LATER]) {
-        ts_buf_str(later, ",");
-        ts_rs_namespace(later, rq, elem, first, m);
+
+/* an element as it goes: whole, or a namespace with what it keeps */
+static void
+ts_rs_element_write(ts_buf_t *b, const ts_request_t *rq,
+    const ts_rs_elem_t *e)
+{
+    if (e->group) {
+        ts_rs_namespace(b, rq, &e->elem, e->first, e->n);
+
+    } else {
+        ts_buf_add(b, rq->ix.buf + e->elem.off, e->elem.len);
     }
 }
 
 
 /*
- * Gateway search's tools[]: the tools that stay, in place; the search
- * function; the deferrable tools loaded, in the client's order, a
- * namespace's among its own (ts_rs_element).  Without namespaces
- * (ts_rs_qualify), the bytes of the other OpenAI dialect's.
+ * Gateway search's tools[] with namespaces: the elements that stay, in
+ * place; the search function; the elements loaded on demand, as the
+ * other OpenAI dialect orders found tools (ts_gateway_openai_tools):
+ * those history calls in the order of their first calls, then the others
+ * in the client's order, so that a later discovery follows the earlier
+ * ones.  A namespace's found members go in it, in the client's order.
  */
 static int
-ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+ts_rs_tools_grouped(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
     const ts_index_t  *ix;
+    ts_rs_elem_t      *el;
     ts_val_t          *items;
-    ts_buf_t           later;
+    uint32_t           rank;
     size_t             i, k, n;
 
     ix = &rq->ix;
-
-    if (rq->qualified == NULL) {
-        return ts_gateway_openai_tools(rq, p, "{\"type\":\"function\",",
-                                       "}", b);
-    }
 
     if (ts_container_items(ix->buf, ts_rs_member(ix, TS_RS_TOOLS), &items,
                            &n)
@@ -922,25 +1093,62 @@ ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
         return -1;
     }
 
+    el = malloc((n ? n : 1) * sizeof(ts_rs_elem_t));
+
+    if (el == NULL) {
+        free(items);
+        return -1;
+    }
+
     ts_buf_reset(b);
-    ts_buf_init(&later, 0);
     ts_buf_str(b, "[");
 
     for (i = 0, k = 0; i < n; i++) {
-        ts_rs_element(rq, &items[i], &k, b, &later);
+        ts_rs_element(rq, &items[i], &k, &el[i]);
+
+        if (el[i].now) {
+            ts_rs_element_write(b, rq, &el[i]);
+            ts_buf_str(b, ",");
+        }
     }
 
     ts_buf_str(b, "{\"type\":\"function\",");
     ts_gateway_search_fields(b, p, "parameters");
     ts_buf_str(b, "}");
-    ts_buf_add(b, later.p, later.len);
-    ts_buf_str(b, "]");
 
+    /* rank 0 last: the elements history does not call */
+    for (rank = 1; rank <= rq->ncalled + 1; rank++) {
+        for (i = 0; i < n; i++) {
+            if (el[i].later
+                && el[i].rank == (rank <= rq->ncalled ? rank : 0))
+            {
+                ts_buf_str(b, ",");
+                ts_rs_element_write(b, rq, &el[i]);
+            }
+        }
+    }
+
+    ts_buf_str(b, "]");
     free(items);
-    b->failed |= later.failed;
-    ts_buf_free(&later);
+    free(el);
 
     return b->failed ? -1 : 0;
+}
+
+
+/*
+ * Gateway search's tools[]: without namespaces (ts_rs_qualify), the
+ * other OpenAI dialect's
+ */
+static int
+ts_rs_tools_edit(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
+{
+    if (rq->qualified != NULL) {
+        return ts_rs_tools_grouped(rq, p, b);
+    }
+
+    return ts_gateway_openai_tools(rq, p, "{\"type\":\"function\",", "}",
+                                   b);
 }
 
 
@@ -1065,13 +1273,14 @@ ts_decision_t
 ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len)
 {
-    ts_policy_t    policy;
-    ts_input_t     gin;
-    ts_history_t   h;
-    ts_rs_state_t  s;
-    ts_val_t      *nsv;
-    size_t         groups;
-    int            hosted;
+    ts_policy_t     policy;
+    ts_input_t      gin;
+    ts_history_t    h;
+    ts_rs_state_t   s;
+    ts_val_t       *nsv;
+    size_t          groups;
+    unsigned char  *restore;
+    int             hosted;
 
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
@@ -1119,8 +1328,23 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
         rq->mode = TS_DEFER_OFF;
     }
 
-    /* items the upstream resolves may call any function: all declared */
-    if (ts_rs_loaded(rq, in, hosted && s.refs) != 0) {
+    /*
+     * items the upstream resolves may call any function: all declared;
+     * a chain's upstream holds the searches of its calls
+     */
+    restore = NULL;
+
+    if (hosted && !s.refs && !s.chained) {
+        restore = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
+
+        if (restore == NULL) {
+            rq->decision = TS_DECISION_ERROR;
+            return rq->decision;
+        }
+    }
+
+    if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {
+        free(restore);
         rq->decision = TS_DECISION_ERROR;
         return rq->decision;
     }
@@ -1136,6 +1360,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     }
 
     if (rq->decision != TS_DECISION_DEFERRED_GATEWAY) {
+        free(restore);
         return rq->decision;
     }
 
@@ -1143,13 +1368,16 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
         rq->decision = TS_DECISION_DEFERRED_HOSTED;
     }
 
-    if ((hosted ? ts_rs_apply_hosted(rq) : ts_rs_apply_gateway(rq, &gin))
+    if ((hosted ? ts_rs_apply_hosted(rq, restore)
+                : ts_rs_apply_gateway(rq, &gin))
         != 0)
     {
         rq->decision = TS_DECISION_ERROR;
         ts_edits_free(&rq->edits);
         ts_edits_init(&rq->edits);
     }
+
+    free(restore);
 
     return rq->decision;
 }
