@@ -30,8 +30,9 @@ import json
 
 import billing
 from conftest import client_requests, load_fixture, request
-from emulator import (Emulator, Reply, callable_tools, hosted_search,
-                      hosted_search_tool, text, tool_results, tool_use)
+from emulator import (Emulator, Reply, call_of, hosted_search,
+                      hosted_search_tool, text, tool_results, tool_use,
+                      valid_input)
 from gateway import Gateway
 
 TURNS = 20
@@ -135,7 +136,11 @@ def turn_of(req):
 
 
 def model(client, calls, turns=TURNS):
-    """The emulator's script: what the model does on each turn."""
+    """The emulator's script: what the model does on each turn.  An MCP
+    tool's input has the members its schema requires."""
+    schemas = {t.get("name"): t.get("input_schema") or {}
+               for t in json.loads(client.first()[1]).get("tools", [])}
+
     def answer(req):
         results = tool_results(req.get("messages", []))
         turn = turn_of(req)
@@ -143,10 +148,11 @@ def model(client, calls, turns=TURNS):
             return Reply([text("Done.")])
         name = calls[turn]
         tool_input = client.builtin[1] if name == client.builtin[0] \
-            else {"value": "turn %d" % turn}
+            else valid_input(schemas.get(name, {}), "turn %d" % turn)
         call = tool_use(name, tool_input, call_id(turn))
-        if name in callable_tools(req):
-            return Reply([text("Calling %s." % name), call])
+        through = call_of(req, name, tool_input, call_id(turn))
+        if through:
+            return Reply([text("Calling %s." % name), through])
         search_id = "toolu_s%02d" % turn
         if search_id in results:
             return Reply([text("%s was not found." % name)])

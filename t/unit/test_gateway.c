@@ -21,12 +21,16 @@
     TOOL("Edit") "]"
 
 
-/* Vertex: found tools load as ordinary tools, results are text */
+/*
+ * Vertex, toolsearch_found_tools tools: found tools load as ordinary
+ * tools, results are text
+ */
 static void
 tgw_init(tpol_t *t)
 {
     tpol_init(t);
     t->p.search = TS_SEARCH_GATEWAY;
+    t->p.found_tools = TS_FOUND_TOOLS;
     t->in.upstream = TS_UPSTREAM_VERTEX;
 }
 

@@ -68,13 +68,17 @@ typedef struct {
 } tloop_t;
 
 
-/* Vertex: found tools load as ordinary tools, results are text */
+/*
+ * Vertex, toolsearch_found_tools tools: found tools load as ordinary
+ * tools, results are text
+ */
 static void
 tloop_init_at(tloop_t *l, const char *body, int upstream)
 {
     memset(l, 0, sizeof(tloop_t));
     tpol_init(&l->t);
     l->t.p.search = TS_SEARCH_GATEWAY;
+    l->t.p.found_tools = TS_FOUND_TOOLS;
     l->t.in.upstream = upstream;
     l->body = tst_quote(body, &l->len);
     l->lp = ts_loop_create(&l->t.in, l->body, l->len);
