@@ -27,7 +27,10 @@ PATHS = {
     "gateway_references": ("anthropic", "toolsearch_upstream anthropic; "
                            "toolsearch_search gateway;"),
     "gateway_plain": ("proxy", "toolsearch_upstream compatible; "
-                      "toolsearch_search gateway;"),
+                      "toolsearch_search gateway; "
+                      "toolsearch_found_tools tools;"),
+    "gateway_wrapper": ("proxy", "toolsearch_upstream compatible; "
+                        "toolsearch_search gateway;"),
 }
 
 

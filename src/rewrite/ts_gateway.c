@@ -1207,6 +1207,72 @@ ts_gateway_restore(ts_request_t *rq, const ts_policy_t *p)
 }
 
 
+/*
+ * toolsearch_cache_last_message: a breakpoint of the gateway's on the
+ * last block of the last message (text or tool_result, none there yet),
+ * where the client put one or two and so leaves room for it and the
+ * search tool's: each request then writes its conversation to the
+ * cache, and the next reads it, for clients that cache less of it
+ * themselves (cline: its last user text, which tool results never
+ * move), whose every loop call would send it uncached again.
+ */
+static int
+ts_gateway_cache_last(ts_request_t *rq)
+{
+    static const char   bp[] = ",\"cache_control\":{\"type\":\"ephemeral\"}";
+    const ts_index_t   *ix;
+    const ts_message_t *m;
+    const ts_block_t   *b;
+    ts_val_t            cc;
+    size_t              i, n;
+
+    ix = &rq->ix;
+
+    /*
+     * A client with no breakpoint may not want the cache (or an upstream
+     * that takes no cache_control): none is added for it
+     */
+    n = ts_gateway_breakpoints(ix);
+
+    if (ix->nmessages == 0 || n == 0 || n > TS_MAX_BREAKPOINTS - 2) {
+        return 0;
+    }
+
+    m = &ix->messages[ix->nmessages - 1];
+    b = NULL;
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        if (ix->blocks[i].parent < 0) {
+            b = &ix->blocks[i];
+        }
+    }
+
+    if (b == NULL
+        || !(ts_str_eq(ix->buf, &b->type, "text")
+             || ts_str_eq(ix->buf, &b->type, "tool_result"))
+        || ts_object_member(ix->buf, &b->elem, "cache_control", &cc) != TS_OK
+        || cc.kind != TS_NONE)
+    {
+        return 0;
+    }
+
+    return ts_edit_replace(&rq->edits, b->elem.off + b->elem.len - 1, 0, bp,
+                           sizeof(bp) - 1);
+}
+
+
+const char *
+ts_gateway_found_name(const ts_request_t *rq)
+{
+    if (rq->decision != TS_DECISION_DEFERRED_GATEWAY) {
+        return "none";
+    }
+
+    return rq->load_refs ? "references"
+                         : rq->load_wrapper ? "wrapper" : "tools";
+}
+
+
 int
 ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
 {
@@ -1216,7 +1282,8 @@ ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
 
     /* before tools[] is written: what is restored loads as found */
     if (ts_gateway_restore(rq, in->policy) != 0
-        || (rq->load_wrapper && ts_wrapper_history(rq) != 0))
+        || (rq->load_wrapper && ts_wrapper_history(rq) != 0)
+        || (in->policy->cache_last_message && ts_gateway_cache_last(rq) != 0))
     {
         return -1;
     }

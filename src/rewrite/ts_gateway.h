@@ -30,6 +30,12 @@
  */
 int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
 
+/*
+ * How a request's found tools load ($toolsearch_found_tools): "tools",
+ * "references", "wrapper"; "none" when the gateway does not search
+ */
+const char *ts_gateway_found_name(const ts_request_t *rq);
+
 /* the edits of a DEFERRED_GATEWAY decision */
 int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
 

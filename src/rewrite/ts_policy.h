@@ -124,6 +124,8 @@ typedef struct {
     int                     search;         /* ts_search_mode_t */
     const char             *search_tool;    /* the search tool's name */
     int                     found_tools;    /* ts_found_tools_t */
+    int                     cache_last_message; /* a breakpoint of the
+                                                   gateway's on it */
     unsigned                max_searches;   /* per client request */
     unsigned                max_results;    /* a query may ask up to */
     int                     scoring;        /* ts_scoring_t */
