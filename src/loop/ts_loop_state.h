@@ -1,10 +1,11 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * The gateway loop's state, shared by its three files: ts_loop.c (the
- * state machine), ts_loop_decode.c (SSE and JSON answers into blocks,
- * usage and a stop reason) and ts_loop_write.c (the client's stream or
- * JSON message, and the turns the next call carries).
+ * The gateway loop's state, shared by its files: ts_loop.c (the state
+ * machine), ts_loop_decode.c (SSE and JSON answers into blocks, usage
+ * and a stop reason), ts_loop_wrapper.c (the call wrapper's calls) and
+ * ts_loop_write.c (the client's stream or JSON message, and the turns
+ * the next call carries).
  */
 
 #ifndef TS_LOOP_STATE_H
