@@ -16,6 +16,9 @@
 /* the cache breakpoints the API takes in one request */
 #define TS_MAX_BREAKPOINTS  4
 
+/* a breakpoint of the gateway's own, as a member of a block */
+#define TS_GATEWAY_BREAKPOINT  ",\"cache_control\":{\"type\":\"ephemeral\"}"
+
 static const char  ts_search_description[] =
     "Searches the tools that are not loaded yet (the system prompt lists "
     "their names) and loads the matches so that they can be called. Call "
@@ -727,7 +730,7 @@ ts_gateway_search_cache(ts_buf_t *b, const ts_index_t *ix,
         ts_raw(b, ix->buf, moved);
 
     } else if (ts_gateway_breakpoints(ix) < TS_MAX_BREAKPOINTS) {
-        ts_buf_str(b, ",\"cache_control\":{\"type\":\"ephemeral\"}");
+        ts_buf_str(b, TS_GATEWAY_BREAKPOINT);
     }
 }
 
@@ -1219,7 +1222,6 @@ ts_gateway_restore(ts_request_t *rq, const ts_policy_t *p)
 static int
 ts_gateway_cache_last(ts_request_t *rq)
 {
-    static const char   bp[] = ",\"cache_control\":{\"type\":\"ephemeral\"}";
     const ts_index_t   *ix;
     const ts_message_t *m;
     const ts_block_t   *b;
@@ -1256,8 +1258,9 @@ ts_gateway_cache_last(ts_request_t *rq)
         return 0;
     }
 
-    return ts_edit_replace(&rq->edits, b->elem.off + b->elem.len - 1, 0, bp,
-                           sizeof(bp) - 1);
+    return ts_edit_replace(&rq->edits, b->elem.off + b->elem.len - 1, 0,
+                           TS_GATEWAY_BREAKPOINT,
+                           sizeof(TS_GATEWAY_BREAKPOINT) - 1);
 }
 
 
