@@ -26,6 +26,12 @@
 ts_decision_t ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len);
 
+/*
+ * 1 when the upstream keeps the response of a request ts_responses_process
+ * read (store absent or true): the gateway's continuations go on from it
+ */
+int ts_responses_stored(const ts_request_t *rq);
+
 /* 1 when a model runs OpenAI's hosted tool_search: gpt-5.4 and later */
 int ts_responses_hosted_model(const char *model, size_t len);
 

@@ -23,6 +23,17 @@
 #include "responses/ts_responses.h"
 
 
+/*
+ * Searches past the budget in a stored exchange are answered, not left
+ * open in the response the client goes on from, this many times
+ */
+#define TS_RS_SPENT_MAX  2
+
+static const char  ts_rs_spent_output[] =
+    "No more tool searches are available for this answer: answer with "
+    "the tools loaded.";
+
+
 /* one output item of an answer */
 typedef struct {
     long            index;      /* the upstream's output_index */
@@ -36,6 +47,12 @@ typedef struct {
 
 typedef struct {
     char           *id;         /* the response's: the first call's */
+    char           *last;       /* the current call's response id */
+    char           *resume;     /* the one the next call goes on from */
+    cJSON          *prev;       /* the first call's previous_response_id */
+    unsigned        stored:1;   /* the upstream keeps each call's response:
+                                   the client goes on from the last */
+    unsigned        spent;      /* searches answered as spent (stored) */
     cJSON          *usage;      /* summed over the calls */
     cJSON          *output;     /* the client's items, every call's */
     long            seq;        /* the client's next sequence_number */
@@ -84,7 +101,10 @@ ts_rs_free(ts_loop_t *lp)
     ts_rs_answer_reset(st);
     cJSON_Delete(st->usage);
     cJSON_Delete(st->output);
+    cJSON_Delete(st->prev);
     free(st->id);
+    free(st->last);
+    free(st->resume);
     free(st);
     lp->format = NULL;
 }
@@ -272,7 +292,10 @@ ts_rs_emit(ts_rs_loop_t *st, const ts_sse_event_t *ev, cJSON *j,
 }
 
 
-/* the first call's response: its id is the client's */
+/*
+ * A call's response begins: the first call's id is the client's, unless
+ * the upstream keeps the calls, where the client goes on from the last
+ */
 static void
 ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
 {
@@ -280,9 +303,18 @@ ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
 
     id = cJSON_GetStringValue(cJSON_GetObjectItem(resp, "id"));
 
-    if (st->id == NULL && id != NULL) {
-        st->id = strdup(id);
+    if (id == NULL) {
+        return;
     }
+
+    if (st->id == NULL) {
+        st->id = strdup(id);
+        st->prev = cJSON_Duplicate(cJSON_GetObjectItem(resp,
+                                                 "previous_response_id"), 1);
+    }
+
+    free(st->last);
+    st->last = strdup(id);
 }
 
 
@@ -404,7 +436,8 @@ ts_rs_goes_on(const ts_loop_t *lp)
 
     return st->held > 0 && st->nclient == 0 && !lp->ans.broken
            && strcmp(st->status, "completed") == 0
-           && lp->searches + st->held <= max;
+           && (lp->searches + st->held <= max
+               || (st->stored && st->spent < TS_RS_SPENT_MAX));
 }
 
 
@@ -415,15 +448,33 @@ typedef struct {
 } ts_rs_found_t;
 
 
+/* a call's function_call_output begun, after a comma */
+static void
+ts_rs_output_open(ts_buf_t *turns, const char *call_id)
+{
+    ts_buf_str(turns, ",{\"type\":\"function_call_output\",\"call_id\":\"");
+    ts_buf_escaped(turns, call_id, strlen(call_id));
+    ts_buf_str(turns, "\",\"output\":\"");
+}
+
+
+/* a call's function_call_output saying a text */
+static void
+ts_rs_output(ts_buf_t *turns, const char *call_id, const char *text)
+{
+    ts_rs_output_open(turns, call_id);
+    ts_buf_escaped(turns, text, strlen(text));
+    ts_buf_str(turns, "\"}");
+}
+
+
 static int
 ts_rs_found(void *arg, const ts_name_t *names, size_t n,
     const ts_buf_t *servers)
 {
     ts_rs_found_t  *f = arg;
 
-    ts_buf_str(f->turns, ",{\"type\":\"function_call_output\",\"call_id\":\"");
-    ts_buf_escaped(f->turns, f->call_id, strlen(f->call_id));
-    ts_buf_str(f->turns, "\",\"output\":\"");
+    ts_rs_output_open(f->turns, f->call_id);
     ts_gateway_result_text(f->turns, names, n, 1, servers);
     ts_buf_str(f->turns, "\"}");
 
@@ -509,10 +560,12 @@ ts_rs_searches(ts_loop_t *lp)
     const char     *call_id;
     char           *input, *s;
     size_t          i;
-    int             ok;
+    int             ok, spent;
 
     ts_buf_init(&turns, 0);
-    ok = 1;
+    ok = !st->stored || st->last != NULL;
+    spent = lp->searches + st->held > lp->in.policy->max_searches;
+    st->spent += spent;
 
     /*
      * The answer's items go back to it as the upstream gave them, but
@@ -533,12 +586,16 @@ ts_rs_searches(ts_loop_t *lp)
         ok = (s != NULL || ts_rs_unsendable(it->item))
              && (!it->search || (input != NULL && call_id));
 
-        if (ok && s != NULL) {
+        /* a stored call's items the upstream holds: not sent again */
+        if (ok && s != NULL && !st->stored) {
             ts_buf_str(&turns, turns.len ? "," : "");
             ts_buf_str(&turns, s);
         }
 
-        if (ok && it->search) {
+        if (ok && it->search && spent) {
+            ts_rs_output(&turns, call_id, ts_rs_spent_output);
+
+        } else if (ok && it->search) {
             f.turns = &turns;
             f.call_id = call_id;
             ok = ts_loop_search(lp, input, ts_rs_found, &f) == 0;
@@ -550,11 +607,23 @@ ts_rs_searches(ts_loop_t *lp)
 
     ok = ok && !turns.failed && turns.len > 0;
 
-    if (ok && lp->turns.len) {
-        ts_buf_str(&lp->turns, ",");
+    if (ok && st->stored) {
+        /*
+         * The next call goes on from this one's response, with the
+         * searches' outputs alone (each written after a comma)
+         */
+        ts_buf_reset(&lp->turns);
+        free(st->resume);
+        st->resume = strdup(st->last);
+        lp->in.resume = st->resume;
+        ok = st->resume != NULL
+             && ts_buf_add(&lp->turns, turns.p + 1, turns.len - 1) == 0;
+
+    } else if (ok) {
+        ts_buf_str(&lp->turns, lp->turns.len ? "," : "");
+        ok = ts_buf_add(&lp->turns, turns.p, turns.len) == 0;
     }
 
-    ok = ok && ts_buf_add(&lp->turns, turns.p, turns.len) == 0;
     ts_buf_free(&turns);
 
     return ok;
@@ -610,11 +679,18 @@ ts_rs_spent_item(void)
 }
 
 
-/* the client's response: its id, every call's output, usage summed */
+/*
+ * The client's response: its id (the first call's; the last call's,
+ * which holds the whole exchange, where the upstream keeps them, with
+ * the client's previous_response_id), every call's output, usage summed
+ */
 static void
 ts_rs_response(ts_rs_loop_t *st, cJSON *resp)
 {
-    if (st->id != NULL) {
+    if (st->stored) {
+        ts_rs_put(resp, "previous_response_id", cJSON_Duplicate(st->prev, 1));
+
+    } else if (st->id != NULL) {
         ts_rs_put(resp, "id", cJSON_CreateString(st->id));
     }
 
@@ -837,6 +913,7 @@ ts_responses_loop_create(const ts_input_t *in, const ts_request_t *rq)
     }
 
     lp->format = st;
+    st->stored = ts_responses_stored(rq);
 
     return lp;
 }

@@ -35,15 +35,17 @@ enum {
     TS_RS_PREVIOUS,
     TS_RS_CONVERSATION,
     TS_RS_STORE,
+    TS_RS_PARALLEL,
     TS_RS_KEYS
 };
 
 static const char *const  ts_rs_keys[TS_RS_KEYS] = {
     "model", "input", "tools", "stream", "tool_choice", "instructions",
-    "previous_response_id", "conversation", "store"
+    "previous_response_id", "conversation", "store", "parallel_tool_calls"
 };
 
 static const char  ts_rs_hosted_tool[] = "{\"type\":\"tool_search\"}";
+static const char  ts_rs_one_call[] = "\"parallel_tool_calls\":false,";
 
 
 /* what the request's tools and input items say of its state */
@@ -51,8 +53,8 @@ typedef struct {
     unsigned    managed:1;      /* it searches on its own */
     unsigned    hosted:1;       /* hosted search items in its input */
     unsigned    refs:1;         /* item_reference in its input */
-    unsigned    held:1;         /* the upstream holds state it goes on
-                                   from, or will keep this response */
+    unsigned    conversation:1; /* it adds to a conversation the
+                                   upstream holds */
 } ts_rs_state_t;
 
 
@@ -210,7 +212,7 @@ static void
 ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
 {
     const ts_index_t  *ix;
-    const ts_val_t    *store;
+    const ts_val_t    *conv;
     ts_val_t           type, exec;
     size_t             i;
 
@@ -244,13 +246,17 @@ ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
         }
     }
 
-    store = ts_rs_member(ix, TS_RS_STORE);
+    conv = ts_rs_member(ix, TS_RS_CONVERSATION);
+    s->conversation = conv->kind != TS_NONE && conv->kind != TS_NULL;
+}
 
-    /* store defaults to true: the upstream keeps the response */
-    s->held = s->refs || store->kind != TS_FALSE
-              || ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
-              || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
-                  && ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NULL);
+
+int
+ts_responses_stored(const ts_request_t *rq)
+{
+    /* store defaults to true */
+    return rq->ix.members != NULL
+           && ts_rs_member(&rq->ix, TS_RS_STORE)->kind != TS_FALSE;
 }
 
 
@@ -542,6 +548,51 @@ ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
 }
 
 
+/*
+ * A continuation of a stored exchange goes on from the response the
+ * upstream kept of the last call (previous_response_id, in place of the
+ * client's or first in the body), and its input is only what the
+ * searches answered (the tail): the rest the upstream holds already.
+ */
+static int
+ts_rs_resume(ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_val_t  *input, *prev, *top;
+    ts_buf_t         b;
+    int              rc;
+
+    input = ts_rs_member(&rq->ix, TS_RS_INPUT);
+    prev = ts_rs_member(&rq->ix, TS_RS_PREVIOUS);
+    top = &rq->ix.members[TS_RS_KEYS].val;
+
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "[");
+    ts_buf_add(&b, in->tail, in->tail_len);
+    ts_buf_str(&b, "]");
+
+    rc = b.failed ? -1
+         : ts_edit_replace(&rq->edits, input->off, input->len, b.p, b.len);
+
+    ts_buf_reset(&b);
+    ts_buf_str(&b, "\"previous_response_id\":\"");
+    ts_buf_escaped(&b, in->resume, strlen(in->resume));
+    ts_buf_str(&b, "\",");
+
+    if (rc == 0 && !b.failed) {
+        rc = prev->kind != TS_NONE
+             ? ts_edit_replace(&rq->edits, prev->off, prev->len,
+                               b.p + sizeof("\"previous_response_id\":") - 1,
+                               b.len - sizeof("\"previous_response_id\":"))
+             : ts_edit_replace(&rq->edits, top->off + 1, 0, b.p, b.len);
+    }
+
+    rc = b.failed ? -1 : rc;
+    ts_buf_free(&b);
+
+    return rc;
+}
+
+
 static int
 ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
 {
@@ -549,8 +600,33 @@ ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
         ts_rs_tools_edit, ts_rs_instructions
     };
 
-    return ts_gateway_apply_as(rq, in, &form) == 0
-           && ts_rs_string_tail(rq, in) == 0 ? 0 : -1;
+    ts_input_t  gin;
+
+    /*
+     * A stored answer must not hold the search call beside one of the
+     * client's: the client goes on from it, and the search's would stay
+     * unanswered there.  One call an answer, the same on every call.
+     */
+    if (ts_responses_stored(rq)
+        && ts_rs_member(&rq->ix, TS_RS_PARALLEL)->kind == TS_NONE
+        && ts_edit_replace(&rq->edits, rq->ix.members[TS_RS_KEYS].val.off + 1,
+                           0, ts_rs_one_call, sizeof(ts_rs_one_call) - 1)
+           != 0)
+    {
+        return -1;
+    }
+
+    if (in->resume == NULL || in->tail_len == 0) {
+        return ts_gateway_apply_as(rq, in, &form) == 0
+               && ts_rs_string_tail(rq, in) == 0 ? 0 : -1;
+    }
+
+    /* the input is the tail alone: nothing goes after the client's */
+    gin = *in;
+    gin.tail_len = 0;
+
+    return ts_gateway_apply_as(rq, &gin, &form) == 0
+           && ts_rs_resume(rq, in) == 0 ? 0 : -1;
 }
 
 
@@ -570,16 +646,22 @@ ts_rs_path(const ts_request_t *rq, const ts_input_t *in, int hosted,
     }
 
     /*
-     * The gateway's searches cannot be part of what the upstream keeps:
-     * a later request going on from it would call a function it no
-     * longer declares.  Only a request that holds its whole state, and
-     * asks the upstream to keep none, gets them.
+     * Hosted search items need the upstream's hosted search; a
+     * conversation would keep the gateway's exchange in an order only
+     * the upstream knows (docs/gateway-search.md, "Server-held state").
+     * Stored responses and previous_response_id chains get the search:
+     * its exchange is stored whole, the client goes on from its end.
      */
-    if (!hosted && (s->held || s->hosted)) {
+    if (!hosted && (s->hosted || s->conversation)) {
         return TS_DECISION_SERVER_STATE;
     }
 
-    (void) rq;
+    /* a stored answer that may hold the search beside the client's call */
+    if (!hosted && ts_responses_stored(rq)
+        && ts_rs_member(&rq->ix, TS_RS_PARALLEL)->kind == TS_TRUE)
+    {
+        return TS_DECISION_SERVER_STATE;
+    }
 
     return TS_DECISION_NONE;
 }
