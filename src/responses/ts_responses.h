@@ -2,13 +2,14 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * The Responses dialect (POST …/responses).  Requests that search on
- * their own pass byte-identical (client_managed); a request that goes on
- * from state the upstream holds (previous_response_id, conversation,
- * item_reference, a stored response) keeps what that state needs
- * (server_state); an upstream that runs OpenAI's hosted tool_search gets
+ * their own pass byte-identical (client_managed), and so does one whose
+ * server-held state the gateway's exchange could not keep whole (a
+ * conversation, hosted search items, stored parallel calls:
+ * server_state); an upstream that runs OpenAI's hosted tool_search gets
  * defer_loading and the tool_search tool; any other gets the gateway's
- * search, and the client one response whatever the searches took
- * (docs/gateway-search.md, "Responses").
+ * search, and the client one response whatever the searches took, a
+ * stored exchange each call going on from the one before
+ * (docs/gateway-search.md, "Responses", "Server-held state").
  */
 
 #ifndef TS_RESPONSES_H

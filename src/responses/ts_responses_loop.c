@@ -568,11 +568,12 @@ ts_rs_searches(ts_loop_t *lp)
     st->spent += spent;
 
     /*
-     * The answer's items go back to it as the upstream gave them, but
-     * for their ids: gateway search runs with store false, where an
-     * item id names nothing the upstream kept (OpenAI refuses it), so
-     * they go without, as clients send them; a reasoning item without
-     * its encrypted content cannot go at all.
+     * With store false the answer's items go back to it as the upstream
+     * gave them, but for their ids: an item id names nothing the
+     * upstream kept (OpenAI refuses it), so they go without, as clients
+     * send them; a reasoning item without its encrypted content cannot
+     * go at all.  A stored answer the upstream holds: the next call goes
+     * on from it with the searches' outputs alone.
      */
     for (i = 0; ok && i < st->nitems; i++) {
         it = &st->items[i];

@@ -7,7 +7,8 @@
  * tool_search keep no name: the rules never defer them.  What the
  * request may carry decides the path (docs/gateway-search.md,
  * "Responses"): its own search passes (client_managed); state the
- * upstream holds keeps what it needs (server_state); an openai upstream
+ * gateway's exchange could not keep whole passes (server_state); an
+ * openai upstream
  * with a model that has hosted tool_search gets defer_loading and
  * {"type":"tool_search"}; any other upstream gets the gateway's search
  * as Chat Completions does, in this format's shapes.
