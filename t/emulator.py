@@ -1209,8 +1209,11 @@ def chat_seeker(target, arguments, query, final, search="tool_search"):
                 last["tool_call_id"]) == target:
             return ChatReply(final)
         if target in declared:
+            # a call id of its own, as an API gives, on a later turn too
+            call_id = "call_target_%d" % len(body["messages"]) \
+                if answered else "call_target"
             return ChatReply("Calling %s." % target,
-                             [(target, arguments, "call_target")])
+                             [(target, arguments, call_id)])
         if last["role"] == "tool" and answered.get(
                 last["tool_call_id"]) == search:
             return ChatReply("The search did not find %s." % target)

@@ -267,8 +267,11 @@ def responses_seeker(target, arguments, query, final, search="tool_search"):
                 answered.get(last["call_id"]) == target:
             return ResponsesReply(final)
         if target in ctx.functions:
+            # a call id of its own, as the API gives, on a later turn too
+            call_id = "call_target_%d" % len(ctx.items) if answered \
+                else "call_target"
             return ResponsesReply("Calling %s." % target,
-                                  [(target, arguments, "call_target")])
+                                  [(target, arguments, call_id)])
         if target in ctx.deferred and ctx.hosted:
             ns, definition = ctx.deferred[target]
             found = dict(definition)
