@@ -517,12 +517,11 @@ ts_rs_instructions(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
 
 
 /*
- * The items of the loop's searches go after the input (the shared tail,
- * for an array); a string input becomes the user message it stands for,
- * followed by them.
+ * The input replaced by an array of the loop's items (the tail), after
+ * the user message a string input stands for (own)
  */
 static int
-ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
+ts_rs_input_tail(ts_request_t *rq, const ts_input_t *in, int own)
 {
     const ts_val_t  *input;
     ts_buf_t         b;
@@ -530,14 +529,15 @@ ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
 
     input = ts_rs_member(&rq->ix, TS_RS_INPUT);
 
-    if (in->tail_len == 0 || input->kind != TS_STRING) {
-        return 0;
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "[");
+
+    if (own) {
+        ts_buf_str(&b, "{\"role\":\"user\",\"content\":");
+        ts_buf_add(&b, rq->ix.buf + input->off, input->len);
+        ts_buf_str(&b, "},");
     }
 
-    ts_buf_init(&b, 0);
-    ts_buf_str(&b, "[{\"role\":\"user\",\"content\":");
-    ts_buf_add(&b, rq->ix.buf + input->off, input->len);
-    ts_buf_str(&b, "},");
     ts_buf_add(&b, in->tail, in->tail_len);
     ts_buf_str(&b, "]");
 
@@ -550,6 +550,24 @@ ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
 
 
 /*
+ * The items of the loop's searches go after the input (the shared tail,
+ * for an array); a string input becomes the user message it stands for,
+ * followed by them.
+ */
+static int
+ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
+{
+    if (in->tail_len == 0
+        || ts_rs_member(&rq->ix, TS_RS_INPUT)->kind != TS_STRING)
+    {
+        return 0;
+    }
+
+    return ts_rs_input_tail(rq, in, 1);
+}
+
+
+/*
  * A continuation of a stored exchange goes on from the response the
  * upstream kept of the last call (previous_response_id, in place of the
  * client's or first in the body), and its input is only what the
@@ -558,23 +576,16 @@ ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
 static int
 ts_rs_resume(ts_request_t *rq, const ts_input_t *in)
 {
-    const ts_val_t  *input, *prev, *top;
+    const ts_val_t  *prev, *top;
     ts_buf_t         b;
     int              rc;
 
-    input = ts_rs_member(&rq->ix, TS_RS_INPUT);
     prev = ts_rs_member(&rq->ix, TS_RS_PREVIOUS);
     top = &rq->ix.members[TS_RS_KEYS].val;
 
+    rc = ts_rs_input_tail(rq, in, 0);
+
     ts_buf_init(&b, 0);
-    ts_buf_str(&b, "[");
-    ts_buf_add(&b, in->tail, in->tail_len);
-    ts_buf_str(&b, "]");
-
-    rc = b.failed ? -1
-         : ts_edit_replace(&rq->edits, input->off, input->len, b.p, b.len);
-
-    ts_buf_reset(&b);
     ts_buf_str(&b, "\"previous_response_id\":\"");
     ts_buf_escaped(&b, in->resume, strlen(in->resume));
     ts_buf_str(&b, "\",");

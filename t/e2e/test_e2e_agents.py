@@ -56,8 +56,11 @@ def node22():
     os.environ["PATH"] = path
 
 
-@pytest.mark.parametrize("client,profile", CASES)
-def test_agent_session(client, profile, tmp_path):
+def agent_session(client, profile, tmp_path):
+    """The client's session through a gateway of the profile in front of
+    the scripted models: it ended well, the memory server's tool ran, and
+    every upstream request was accepted; (its run, the requests, the
+    gateway's log)."""
     up = Upstream(profile, SERVERS[profile])
     up.emulator.script = agents.model
     up.emulator.chat_script = agents.chat_model
@@ -71,6 +74,12 @@ def test_agent_session(client, profile, tmp_path):
     assert run.stored_alice(), (run.memory, run.describe())
     assert posts and [(r.status, r.error) for r in posts] == \
         [(200, None)] * len(posts)
+    return run, posts, log
+
+
+@pytest.mark.parametrize("client,profile", CASES)
+def test_agent_session(client, profile, tmp_path):
+    run, posts, log = agent_session(client, profile, tmp_path)
     openai = "chat" in client or "responses" in client
     want = "deferred_hosted" if profile == "anthropic" \
         and not openai else "deferred_gateway"
@@ -178,19 +187,8 @@ def test_openai_sdk_session(client, tmp_path):
     if not os.path.isdir(os.path.join(modules, "@openai", "agents")):
         pytest.skip("the OpenAI SDK agents are not installed: `make e2e` "
                     "installs them into build/e2e-sdks")
-    up = Upstream("compatible", SERVERS["compatible"])
-    up.emulator.chat_script = agents.chat_model
-    up.emulator.responses_script = agents.responses_model
-    try:
-        run = agents.run_client(client, up.url, MODULES, str(tmp_path),
-                                timeout=240)
-    finally:
-        posts, log = up.finish()
-    assert run.rc == 0, run.describe()
-    assert run.stored_alice(), (run.memory, run.describe())
+    run, posts, log = agent_session(client, "compatible", tmp_path)
     assert final_answer(run) == agents.FINAL, run.describe()
-    assert posts and [(r.status, r.error) for r in posts] == \
-        [(200, None)] * len(posts)
     fmt = "chat_completions" if "chat" in client else "responses"
     assert {line["format"] for line in log} == {fmt}, log
     assert {line["decision"] for line in log} <= {
