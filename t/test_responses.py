@@ -49,13 +49,12 @@ def send(gw, body, uri=URI, headers=CLIENT_HEADERS):
     return request(gw, "POST", uri, data, headers)
 
 
-def response_of(r, stream, stored=False):
+def response_of(r, stream):
     """The client's answer as one response, checked to be one: for a
     stream, sequence_number 0, 1, 2, … without a gap, output_index from
-    0, one response.completed and last, one response id (stored: the
-    first call's on response.created and response.in_progress, which go
-    out before the gateway knows of a search); the items the events
-    announced are the response's output."""
+    0, response.created first, one response.completed and last, one
+    response id; the items the events announced are the response's
+    output."""
     assert r.status == 200, r.body[:500]
     if not stream:
         return json.loads(r.body)
@@ -68,9 +67,8 @@ def response_of(r, stream, stored=False):
         "response.completed", "response.incomplete", "response.failed")]
     assert len(ends) == 1 and events[-1][1] is ends[0]
     resp = ends[0]["response"]
-    ids = {d["response"]["id"] for _, d in events if "response" in d and
-           not (stored and d["type"] in ("response.created",
-                                         "response.in_progress"))}
+    assert events[0][0] == "response.created"
+    ids = {d["response"]["id"] for _, d in events if "response" in d}
     assert ids == {resp["id"]}, ids
     done = [d["item"] for _, d in events
             if d["type"] == "response.output_item.done"]
@@ -402,7 +400,7 @@ def stored_turn(gw, emulator, body, stream):
     emulator.reset()
     r = send(gw, body)
     assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
-    resp = response_of(r, stream, stored=True)
+    resp = response_of(r, stream)
     bodies = upstream_bodies(emulator)
     client = tool_bytes(json.dumps(body).encode())
     for b in bodies:

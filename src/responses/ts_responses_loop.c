@@ -42,6 +42,7 @@ typedef struct {
     ts_buf_t        args;       /* a held call's arguments so far */
     unsigned        search:1;   /* a search, or an implicit select: */
     unsigned        implicit:1;
+    unsigned        reasoning:1;
 } ts_rs_item_t;
 
 
@@ -53,6 +54,12 @@ typedef struct {
     unsigned        stored:1;   /* the upstream keeps each call's response:
                                    the client goes on from the last */
     unsigned        spent;      /* searches answered as spent (stored) */
+    unsigned        opened:1;   /* the client has its response.created */
+    cJSON          *head;       /* a stored stream's held events: the
+                                   call's created and in_progress ... */
+    cJSON          *early;      /* ... and what came before the client's
+                                   first item but reasoning, as
+                                   [name, event] pairs */
     cJSON          *usage;      /* summed over the calls */
     cJSON          *output;     /* the client's items, every call's */
     long            seq;        /* the client's next sequence_number */
@@ -102,6 +109,8 @@ ts_rs_free(ts_loop_t *lp)
     cJSON_Delete(st->usage);
     cJSON_Delete(st->output);
     cJSON_Delete(st->prev);
+    cJSON_Delete(st->head);
+    cJSON_Delete(st->early);
     free(st->id);
     free(st->last);
     free(st->resume);
@@ -173,6 +182,7 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
 
     type = cJSON_GetStringValue(cJSON_GetObjectItem(item, "type"));
     name = cJSON_GetStringValue(cJSON_GetObjectItem(item, "name"));
+    it->reasoning = type != NULL && strcmp(type, "reasoning") == 0;
 
     if (type != NULL && strcmp(type, "function_call") == 0 && name != NULL) {
         if (strcmp(name, lp->tool) == 0) {
@@ -293,6 +303,79 @@ ts_rs_emit(ts_rs_loop_t *st, const ts_sse_event_t *ev, cJSON *j,
 
 
 /*
+ * A stored stream holds its response.created back until the client's
+ * first item but reasoning, which tells that the call's answer is not a
+ * search alone: the created the client gets then names the response it
+ * goes on from, unless the model writes before it searches.  An event
+ * held, under its name, in a list.
+ */
+static void
+ts_rs_hold(cJSON **list, const ts_sse_event_t *ev, const cJSON *j,
+    const char *type)
+{
+    cJSON  *pair;
+    char    name[64];
+    size_t  n;
+
+    n = ev->name != NULL ? ev->name_len : strlen(type);
+    n = n < sizeof(name) - 1 ? n : sizeof(name) - 1;
+    memcpy(name, ev->name != NULL ? ev->name : type, n);
+    name[n] = '\0';
+
+    if (*list == NULL) {
+        *list = cJSON_CreateArray();
+    }
+
+    pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair, cJSON_CreateString(name));
+    cJSON_AddItemToArray(pair, cJSON_Duplicate(j, 1));
+    cJSON_AddItemToArray(*list, pair);
+}
+
+
+/* the held events go out, renumbered, the head first */
+static int
+ts_rs_open(ts_rs_loop_t *st, ts_buf_t *out)
+{
+    cJSON           *lists[2], *pair;
+    ts_sse_event_t   ev;
+    size_t           i;
+    int              rc;
+
+    lists[0] = st->head;
+    lists[1] = st->early;
+    st->opened = 1;
+    rc = 0;
+
+    for (i = 0; i < 2; i++) {
+        cJSON_ArrayForEach(pair, lists[i]) {
+            memset(&ev, 0, sizeof(ts_sse_event_t));
+            ev.name = cJSON_GetArrayItem(pair, 0)->valuestring;
+            ev.name_len = strlen(ev.name);
+            rc |= ts_rs_emit(st, &ev, cJSON_GetArrayItem(pair, 1), 1, out);
+        }
+
+        cJSON_Delete(lists[i]);
+    }
+
+    st->head = NULL;
+    st->early = NULL;
+
+    return rc;
+}
+
+
+/* 1 while a stored stream holds its events back */
+static int
+ts_rs_holding(const ts_loop_t *lp)
+{
+    const ts_rs_loop_t  *st = lp->format;
+
+    return st->stored && lp->sse && !st->opened;
+}
+
+
+/*
  * A call's response begins: the first call's id is the client's, unless
  * the upstream keeps the calls, where the client goes on from the last
  */
@@ -363,6 +446,15 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
 
     changed = ts_rs_set(j, "output_index", it->client);
 
+    if (ts_rs_holding(lp) && it->reasoning) {
+        ts_rs_hold(&st->early, ev, j, type);
+        return 0;
+    }
+
+    if (ts_rs_holding(lp) && ts_rs_open(st, out) != 0) {
+        return -1;
+    }
+
     return ts_rs_emit(st, ev, j, changed, out);
 }
 
@@ -387,7 +479,8 @@ ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
         st->errored |= j != NULL;
         lp->ans.broken |= j == NULL;
         cJSON_Delete(j);
-        return ts_buf_add(out, ev->raw, ev->raw_len);
+        rc = ts_rs_holding(lp) ? ts_rs_open(st, out) : 0;
+        return rc | ts_buf_add(out, ev->raw, ev->raw_len);
     }
 
     resp = cJSON_GetObjectItem(j, "response");
@@ -410,10 +503,27 @@ ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
         || strcmp(type, "response.queued") == 0)
     {
         ts_rs_first(st, resp);
-        rc = lp->calls > 1 ? 0 : ts_rs_emit(st, ev, j, 0, out);
+        rc = 0;
+
+        if (ts_rs_holding(lp)) {
+            /* a later call's head stands for the earlier's */
+            if (strcmp(type, "response.created") == 0) {
+                cJSON_Delete(st->head);
+                st->head = NULL;
+            }
+
+            ts_rs_hold(&st->head, ev, j, type);
+
+        } else if (lp->calls == 1) {
+            rc = ts_rs_emit(st, ev, j, 0, out);
+        }
 
     } else if (cJSON_IsNumber(cJSON_GetObjectItem(j, "output_index"))) {
         rc = ts_rs_item_event(lp, ev, j, type, out);
+
+    } else if (ts_rs_holding(lp)) {
+        ts_rs_hold(&st->early, ev, j, type);
+        rc = 0;
 
     } else {
         rc = ts_rs_emit(st, ev, j, 0, out);
@@ -751,6 +861,10 @@ ts_rs_stream_end(ts_loop_t *lp, ts_buf_t *out)
     ts_rs_loop_t  *st = lp->format;
     char           name[40];
 
+    if (ts_rs_holding(lp)) {
+        (void) ts_rs_open(st, out);
+    }
+
     if (st->held && st->nclient == 0 && st->output != NULL) {
         ts_rs_spent_events(st, out);
     }
@@ -801,6 +915,10 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
     }
 
     if (lp->sse && (st->errored || st->terminal == NULL)) {
+        if (ts_rs_holding(lp)) {
+            (void) ts_rs_open(st, out);
+        }
+
         /* an unfinished event passes where the stream ends with it */
         ts_buf_add(out, lp->pending.p, lp->pending.len);
 
@@ -861,6 +979,10 @@ ts_rs_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e, ts_buf_t *out)
     err = cJSON_GetObjectItemCaseSensitive(doc, "error");
 
     if (sse) {
+        if (ts_rs_holding(lp)) {
+            (void) ts_rs_open(st, out);
+        }
+
         ev = cJSON_CreateObject();
         cJSON_AddStringToObject(ev, "type", "error");
         code = cJSON_GetStringValue(cJSON_GetObjectItem(err, "code"));
