@@ -503,6 +503,35 @@ def test_item_reference_chain_searches(gw, emulator, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
+def test_unstored_turn_of_a_chain_searches(gw, emulator, stream):
+    """store false going on from a kept response: nothing of the
+    exchange is kept, so the continuation is the client's request (its
+    previous_response_id kept) with the answer's items and the search's
+    output after its input, as for any store false request."""
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    emulator.responses_script = lambda b, ctx: ResponsesReply("Hi.")
+    emulator.reset()
+    resp = response_of(send(gw, body), stream)
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    nxt = dict(body, store=False, previous_response_id=resp["id"],
+               input=[{"role": "user", "content": "Store Alice."}])
+    emulator.reset()
+    r = send(gw, nxt)
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    resp2 = response_of(r, stream)
+    assert [c["name"] for c in calls_of(resp2)] == [TARGET]
+    first, second = upstream_bodies(emulator)
+    assert first["previous_response_id"] == second["previous_response_id"] \
+        == resp["id"]
+    assert "parallel_tool_calls" not in second
+    assert [it.get("type") for it in second["input"]] == [
+        None, "function_call", "function_call_output"]
+    assert resp2["id"] != resp["id"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
 def test_stored_answers_hold_one_call(gw, emulator, stream):
     """A stored answer must not hold the search beside a client's call:
     the client goes on from it and the search's call would stay open.
