@@ -329,7 +329,11 @@ ts_rs_hold(cJSON **list, const ts_sse_event_t *ev, const cJSON *j,
     pair = cJSON_CreateArray();
     cJSON_AddItemToArray(pair, cJSON_CreateString(name));
     cJSON_AddItemToArray(pair, cJSON_Duplicate(j, 1));
-    cJSON_AddItemToArray(*list, pair);
+
+    /* without memory the event is lost, and ts_rs_open says so */
+    if (!cJSON_AddItemToArray(*list, pair)) {
+        cJSON_Delete(pair);
+    }
 }
 
 
@@ -337,7 +341,7 @@ ts_rs_hold(cJSON **list, const ts_sse_event_t *ev, const cJSON *j,
 static int
 ts_rs_open(ts_rs_loop_t *st, ts_buf_t *out)
 {
-    cJSON           *lists[2], *pair;
+    cJSON           *lists[2], *pair, *j;
     ts_sse_event_t   ev;
     size_t           i;
     int              rc;
@@ -350,9 +354,16 @@ ts_rs_open(ts_rs_loop_t *st, ts_buf_t *out)
     for (i = 0; i < 2; i++) {
         cJSON_ArrayForEach(pair, lists[i]) {
             memset(&ev, 0, sizeof(ts_sse_event_t));
-            ev.name = cJSON_GetArrayItem(pair, 0)->valuestring;
+            ev.name = cJSON_GetStringValue(cJSON_GetArrayItem(pair, 0));
+            j = cJSON_GetArrayItem(pair, 1);
+
+            if (ev.name == NULL || j == NULL) {
+                rc = -1;
+                continue;
+            }
+
             ev.name_len = strlen(ev.name);
-            rc |= ts_rs_emit(st, &ev, cJSON_GetArrayItem(pair, 1), 1, out);
+            rc |= ts_rs_emit(st, &ev, j, 1, out);
         }
 
         cJSON_Delete(lists[i]);
