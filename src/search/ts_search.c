@@ -41,6 +41,14 @@
  */
 #define TS_RELATIVES_WORDS_MAX  16
 
+/*
+ * a query of this many words or more describes a task, whose first step
+ * it may not name: it gets the getter the best tool needs (below); a
+ * search of a few words keeps its list (measured on the dev halves,
+ * docs/search.md)
+ */
+#define TS_GETTER_WORDS_MIN     7
+
 
 const char *const  ts_scoring_names[] = { "seed", "hybrid", "bm25" };
 
@@ -525,7 +533,7 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
         }
     }
 
-    if (scoring == TS_SCORING_HYBRID) {
+    if (scoring == TS_SCORING_HYBRID && q->nwords >= TS_GETTER_WORDS_MIN) {
         ts_keep_getter(c, q, &rk, max, sm, bmax, r);
     }
 

@@ -891,11 +891,16 @@ test_short_words(void)
 }
 
 
+/* a task of nine words */
+#define TRIP  "please estimate the driving distance between two towns " \
+              "for my weekend road trip"
+
 /*
  * The fifth place of a hybrid list goes to the getter the best tool
  * needs first: get_zipcode_based_on_city, whose zipcode a required
  * parameter of estimate_distance names.  Not a getter of another server,
- * nor one of "user", nor for the seed scorer or a list of one.
+ * nor one of "user", nor for the seed scorer, a list of one or a
+ * search of a few words.
  */
 static void
 test_getter_place(void)
@@ -906,28 +911,35 @@ test_getter_place(void)
         size_t       max;
         const char  *found;
     } cases[] = {
+        { TRIP, TS_SCORING_HYBRID, 5,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__geo__distance_matrix mcp__geo__walk_distance "
+          "mcp__geo__get_zipcode_based_on_city" },
+        /* a longer list: the tools from the fifth place move down */
+        { TRIP, TS_SCORING_HYBRID, 7,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__geo__distance_matrix mcp__geo__walk_distance "
+          "mcp__geo__get_zipcode_based_on_city mcp__geo__route_distance" },
+        /* a shorter list: its last place */
+        { TRIP, TS_SCORING_HYBRID, 4,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__geo__distance_matrix mcp__geo__get_zipcode_based_on_city" },
+        { TRIP, TS_SCORING_HYBRID, 1, "mcp__geo__estimate_distance" },
+        { TRIP, TS_SCORING_SEED, 5,
+          "mcp__geo__estimate_distance mcp__geo__distance_matrix "
+          "mcp__geo__drive_distance mcp__geo__walk_distance "
+          "mcp__geo__route_distance" },
+        /* a search of a few words keeps its list */
         { "distance between two towns", TS_SCORING_HYBRID, 5,
           "mcp__geo__estimate_distance mcp__geo__distance_matrix "
           "mcp__geo__walk_distance mcp__geo__route_distance "
-          "mcp__geo__get_zipcode_based_on_city" },
-        { "distance between two towns", TS_SCORING_HYBRID, 7,
-          "mcp__geo__estimate_distance mcp__geo__distance_matrix "
-          "mcp__geo__walk_distance mcp__geo__route_distance "
-          "mcp__geo__get_zipcode_based_on_city mcp__geo__drive_distance" },
-        { "distance between two towns", TS_SCORING_SEED, 5,
-          "mcp__geo__estimate_distance mcp__geo__distance_matrix "
-          "mcp__geo__walk_distance mcp__geo__route_distance "
           "mcp__geo__drive_distance" },
-        /* a shorter list: its last place */
-        { "estimate distance between cities", TS_SCORING_HYBRID, 4,
-          "mcp__geo__estimate_distance mcp__geo__walk_distance "
-          "mcp__geo__route_distance mcp__geo__get_zipcode_based_on_city" },
-        { "distance between two towns", TS_SCORING_HYBRID, 1,
-          "mcp__geo__estimate_distance" },
-        /* the getter is in the list already: nothing moves */
-        { "estimate the distance by zipcode", TS_SCORING_HYBRID, 4,
-          "mcp__geo__estimate_distance mcp__post__get_zipcode "
-          "mcp__geo__get_zipcode_based_on_city mcp__geo__walk_distance" },
+        /* the getter is above the fifth place already: nothing moves */
+        { "estimate the driving distance by zipcode for my weekend road "
+          "trip", TS_SCORING_HYBRID, 5,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__post__get_zipcode mcp__geo__get_zipcode_based_on_city "
+          "mcp__geo__walk_distance" },
     };
     unsigned char  mark[8];
     tcat_t         t;
