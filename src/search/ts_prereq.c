@@ -31,7 +31,9 @@ ts_prereq_word_end(const char *p, const char *end)
     const char  *q;
 
     for (q = p + 1; q < end && ts_ascii_alnum((unsigned char) *q); q++) {
-        if (ts_ascii_upper((unsigned char) *q) && q[-1] >= 'a' && q[-1] <= 'z') {
+        if (ts_ascii_upper((unsigned char) *q)
+            && q[-1] >= 'a' && q[-1] <= 'z')
+        {
             break;
         }
     }
@@ -219,7 +221,8 @@ ts_getter_object(const ts_piece_t *parts, size_t nparts, ts_piece_t *obj)
     size_t  i, n;
     int     w;
 
-    if (nparts < 2 || parts[0].len != 3 || !ts_prereq_same(parts[0].p, "get", 3))
+    if (nparts < 2 || parts[0].len != 3
+        || !ts_prereq_same(parts[0].p, "get", 3))
     {
         return 0;
     }
@@ -260,16 +263,15 @@ ts_inside(const char *s, const ts_val_t *v)
 static size_t
 ts_required(const char *s, size_t len, ts_param_t *out, size_t max)
 {
-    ts_val_t     doc, props, req, pv, dv, *items;
-    char         key[TS_PREREQ_KEY + 1];
-    size_t       i, n, k;
-    ts_piece_t   name;
+    static const char *const  keys[] = { "properties", "required" };
+    ts_val_t                  doc, m[2], pv, dv, *items;
+    char                      key[TS_PREREQ_KEY + 1];
+    size_t                    i, n, k;
+    ts_piece_t                name;
 
-    if (ts_value_parse(s, len, &doc) != TS_OK || doc.kind != TS_OBJECT
-        || ts_object_member(s, &doc, "properties", &props) != TS_OK
-        || ts_object_member(s, &doc, "required", &req) != TS_OK
-        || props.kind != TS_OBJECT || req.kind != TS_ARRAY
-        || ts_container_items(s, &req, &items, &n) != TS_OK)
+    if (ts_document_members(s, len, keys, 2, m, &doc) != TS_OK
+        || m[0].kind != TS_OBJECT || m[1].kind != TS_ARRAY
+        || ts_container_items(s, &m[1], &items, &n) != TS_OK)
     {
         return 0;
     }
@@ -286,7 +288,7 @@ ts_required(const char *s, size_t len, ts_param_t *out, size_t max)
         memcpy(key, name.p, name.len);
         key[name.len] = '\0';
 
-        if (ts_object_member(s, &props, key, &pv) != TS_OK
+        if (ts_object_member(s, &m[0], key, &pv) != TS_OK
             || pv.kind != TS_OBJECT)
         {
             continue;
@@ -303,6 +305,34 @@ ts_required(const char *s, size_t len, ts_param_t *out, size_t max)
     free(items);
 
     return k;
+}
+
+
+/*
+ * A quick look before the name is cut: b's name begins with the group of
+ * the tool (name) and "get" follows, as a word of its own
+ */
+static int
+ts_getter_of(const ts_catalog_t *c, const ts_entry_t *b, const char *name,
+    const ts_piece_t *group)
+{
+    const char  *p;
+    size_t       len, at;
+
+    p = ts_catalog_name(c, b);
+    len = b->name.len;
+
+    /* the tool's name up to its parts: "mcp__server__", "api::" or "" */
+    at = group->len == 0 ? 0 : (size_t) (group->p - name) + group->len + 2;
+
+    if (len < at + 4 || memcmp(p, name, at) != 0
+        || !ts_prereq_same(p + at, "get", 3)
+        || (p[at + 3] >= 'a' && p[at + 3] <= 'z'))
+    {
+        return 0;
+    }
+
+    return 1;
 }
 
 
@@ -325,32 +355,35 @@ ts_prereq_getters(const ts_catalog_t *c, uint32_t tool, unsigned char *out)
         return 0;
     }
 
-    nprm = ts_required(c->schemas + e->schema.off, e->schema.len, prm,
-                       TS_PREREQ_PARAMS);
-
-    if (nprm == 0) {
-        return 0;
-    }
-
+    /* the getters of the tool's group first: most tools have none */
     ts_name_parts(ts_catalog_name(c, e), e->name.len, &group, parts, 0);
 
     for (i = 0, found = 0; i < c->ntools; i++) {
         b = &c->tools[i];
 
-        if (i == tool || !b->pooled) {
+        if (i != tool && b->pooled
+            && ts_getter_of(c, b, ts_catalog_name(c, e), &group))
+        {
+            out[i] = 1;
+            found++;
+        }
+    }
+
+    nprm = found ? ts_required(c->schemas + e->schema.off, e->schema.len,
+                               prm, TS_PREREQ_PARAMS)
+                 : 0;
+
+    for (i = 0, found = 0; i < c->ntools; i++) {
+        if (!out[i]) {
             continue;
         }
 
+        out[i] = 0;
+        b = &c->tools[i];
         nparts = ts_name_parts(ts_catalog_name(c, b), b->name.len, &bgroup,
                                parts, TS_PREREQ_PARTS);
-
-        if (bgroup.len != group.len
-            || memcmp(bgroup.p, group.p, group.len) != 0)
-        {
-            continue;
-        }
-
-        nobj = ts_getter_object(parts, nparts, obj);
+        nobj = bgroup.len == group.len
+               ? ts_getter_object(parts, nparts, obj) : 0;
 
         for (j = 0; nobj > 0 && j < nprm; j++) {
             if (ts_param_names(&prm[j], obj, nobj)) {

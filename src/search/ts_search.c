@@ -390,7 +390,7 @@ ts_keep_hit(ts_result_t *r, size_t max, const ts_hit_t *h)
 
 
 /* one tool's score under the scorer; sm and bmax as ts_keywords() has them */
-static double
+static inline double
 ts_score(const ts_catalog_t *c, const ts_query_t *q, const ts_ranking_t *rk,
     int scoring, size_t i, double sm, double bmax)
 {
