@@ -11,11 +11,14 @@
 #include "search/ts_prereq.h"
 
 
-/* a getter's name parts past "get" that are counted */
-#define TS_PREREQ_PARTS  8
+/* the words of a getter's name that are compared, "get" included */
+#define TS_PREREQ_PARTS   8
 
-/* a property name longer than this is not looked up */
-#define TS_PREREQ_KEY    128
+/* the required parameters of the best tool that are read */
+#define TS_PREREQ_PARAMS  16
+
+/* a parameter name longer than this is not looked up */
+#define TS_PREREQ_KEY     128
 
 
 typedef struct {
@@ -334,10 +337,6 @@ ts_getter_of(const ts_catalog_t *c, const ts_entry_t *b, const char *name,
 
     return 1;
 }
-
-
-/* the parameters of one tool that are looked at */
-#define TS_PREREQ_PARAMS  16
 
 
 size_t
