@@ -488,6 +488,7 @@ ts_keep_getter(const ts_catalog_t *c, const ts_query_t *q,
             h.seed = rk->seed[best];
             h.bm25 = rk->bm[best];
             h.score = score;
+            h.getter = 1;
             ts_put_hit(r, max, at, &h);
         }
     }
@@ -524,6 +525,7 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
         }
 
         h.tool = (uint32_t) i;
+        h.getter = 0;
         h.seed = rk.seed[i];
         h.bm25 = rk.bm[i];
         h.score = ts_score(c, q, &rk, scoring, i, sm, bmax);

@@ -972,6 +972,15 @@ test_getter_place(void)
     memset(mark, 0, sizeof(mark));
     CHECK(ts_prereq_getters(&t.c, 0, mark) == 1 && mark[5] == 1);
 
+    /* the getter's place is marked: it is out of score order */
+    if (tsearch(&t, TRIP, TS_SCORING_HYBRID, 7)) {
+        for (i = 0; i < t.r.nhits; i++) {
+            CHECK(t.r.hits[i].getter == (i == 4));
+        }
+
+        CHECK(t.r.hits[4].score < t.r.hits[5].score);
+    }
+
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tst_note("case %zu", i);
 
