@@ -116,22 +116,44 @@ def setup_opencode_chat(work, url, modules):
             "-m", "gateway/" + CHAT_MODEL, PROMPT], {}
 
 
-def setup_opencode_responses(work, url, modules):
-    """opencode on the Responses API: its own openai provider (the AI
-    SDK's @ai-sdk/openai, store false) with a base URL."""
+def opencode_responses_config(work, url):
+    """opencode or kilo on the Responses API: their own openai provider
+    (the AI SDK's @ai-sdk/openai, store false) with a base URL."""
     config = opencode_config(work, url)
     config["provider"] = {"openai": {"options": {
         "baseURL": url + "/v1", "apiKey": KEY}}}
     config["small_model"] = "openai/" + CHAT_MODEL
-    work.write(".config/opencode/opencode.json", config)
+    return config
+
+
+def setup_opencode_responses(work, url, modules):
+    work.write(".config/opencode/opencode.json",
+               opencode_responses_config(work, url))
     return [os.path.join(modules, ".bin", "opencode"), "run", "--auto",
             "-m", "openai/" + CHAT_MODEL, PROMPT], {}
 
 
-def setup_kilo(work, url, modules):
-    path = work.write(".config/kilo/kilo.json", opencode_config(work, url))
+def kilo(work, modules, config, model):
+    """kilo (an opencode fork) reads the same configuration from
+    KILO_CONFIG."""
+    path = work.write(".config/kilo/kilo.json", config)
     return [os.path.join(modules, ".bin", "kilo"), "run", "--auto",
-            "-m", "anthropic/" + MODEL, PROMPT], {"KILO_CONFIG": path}
+            "-m", model, PROMPT], {"KILO_CONFIG": path}
+
+
+def setup_kilo(work, url, modules):
+    return kilo(work, modules, opencode_config(work, url),
+                "anthropic/" + MODEL)
+
+
+def setup_kilo_chat(work, url, modules):
+    return kilo(work, modules, opencode_chat_config(work, url),
+                "gateway/" + CHAT_MODEL)
+
+
+def setup_kilo_responses(work, url, modules):
+    return kilo(work, modules, opencode_responses_config(work, url),
+                "openai/" + CHAT_MODEL)
 
 
 def setup_cline(work, url, modules):
@@ -258,6 +280,8 @@ CLIENTS = {
     "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
     "opencode-responses": (setup_opencode_responses, ("opencode-ai",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),
+    "kilo-chat": (setup_kilo_chat, ("@kilocode/cli",)),
+    "kilo-responses": (setup_kilo_responses, ("@kilocode/cli",)),
     "cline": (setup_cline, ("cline",)),
     "continue": (setup_continue, ("@continuedev/cli",)),
     "qwen-code": (setup_qwen, ("@qwen-code/qwen-code",)),

@@ -1,7 +1,8 @@
 """Agent clients other than Claude Code through the gateway, end to end:
 opencode, cline, continue, the Vercel AI SDK (each on the Messages API
 and on Chat Completions), qwen-code with its own search off (on Chat
-Completions), opencode on the Responses API and LangChain.js (t/e2e/agents.py), each with
+Completions), opencode and kilo on Chat Completions and the Responses API,
+and LangChain.js (t/e2e/agents.py), each with
 the five MCP servers from npm, on both profiles.  The session completes,
 the memory server's store holds the entity the model asked for, every
 request reached the emulator and was accepted, and the gateway deferred
@@ -33,11 +34,12 @@ CASES = [
     ("langchain", "anthropic"), ("langchain", "compatible"),
     # Chat Completions: gateway search whatever the upstream
     ("ai-sdk-chat", "compatible"), ("ai-sdk-chat-stream", "compatible"),
-    ("opencode-chat", "compatible"), ("cline-chat", "compatible"),
+    ("opencode-chat", "compatible"), ("kilo-chat", "compatible"),
+    ("cline-chat", "compatible"),
     ("continue-chat", "compatible"), ("qwen-code-chat", "compatible"),
     # the Responses API: gateway search too, for a model without hosted
     # tool search
-    ("opencode-responses", "compatible"),
+    ("opencode-responses", "compatible"), ("kilo-responses", "compatible"),
 ]
 
 
