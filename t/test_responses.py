@@ -15,7 +15,7 @@ import pytest
 from conftest import assert_search_then_load, request
 from emulator import ApiError, Fault
 from emulator_responses import ResponsesReply, responses_seeker
-from responses_fixtures import (CLIENT_HEADERS, RECORDED,
+from responses_fixtures import (CLIENT_HEADERS, STATELESS, STORED,
                                 recorded_requests, responses_requests,
                                 sse_events, tool_bytes)
 
@@ -167,7 +167,7 @@ def test_client_session_completes(gateway, emulator, client, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("client", RECORDED)
+@pytest.mark.parametrize("client", STATELESS)
 def test_recorded_session_completes(gateway, emulator, client, stream):
     """Each client's recorded Responses session, as it sent it (body and
     headers), with `toolsearch on;` alone: its first request gets one
@@ -190,6 +190,31 @@ def test_recorded_session_completes(gateway, emulator, client, stream):
         [(names(b), tool_bytes(rec.body)) for b, rec in
          zip(upstream_bodies(emulator), emulator.requests)],
         target, tool_bytes(session[0][0]))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("client", STORED)
+def test_recorded_stored_session_passes(gateway, emulator, client, stream):
+    """A recorded session whose requests leave `store` at its default
+    (cline's openai-native provider, continue): the upstream keeps each
+    response, so the gateway passes every request byte-identical
+    (`server_state`, docs/gateway-search.md) and the session completes
+    on the upstream's own answers."""
+    session = recorded_requests(client, stream)
+    target = [n for n in names(json.loads(session[0][0]))
+              if (n or "").endswith("create_entities")][0]
+    emulator.responses_script = responses_seeker(
+        target, ARGS, "memory create entities", "done")
+    gw = gateway(server="toolsearch on; " + HEADER)
+    answers = []
+    for body, headers in session[:2]:
+        r = send(gw, body, headers=headers)
+        assert r.header("X-Toolsearch-Decision") == "server_state"
+        answers.append(response_of(r, stream))
+    assert [c["name"] for c in calls_of(answers[0])] == [target]
+    assert text_of(answers[1]) == "done" and not calls_of(answers[1])
+    assert [rec.body for rec in emulator.requests] == \
+        [body for body, _ in session[:2]]
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -23,6 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROMPT = "Create a memory entity for Alice, a person who likes tea."
 MODEL = "claude-sonnet-4-5"
 CHAT_MODEL = "gpt-4.1"
+# a name continue sends to the Responses API (gpt-5*), of a model without
+# OpenAI's hosted tool search (gpt-5.4 and later have it)
+RESPONSES_MODEL = "gpt-5.1"
 KEY = "sk-ant-test"
 
 # the MCP servers: name -> (package, extra arguments)
@@ -173,11 +176,11 @@ def setup_cline(work, url, modules):
     return [cline, "--json", "-t", "150", PROMPT], {}
 
 
-def setup_cline_chat(work, url, modules):
+def setup_cline_chat(work, url, modules, provider="openai"):
     """cline on Chat Completions: its openai (compatible) provider, set
     with a base URL by its own auth command."""
     cline = os.path.join(modules, ".bin", "cline")
-    subprocess.run([cline, "auth", "-p", "openai", "-k", KEY, "-m",
+    subprocess.run([cline, "auth", "-p", provider, "-k", KEY, "-m",
                     CHAT_MODEL, "-b", url + "/v1"],
                    env={"PATH": os.environ.get("PATH", ""),
                         "HOME": work.home},
@@ -185,6 +188,12 @@ def setup_cline_chat(work, url, modules):
                    check=True, timeout=120)
     cline_servers(work)
     return [cline, "--json", "-t", "150", PROMPT], {}
+
+
+def setup_cline_responses(work, url, modules):
+    """cline on the Responses API: its openai-native provider with a
+    base URL."""
+    return setup_cline_chat(work, url, modules, "openai-native")
 
 
 def cline_servers(work):
@@ -212,6 +221,12 @@ def setup_continue_chat(work, url, modules):
     """continue's openai provider: Chat Completions for a model name that
     is not gpt-5* or o* (those go to the Responses API)."""
     return setup_continue(work, url, modules, "openai", CHAT_MODEL)
+
+
+def setup_continue_responses(work, url, modules):
+    """continue's openai provider with a gpt-5* model name: the
+    Responses API."""
+    return setup_continue(work, url, modules, "openai", RESPONSES_MODEL)
 
 
 def setup_qwen(work, url, modules, search=True, auth="anthropic"):
@@ -277,6 +292,8 @@ CLIENTS = {
     "opencode-chat": (setup_opencode_chat, ("opencode-ai",)),
     "cline-chat": (setup_cline_chat, ("cline",)),
     "continue-chat": (setup_continue_chat, ("@continuedev/cli",)),
+    "cline-responses": (setup_cline_responses, ("cline",)),
+    "continue-responses": (setup_continue_responses, ("@continuedev/cli",)),
     "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
     "opencode-responses": (setup_opencode_responses, ("opencode-ai",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),

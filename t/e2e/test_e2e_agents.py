@@ -2,7 +2,8 @@
 opencode, cline, continue, the Vercel AI SDK (each on the Messages API
 and on Chat Completions), qwen-code with its own search off (on Chat
 Completions), opencode and kilo on Chat Completions and the Responses API,
-and LangChain.js (t/e2e/agents.py), each with
+cline and continue on Responses (which keep their responses upstream:
+passed as sent), and LangChain.js (t/e2e/agents.py), each with
 the five MCP servers from npm, on both profiles.  The session completes,
 the memory server's store holds the entity the model asked for, every
 request reached the emulator and was accepted, and the gateway deferred
@@ -40,7 +41,12 @@ CASES = [
     # the Responses API: gateway search too, for a model without hosted
     # tool search
     ("opencode-responses", "compatible"), ("kilo-responses", "compatible"),
+    ("cline-responses", "compatible"), ("continue-responses", "compatible"),
 ]
+# clients whose Responses requests leave `store` at its default: the
+# upstream keeps their responses, so the gateway passes them undeferred
+# (server_state, docs/gateway-search.md)
+SERVER_STATE = ("cline-responses", "continue-responses")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -72,10 +78,14 @@ def test_agent_session(client, profile, tmp_path):
     openai = "chat" in client or "responses" in client
     want = "deferred_hosted" if profile == "anthropic" \
         and not openai else "deferred_gateway"
+    if client in SERVER_STATE:
+        want = "server_state"
     assert want in [line.get("decision") for line in log], log
     assert {line["client"] for line in log} == \
         {PROFILE.get(client, "default")}, log
-    if openai:
+    if client in SERVER_STATE:
+        assert_passed_as_sent(run, posts, log)
+    elif openai:
         assert_openai_session(run, posts, log, "responses" if
                               "responses" in client else "chat_completions")
 
@@ -109,6 +119,18 @@ def called(body):
 def tool_bytes(body):
     return len(json.dumps(body.get("tools", []), separators=(",", ":"),
                           ensure_ascii=False).encode())
+
+
+def assert_passed_as_sent(run, posts, log):
+    """A Responses session the upstream keeps: the client printed the
+    final answer, and each of its requests reached the upstream as it
+    came."""
+    assert final_answer(run) == agents.FINAL, run.describe()
+    for line in log:
+        assert (line["format"], line["decision"]) == \
+            ("responses", "server_state"), line
+        assert line["in"] == line["out"], line
+    assert len(posts) == len(log), (posts, log)
 
 
 def assert_openai_session(run, posts, log, fmt):
