@@ -286,6 +286,10 @@ def setup_claude_code(work, url, modules):
         "IS_SANDBOX": "1", "MCP_CONNECTION_NONBLOCKING": "false"}
 
 
+LANGCHAIN_OPENAI = ("langchain", "@langchain/openai",
+                    "@langchain/mcp-adapters")
+MASTRA_OPENAI = ("@mastra/core", "@mastra/mcp", "@ai-sdk/openai")
+
 # client -> (how to configure and start it, the npm packages it is)
 CLIENTS = {
     "opencode": (setup_opencode, ("opencode-ai",)),
@@ -317,6 +321,23 @@ CLIENTS = {
                    "@langchain/mcp-adapters")),
     "mastra": (sdk_setup("mastra.mjs"),
                ("@mastra/core", "@mastra/mcp", "@ai-sdk/anthropic")),
+    # LangChain.js (@langchain/openai's ChatOpenAI) and Mastra (on
+    # @ai-sdk/openai) on both OpenAI formats, streaming and not
+    "langchain-chat": (sdk_setup("langchain.mjs", api="chat"),
+                       LANGCHAIN_OPENAI),
+    "langchain-chat-stream": (sdk_setup("langchain.mjs", True, "chat"),
+                              LANGCHAIN_OPENAI),
+    "langchain-responses": (sdk_setup("langchain.mjs", api="responses"),
+                            LANGCHAIN_OPENAI),
+    "langchain-responses-stream": (
+        sdk_setup("langchain.mjs", True, "responses"), LANGCHAIN_OPENAI),
+    "mastra-chat": (sdk_setup("mastra.mjs", api="chat"), MASTRA_OPENAI),
+    "mastra-chat-stream": (sdk_setup("mastra.mjs", True, "chat"),
+                           MASTRA_OPENAI),
+    "mastra-responses": (sdk_setup("mastra.mjs", api="responses"),
+                         MASTRA_OPENAI),
+    "mastra-responses-stream": (sdk_setup("mastra.mjs", True, "responses"),
+                                MASTRA_OPENAI),
     "claude-agent-sdk": (sdk_setup("agentsdk.mjs"),
                          ("@anthropic-ai/claude-agent-sdk",)),
     "claude-code": (setup_claude_code, ("@anthropic-ai/claude-code",)),

@@ -1,15 +1,15 @@
 """Agent clients other than Claude Code through the gateway, end to end:
-opencode, cline, continue, the Vercel AI SDK (each on the Messages API
-and on Chat Completions), qwen-code with its own search off (on Chat
-Completions), opencode and kilo on Chat Completions and the Responses API,
-cline and continue on Responses (which keep their responses upstream:
-passed as sent), and LangChain.js (t/e2e/agents.py), each with
-the five MCP servers from npm, on both profiles.  The session completes,
-the memory server's store holds the entity the model asked for, every
-request reached the emulator and was accepted, and the gateway deferred
-the client's MCP tools; on the OpenAI formats, the client printed the
-model's final answer and never saw the gateway's search call, and at
-most half of its tool bytes reached the upstream."""
+opencode, cline, continue, the Vercel AI SDK and LangChain.js on the
+Messages API (both profiles); on Chat Completions opencode, kilo, cline,
+continue, qwen-code (its own search off), the AI SDK, LangChain.js and
+Mastra; on the Responses API opencode and kilo, and cline, continue,
+LangChain.js and Mastra, which keep their responses upstream and so pass
+as sent (t/e2e/agents.py), each with the five MCP servers from npm.  The
+session completes, the memory server's store holds the entity the model
+asked for, every request reached the emulator and was accepted, and the
+gateway deferred the client's MCP tools; on the OpenAI formats, the
+client printed the model's final answer and never saw the gateway's
+search call, and at most half of its tool bytes reached the upstream."""
 
 import json
 import os
@@ -38,15 +38,23 @@ CASES = [
     ("opencode-chat", "compatible"), ("kilo-chat", "compatible"),
     ("cline-chat", "compatible"),
     ("continue-chat", "compatible"), ("qwen-code-chat", "compatible"),
+    ("langchain-chat", "compatible"), ("langchain-chat-stream", "compatible"),
+    ("mastra-chat", "compatible"), ("mastra-chat-stream", "compatible"),
     # the Responses API: gateway search too, for a model without hosted
     # tool search
     ("opencode-responses", "compatible"), ("kilo-responses", "compatible"),
     ("cline-responses", "compatible"), ("continue-responses", "compatible"),
+    ("langchain-responses", "compatible"),
+    ("langchain-responses-stream", "compatible"),
+    ("mastra-responses", "compatible"),
+    ("mastra-responses-stream", "compatible"),
 ]
 # clients whose Responses requests leave `store` at its default: the
 # upstream keeps their responses, so the gateway passes them undeferred
 # (server_state, docs/gateway-search.md)
-SERVER_STATE = ("cline-responses", "continue-responses")
+SERVER_STATE = ("cline-responses", "continue-responses",
+                "langchain-responses", "langchain-responses-stream",
+                "mastra-responses", "mastra-responses-stream")
 
 
 @pytest.fixture(scope="module", autouse=True)
