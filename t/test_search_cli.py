@@ -136,13 +136,20 @@ PINNED = [
      ["fund_account"]),
     ("metatool", "Can you help me find a good pair of running shoes?",
      ["ProductSearch"]),
+    # a task sentence of more than 16 words brings no thesaurus relatives:
+    # its own words decide these ("search", "title", "author"; "vacation",
+    # "itinerary").  (The UUIDv4 generator of a task sentence pinned here
+    # before fell from 5th to 6th place, 0.009 behind, with this rule.)
     ("stabletoolbench",
-     "I'm working on a mobile app that requires unique identifiers for "
-     "user devices. Can you recommend an API that can generate UUIDv4 for "
-     "device IDs? Additionally, I need an API that can generate UUIDv3 "
-     "for user session IDs based on their usernames and the 'url' "
-     "namespace.", ["UUID generator::UUIDv4 generator",
-                    "UUID generator::UUIDv3 generator"]),
+     "I'm a teacher and I want to create a reading list for my students. "
+     "Can you recommend books by the author 'Roald Dahl' suitable for "
+     "children? Additionally, I would like to search for books with the "
+     "title 'adventure' and provide their author and book details.",
+     ["Open Library::Search Author", "Open Library::Search Title"]),
+    ("metatool", "I need personalized assistance from a travel expert who "
+     "can meticulously create a well-rounded travel itinerary tailored to "
+     "my preferences and interests for a delightful two-week vacation in "
+     "Europe.", ["TripTool"]),
 ]
 
 

@@ -32,6 +32,14 @@
  */
 #define TS_PREFIX_MIN        3
 
+/*
+ * a query of more words brings no thesaurus relatives: a task sentence
+ * that long carries its own vocabulary, and the relatives of each of
+ * its words only blur it (measured on the public sets' dev halves,
+ * docs/search.md)
+ */
+#define TS_RELATIVES_WORDS_MAX  16
+
 
 const char *const  ts_scoring_names[] = { "seed", "hybrid", "bm25" };
 
@@ -177,23 +185,17 @@ ts_add_synonyms(ts_query_t *q, const char *w, size_t len)
 
 
 /*
- * Content words: alphanumeric runs without stop words.  The hybrid
- * scorer leaves out the words around a request too (with skip), takes
- * up to TS_SEARCH_WORDS_MAX of them, scores them by the seed's rules
- * too, searches their stems as word prefixes and adds their thesaurus
- * relatives; plain BM25 counts whole words.
+ * The next content word of the query from *at: an alphanumeric run of
+ * two bytes or more that is no stop word and, with skip, no word around
+ * a request.  NULL past the end.
  */
-static void
-ts_content_terms(ts_query_t *q, int hybrid, int skip)
+static const char *
+ts_content_word(const ts_query_t *q, size_t *at, int skip, size_t *len)
 {
-    ts_term_t   *t;
     const char  *w;
-    size_t       i, start, len;
+    size_t       i, start;
 
-    q->whole = !hybrid;
-    q->maxwords = hybrid ? TS_SEARCH_WORDS_MAX : TS_SEARCH_TERMS_MAX;
-
-    for (i = 0; i < q->len; i = start) {
+    for (i = *at; i < q->len; i = start) {
         while (i < q->len && !ts_ascii_alnum((unsigned char) q->buf[i])) {
             i++;
         }
@@ -204,14 +206,59 @@ ts_content_terms(ts_query_t *q, int hybrid, int skip)
         { /* void */ }
 
         w = q->buf + i;
-        len = start - i;
+        *len = start - i;
 
-        if (len < 2 || ts_stopword(w, len)
-            || (skip && ts_request_word(w, len)))
+        if (*len >= 2 && !ts_stopword(w, *len)
+            && !(skip && ts_request_word(w, *len)))
         {
-            continue;
+            *at = start;
+            return w;
         }
+    }
 
+    *at = q->len;
+
+    return NULL;
+}
+
+
+/* 1 when the query has more than max content words */
+static int
+ts_words_over(const ts_query_t *q, int skip, size_t max)
+{
+    size_t  at, len, n;
+
+    for (at = 0, n = 0; ts_content_word(q, &at, skip, &len); n++) {
+        if (n == max) {
+            return 1;
+        }
+    }
+
+    return 0;
+}
+
+
+/*
+ * Content words: alphanumeric runs without stop words.  The hybrid
+ * scorer leaves out the words around a request too (with skip), takes
+ * up to TS_SEARCH_WORDS_MAX of them, scores them by the seed's rules
+ * too, searches their stems as word prefixes and adds their thesaurus
+ * relatives (to a query of up to TS_RELATIVES_WORDS_MAX words); plain
+ * BM25 counts whole words.
+ */
+static void
+ts_content_terms(ts_query_t *q, int hybrid, int skip)
+{
+    ts_term_t   *t;
+    const char  *w;
+    size_t       at, len;
+    int          relatives;
+
+    q->whole = !hybrid;
+    q->maxwords = hybrid ? TS_SEARCH_WORDS_MAX : TS_SEARCH_TERMS_MAX;
+    relatives = hybrid && !ts_words_over(q, skip, TS_RELATIVES_WORDS_MAX);
+
+    for (at = 0; (w = ts_content_word(q, &at, skip, &len)); /* void */ ) {
         t = ts_add_word(q, w, len, hybrid ? ts_stem(w, len) : len);
 
         if (t != NULL) {
@@ -220,7 +267,7 @@ ts_content_terms(ts_query_t *q, int hybrid, int skip)
             t->seed = hybrid;
             t->whole = hybrid && len < TS_PREFIX_MIN;
 
-            if (hybrid) {
+            if (relatives) {
                 ts_add_synonyms(q, w, len);
             }
         }

@@ -410,6 +410,44 @@ test_relatives_leave_room(void)
 }
 
 
+/*
+ * A query of up to 16 words brings thesaurus relatives ("erase" finds
+ * remove); a longer one does not: a task sentence carries its own
+ * vocabulary.  The two tools differ only by the relative.
+ */
+static void
+test_long_query_relatives(void)
+{
+    static const char  filler[] = "alpha bravo charlie delta echo foxtrot "
+                                  "golf hotel india juliet kilo lima mike "
+                                  "november";
+    char    query[256];
+    tcat_t  t;
+
+    if (!tcat(&t, "[{'name':'mcp__files__stat',"
+                  "'description':'Tells a file size'},"
+                  "{'name':'mcp__files__remove',"
+                  "'description':'Takes a file away'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    snprintf(query, sizeof(query), "erase the file %s", filler);
+
+    if (tsearch(&t, query, TS_SCORING_HYBRID, 1)) {
+        CHECK(strcmp(thits(&t), "mcp__files__remove") == 0);
+    }
+
+    snprintf(query, sizeof(query), "erase the file %s oscar", filler);
+
+    if (tsearch(&t, query, TS_SCORING_HYBRID, 1)) {
+        CHECK(strcmp(thits(&t), "mcp__files__stat") == 0);
+    }
+
+    tcat_free(&t);
+}
+
+
 static void
 test_hints_and_escapes(void)
 {
@@ -856,6 +894,7 @@ const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
     { "search: relatives leave room for the query's words",
       test_relatives_leave_room },
+    { "search: no relatives for a long query", test_long_query_relatives },
     { "search: name parts", test_name_parts },
     { "search: seed points", test_seed_points },
     { "search: required terms", test_required_terms },
