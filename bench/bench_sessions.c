@@ -187,6 +187,7 @@ main(int argc, char **argv)
     in.index_mem = &mem;
     mem.tools.size = TS_RECALL_SIZE;
     mem.chat_tools.size = TS_RECALL_SIZE;
+    mem.responses_tools.size = TS_RECALL_SIZE;
     seen = 0;
     recalled = 0;
 

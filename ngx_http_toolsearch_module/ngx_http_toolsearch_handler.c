@@ -481,6 +481,7 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
     ngx_http_toolsearch_index_mem.forget = !tlcf->recall;
     ngx_http_toolsearch_index_mem.tools.size = tlcf->recall_tools;
     ngx_http_toolsearch_index_mem.chat_tools.size = tlcf->recall_tools;
+    ngx_http_toolsearch_index_mem.responses_tools.size = tlcf->recall_tools;
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);
