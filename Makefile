@@ -160,7 +160,8 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 # engine in process, nginx with wrk against plain proxy_pass and the Lua
 # peer, many sessions and tool sets at once, time to first byte with
 # gateway search, memory after bursts of gateway searches, what whole
-# sessions cost under prompt caching, the search figures, then Chat
+# sessions cost under prompt caching (Messages, then Chat Completions and
+# Responses under automatic prefix caching), the search figures, then Chat
 # Completions and Responses through the module
 bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
        $(B)/bench_sessions
@@ -170,6 +171,7 @@ bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
 	$(PYTHON) bench/ttfb_bench.py
 	$(PYTHON) bench/burst_bench.py
 	$(PYTHON) bench/cost_bench.py
+	$(PYTHON) bench/openai_cost_bench.py
 	$(PYTHON) bench/search_bench.py
 	$(PYTHON) bench/chat_bench.py
 

@@ -144,22 +144,8 @@ def section(results):
         "instead."
         % (cost_session.TURNS, ", ".join(
             str(t) for t in cost_session.DISCOVERY_TURNS)), ""]
-    for discoveries, rows in results:
-        lines += table(discoveries, rows) + [""]
-    lines.append(report.markers("cost")[1])
-    return "\n".join(lines)
-
-
-def main():
-    counts = (4,) if "--quick" in sys.argv else DISCOVERIES
-    results = [(d, measure(d)) for d in counts]
-    text = section(results)
-    if "--quick" in sys.argv:
-        print(text)
-    else:
-        report.publish("cost", text)
-    return 0
+    return report.discovery_section("cost", lines, results, table)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(report.discovery_main("cost", DISCOVERIES, measure, section))

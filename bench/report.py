@@ -84,6 +84,27 @@ def publish(name, text):
     print(text)
 
 
+def discovery_section(name, lines, results, table):
+    """a session-cost section: its first lines, a table per discovery
+    count (results: (count, rows)), its end marker"""
+    for discoveries, rows in results:
+        lines += table(discoveries, rows) + [""]
+    lines.append(markers(name)[1])
+    return "\n".join(lines)
+
+
+def discovery_main(name, counts, measure, section):
+    """measures each discovery count and publishes the section; with
+    --quick, 4 discoveries only, and the section printed"""
+    quick = "--quick" in sys.argv
+    text = section([(d, measure(d)) for d in ((4,) if quick else counts)])
+    if quick:
+        print(text)
+    else:
+        publish(name, text)
+    return 0
+
+
 def median(values):
     v = sorted(values)
     return v[len(v) // 2]

@@ -207,3 +207,169 @@ def bill_session(bodies):
     for b in bodies:
         s.bill(json.loads(b) if isinstance(b, (bytes, str)) else b)
     return s
+
+
+# Automatic prefix caching, OpenAI's and vLLM's (Chat Completions and
+# Responses; docs/gateway-search.md, "What a session costs" under Chat
+# Completions, states the model for operators).
+#
+# * The prompt is tools[] (one block per tool), then, for Responses, the
+#   instructions (one block), then the messages (Chat Completions) or the
+#   input items (Responses), one block each: OpenAI's and vLLM's chat
+#   templates put the tool definitions in the system area, before the
+#   first message.  A string input is one block.  Of a deferred function
+#   (defer_loading, Responses' hosted search) the model reads its name
+#   and description; what a hosted search loads inside one request is
+#   appended after the prompt and not counted.
+# * Tokens: the text a block carries (a message's string content, the
+#   text of its parts, a function_call_output's string output, the
+#   instructions) at 4 bytes a token, the rest of its compact JSON at 3.5.
+# * Every request caches its whole prompt; a request reads the longest
+#   prefix, ending at a block, that an earlier request of the session
+#   had, in whole increments of `step` tokens and only from `minimum`
+#   tokens on (OpenAI: 1,024 and 128; vLLM: its 16-token blocks).  No
+#   breakpoints, no write premium: a token read costs `read_price`, any
+#   other 1.0.
+#
+# A cache break is a request that pays again for blocks the request
+# before it had: after the first block where the two differ, it has
+# blocks that the request before had after that place too.  A request
+# that only drops the end of the one before (the turns a gateway's loop
+# appended) and goes on differently breaks nothing.
+
+OPENAI_MINIMUM = 1024
+OPENAI_STEP = 128
+VLLM_BLOCK = 16
+# cached input as a fraction of the input price, per model family
+OPENAI_READ_PRICES = {"gpt-5": 0.1, "gpt-4.1": 0.25, "gpt-4o": 0.5}
+TEXT_MEMBERS = ("content", "text", "output", "instructions")
+
+
+def texts_of(value):
+    """the strings of a block the model reads as text"""
+    out = []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        for v in value:
+            out += texts_of(v)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k in TEXT_MEMBERS and isinstance(v, str):
+                out.append(v)
+            elif k in ("content", "output") and isinstance(v, list):
+                out += texts_of(v)
+    return out
+
+
+def openai_tokens(value):
+    """estimated tokens of a block: its text as prose, the rest as JSON"""
+    whole = len(compact(value).encode())
+    texts = texts_of(value)
+    prose = sum(len(t.encode()) for t in texts)
+    quoted = sum(len(compact(t).encode()) for t in texts)
+    return prose / BYTES_PER_TOKEN_PROSE + \
+        max(0, whole - quoted) / BYTES_PER_TOKEN_JSON
+
+
+class Part(Block):
+    """one block of an OpenAI-format prompt; of a deferred function
+    (Responses' defer_loading), the model reads the name and description
+    alone"""
+
+    def __init__(self, where, value):
+        self.where = where
+        self.breakpoint = False
+        self.key = compact(value).encode()
+        if isinstance(value, dict) and value.get("defer_loading") is True:
+            value = {k: value.get(k) for k in ("name", "description")}
+        self.tokens = openai_tokens(value)
+
+
+def tool_name(t):
+    if not isinstance(t, dict):
+        return "?"
+    return t.get("name") or (t.get("function") or {}).get("name") or \
+        t.get("type", "?")
+
+
+def item_name(i, m):
+    if not isinstance(m, dict):
+        return "[%d]" % i
+    kind = m.get("role") or m.get("type", "?")
+    return "[%d] (%s)" % (i, kind)
+
+
+def openai_prompt(body):
+    """The blocks of a Chat Completions or Responses body (parsed), in
+    the order the model reads them."""
+    out = [Part("tools[%d] %s" % (i, tool_name(t)), t)
+           for i, t in enumerate(body.get("tools") or [])]
+    if "instructions" in body:
+        out.append(Part("instructions", body["instructions"]))
+    if "messages" in body:
+        out += [Part("messages" + item_name(i, m), m)
+                for i, m in enumerate(body["messages"])]
+    elif isinstance(body.get("input"), list):
+        out += [Part("input" + item_name(i, m), m)
+                for i, m in enumerate(body["input"])]
+    elif "input" in body:
+        out.append(Part("input", body["input"]))
+    return out
+
+
+class PrefixSession(Session):
+    """The automatic prefix cache of one session, and what each request
+    costs; a Bill's `again` is the tokens a break paid again."""
+
+    def __init__(self, read_price=OPENAI_READ_PRICES["gpt-5"],
+                 minimum=OPENAI_MINIMUM, step=OPENAI_STEP):
+        Session.__init__(self)
+        self.read_price = read_price
+        self.minimum = minimum
+        self.step = step
+
+    def bill(self, body):
+        blocks = openai_prompt(body)
+        keys = prefix_keys(blocks)
+        total, common = 0.0, 0.0
+        for b, k in zip(blocks, keys):
+            total += b.tokens
+            if k in self.entries:
+                common = total
+        read = (common // self.step) * self.step
+        if read < self.minimum:
+            read = 0.0
+        units = self.read_price * read + PRICE_UNCACHED * (total - read)
+        self.entries.update(keys)
+        cause, again = self.break_cause(blocks)
+        self.last = blocks
+        b = Bill(len(self.bills) + 1, total, read, 0.0, units, cause)
+        b.again = again
+        self.bills.append(b)
+        return b
+
+    def break_cause(self, blocks):
+        """(cause, tokens paid again) when this request pays again for
+        blocks the one before it had after their first difference"""
+        before = self.last
+        if before is None:
+            return None, 0.0
+        d = 0
+        while d < min(len(before), len(blocks)) and \
+                before[d].key == blocks[d].key:
+            d += 1
+        had = {b.key for b in before[d:]}
+        again = sum(b.tokens for b in blocks[d:] if b.key in had)
+        if not again:
+            return None, 0.0
+        return "%s changed (was %s)" % (blocks[d].where,
+                                        before[d].where), again
+
+
+def prefix_session(bodies, **kw):
+    """the PrefixSession of a list of request bodies (bytes or parsed)"""
+    s = PrefixSession(**kw)
+    for b in bodies:
+        s.bill(json.loads(b) if isinstance(b, (bytes, str)) else b)
+    return s

@@ -296,9 +296,12 @@ ts_chat_index(ts_request_t *rq, const ts_input_t *in, const char *body,
 }
 
 
-/* marks loaded the tools named so; 1 when the request has one */
+/*
+ * Marks loaded the tools named so, ranked as history's calls when call is
+ * set; 1 when the request has one.
+ */
 static int
-ts_chat_load_named(ts_request_t *rq, const ts_val_t *name)
+ts_chat_load_named(ts_request_t *rq, const ts_val_t *name, int call)
 {
     const ts_index_t  *ix;
     const char        *s;
@@ -312,7 +315,13 @@ ts_chat_load_named(ts_request_t *rq, const ts_val_t *name)
 
     for (i = 0; s != NULL && i < ix->ntools; i++) {
         if (ts_chat_is(ix->buf, &ix->tools[i].name, s, len)) {
-            rq->loaded[i] = 1;
+            if (call) {
+                ts_request_called(rq, i);
+
+            } else {
+                rq->loaded[i] = 1;
+            }
+
             found = 1;
         }
     }
@@ -338,7 +347,8 @@ ts_chat_history(ts_request_t *rq)
     ix = &rq->ix;
 
     for (i = 0; i < ix->nblocks; i++) {
-        rq->history_searches += ts_chat_load_named(rq, &ix->blocks[i].name);
+        rq->history_searches += ts_chat_load_named(rq, &ix->blocks[i].name,
+                                                   1);
     }
 
     choice = ix->members[TS_CHAT_TOOL_CHOICE].val;
@@ -348,7 +358,7 @@ ts_chat_history(ts_request_t *rq)
         && fn.kind == TS_OBJECT
         && ts_object_member(ix->buf, &fn, "name", &fn) == TS_OK)
     {
-        (void) ts_chat_load_named(rq, &fn);
+        (void) ts_chat_load_named(rq, &fn, 0);
     }
 }
 
@@ -360,7 +370,8 @@ ts_chat_loaded(ts_request_t *rq, const ts_input_t *in)
     size_t  i;
 
     rq->loaded = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
-    if (rq->loaded == NULL) {
+    rq->called = calloc(rq->ix.ntools ? rq->ix.ntools : 1, sizeof(uint32_t));
+    if (rq->loaded == NULL || rq->called == NULL) {
         return -1;
     }
 

@@ -52,9 +52,20 @@ typedef struct {
     unsigned    managed:1;      /* it searches on its own */
     unsigned    hosted:1;       /* hosted search items in its input */
     unsigned    refs:1;         /* item_reference in its input */
+    unsigned    chained:1;      /* previous_response_id, conversation */
     unsigned    held:1;         /* the upstream holds state it goes on
                                    from, or will keep this response */
 } ts_rs_state_t;
+
+/* the API's function names: [a-zA-Z0-9_-], at most 128 */
+#define TS_RS_NAME_MAX  128
+
+static const char  ts_rs_search_call[] =
+    "{\"type\":\"tool_search_call\",\"execution\":\"server\","
+    "\"call_id\":null,\"status\":\"completed\",\"arguments\":{\"paths\":[";
+static const char  ts_rs_search_output[] =
+    "]}},{\"type\":\"tool_search_output\",\"execution\":\"server\","
+    "\"call_id\":null,\"status\":\"completed\",\"tools\":[";
 
 
 static const ts_val_t *
@@ -264,11 +275,13 @@ ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
 
     store = ts_rs_member(ix, TS_RS_STORE);
 
+    s->chained = ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
+                 || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
+                     && ts_rs_member(ix, TS_RS_CONVERSATION)->kind
+                        != TS_NULL);
+
     /* store defaults to true: the upstream keeps the response */
-    s->held = s->refs || store->kind != TS_FALSE
-              || ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
-              || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
-                  && ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NULL);
+    s->held = s->refs || store->kind != TS_FALSE || s->chained;
 }
 
 
@@ -375,9 +388,9 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
 
 
 /*
- * Marks loaded the function an object names ({"name": …}); 1 when the
- * request has it.  A call a hosted search's output declares stays
- * deferred: that output loads it.
+ * Marks loaded the function an object names ({"name": …}), ranked as
+ * history's calls when call is set; 1 when the request has it.  A call a
+ * hosted search's output declares stays deferred: that output loads it.
  */
 static int
 ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
@@ -404,7 +417,13 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
                         &tlen);
 
         if (t != NULL && tlen == len && memcmp(t, s, len) == 0) {
-            rq->loaded[i] = 1;
+            if (call) {
+                ts_request_called(rq, i);
+
+            } else {
+                rq->loaded[i] = 1;
+            }
+
             found = 1;
         }
     }
@@ -414,22 +433,79 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
 
 
 /*
+ * The tool a function_call item calls when its hosted search can be
+ * restored (ts_rs_restore_searches): a flat function of tools[] (the
+ * call has no namespace) whose name is of the API's characters, written
+ * without escapes, and that no hosted tool_search_output of the input
+ * declares; -1 otherwise.
+ */
+static long
+ts_rs_restorable(const ts_index_t *ix, const ts_val_t *call)
+{
+    ts_val_t     name, ns;
+    const char  *s, *t;
+    char         tmp[TS_NAME_MAX];
+    size_t       i, len, tlen;
+
+    if (ts_rs_has(ix->buf, call, "namespace", &ns)
+        || !ts_rs_has(ix->buf, call, "name", &name)
+        || name.kind != TS_STRING || name.esc)
+    {
+        return -1;
+    }
+
+    s = ix->buf + name.off + 1;
+    len = name.len - 2;
+
+    if (len == 0 || len > TS_RS_NAME_MAX
+        || ts_rs_found_by_hosted(ix, s, len))
+    {
+        return -1;
+    }
+
+    for (i = 0; i < len; i++) {
+        if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= 'A' && s[i] <= 'Z')
+            && !(s[i] >= '0' && s[i] <= '9') && s[i] != '_' && s[i] != '-')
+        {
+            return -1;
+        }
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        t = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
+                        &tlen);
+
+        if (t != NULL && tlen == len && memcmp(t, s, len) == 0) {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+/*
  * Stateless turns: a function the input calls (a function_call item)
  * stays loaded, as does the one tool_choice names; such calls count as
- * the searches of history, so that a conversation keeps its form.
+ * the searches of history, so that a conversation keeps its form.  With
+ * restore (hosted search), a call whose search can be restored marks
+ * its tool there instead, and the tool stays deferred.
  */
 static int
-ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
+ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all,
+    unsigned char *restore)
 {
     const ts_index_t  *ix;
     const ts_val_t    *choice;
     ts_val_t           type;
     size_t             i;
+    long               t;
 
     ix = &rq->ix;
     rq->loaded = calloc(ix->ntools ? ix->ntools : 1, 1);
+    rq->called = calloc(ix->ntools ? ix->ntools : 1, sizeof(uint32_t));
 
-    if (rq->loaded == NULL) {
+    if (rq->loaded == NULL || rq->called == NULL) {
         return -1;
     }
 
@@ -438,9 +514,19 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
     }
 
     for (i = 0; i < ix->nmessages; i++) {
-        if (ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
-            && ts_str_eq(ix->buf, &type, "function_call"))
+        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
+            || !ts_str_eq(ix->buf, &type, "function_call"))
         {
+            continue;
+        }
+
+        t = restore ? ts_rs_restorable(ix, &ix->messages[i].elem) : -1;
+
+        if (t >= 0) {
+            restore[t] = 1;
+            rq->history_searches++;
+
+        } else {
             rq->history_searches += ts_rs_load_named(rq,
                                                      &ix->messages[i].elem, 1);
         }
@@ -458,15 +544,84 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all)
 }
 
 
+/*
+ * Hosted search, and a client that drops the search's items (opencode,
+ * cline, continue): the input's only trace of a search is the call of
+ * the function it found.  Loading that function in its place in tools[]
+ * would change tools[] on the turn after each discovery, and with it the
+ * whole prompt cache.  The function stays deferred, and the search is
+ * restored before its first call as the API gave it: a tool_search_call
+ * and a tool_search_output with the client's definition, derived from
+ * the call alone, so that every later turn sends the same bytes after
+ * the prefix the cache holds.  The API takes such items back in the
+ * input (clients that keep them send them back); a call that cannot be
+ * restored loads its function as before (ts_rs_restorable).
+ */
+static int
+ts_rs_restore_searches(ts_request_t *rq, const unsigned char *restore)
+{
+    const ts_index_t  *ix;
+    const ts_val_t    *call, *def;
+    ts_val_t           type, name;
+    unsigned char     *done;
+    ts_buf_t           b;
+    size_t             i;
+    long               t;
+    int                rc;
+
+    ix = &rq->ix;
+    done = calloc(ix->ntools ? ix->ntools : 1, 1);
+    ts_buf_init(&b, 0);
+    rc = done ? 0 : -1;
+
+    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
+        call = &ix->messages[i].elem;
+
+        if (!ts_rs_has(ix->buf, call, "type", &type)
+            || !ts_str_eq(ix->buf, &type, "function_call")
+            || (t = ts_rs_restorable(ix, call)) < 0
+            || !restore[t] || !rq->defer[t] || done[t]
+            || !ts_rs_has(ix->buf, call, "name", &name))
+        {
+            continue;
+        }
+
+        done[t] = 1;
+        def = &ix->tools[t].elem;
+        ts_buf_reset(&b);
+        ts_buf_str(&b, ts_rs_search_call);
+        ts_buf_add(&b, ix->buf + name.off, name.len);
+        ts_buf_str(&b, ts_rs_search_output);
+        ts_buf_add(&b, ix->buf + def->off, def->len);
+        ts_buf_str(&b, "]},");
+
+        if (b.failed
+            || ts_edit_replace(&rq->edits, call->off, 0, b.p, b.len) != 0)
+        {
+            rc = -1;
+        }
+
+        rq->searches_restored++;
+    }
+
+    ts_buf_free(&b);
+    free(done);
+
+    return rc;
+}
+
+
 /* hosted search: defer_loading on deferred functions, the search tool */
 static int
-ts_rs_apply_hosted(ts_request_t *rq)
+ts_rs_apply_hosted(ts_request_t *rq, const unsigned char *restore)
 {
     const ts_index_t  *ix;
 
     ix = &rq->ix;
 
-    if (ts_defer_flags(rq) != 0) {
+    if (ts_defer_flags(rq) != 0
+        || (restore != NULL && ts_rs_restore_searches(rq, restore) != 0))
+    {
         return -1;
     }
 
@@ -607,11 +762,12 @@ ts_decision_t
 ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len)
 {
-    ts_policy_t    policy;
-    ts_input_t     gin;
-    ts_history_t   h;
-    ts_rs_state_t  s;
-    int            hosted;
+    ts_policy_t     policy;
+    ts_input_t      gin;
+    ts_history_t    h;
+    ts_rs_state_t   s;
+    unsigned char  *restore;
+    int             hosted;
 
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
@@ -647,8 +803,23 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
         rq->mode = TS_DEFER_OFF;
     }
 
-    /* items the upstream resolves may call any function: all declared */
-    if (ts_rs_loaded(rq, in, hosted && s.refs) != 0) {
+    /*
+     * items the upstream resolves may call any function: all declared;
+     * a chain's upstream holds the searches of its calls
+     */
+    restore = NULL;
+
+    if (hosted && !s.refs && !s.chained) {
+        restore = calloc(rq->ix.ntools ? rq->ix.ntools : 1, 1);
+
+        if (restore == NULL) {
+            rq->decision = TS_DECISION_ERROR;
+            return rq->decision;
+        }
+    }
+
+    if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {
+        free(restore);
         rq->decision = TS_DECISION_ERROR;
         return rq->decision;
     }
@@ -664,6 +835,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     }
 
     if (rq->decision != TS_DECISION_DEFERRED_GATEWAY) {
+        free(restore);
         return rq->decision;
     }
 
@@ -671,13 +843,16 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
         rq->decision = TS_DECISION_DEFERRED_HOSTED;
     }
 
-    if ((hosted ? ts_rs_apply_hosted(rq) : ts_rs_apply_gateway(rq, &gin))
+    if ((hosted ? ts_rs_apply_hosted(rq, restore)
+                : ts_rs_apply_gateway(rq, &gin))
         != 0)
     {
         rq->decision = TS_DECISION_ERROR;
         ts_edits_free(&rq->edits);
         ts_edits_init(&rq->edits);
     }
+
+    free(restore);
 
     return rq->decision;
 }

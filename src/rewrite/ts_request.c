@@ -441,13 +441,26 @@ ts_request_free(ts_request_t *rq)
     free(rq->deferrable);
     free(rq->betas);
     free(rq->loaded);
+    free(rq->called);
     free(rq->own);
     ts_names_free(&rq->referenced);
     rq->defer = NULL;
     rq->deferrable = NULL;
     rq->betas = NULL;
     rq->loaded = NULL;
+    rq->called = NULL;
     rq->own = NULL;
+}
+
+
+void
+ts_request_called(ts_request_t *rq, size_t i)
+{
+    rq->loaded[i] = 1;
+
+    if (rq->called != NULL && rq->called[i] == 0) {
+        rq->called[i] = ++rq->ncalled;
+    }
 }
 
 

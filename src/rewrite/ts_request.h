@@ -8,6 +8,7 @@
 #define TS_REQUEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "messages/ts_index.h"
 #include "rewrite/ts_edit.h"
@@ -88,6 +89,11 @@ typedef struct {
     char           *own;            /* the body rq->ix indexes, if not
                                        the caller's */
     unsigned char  *loaded;         /* per tool: a search loaded it */
+    uint32_t       *called;         /* per tool: the rank of its first
+                                       call in history, from 1; 0 when
+                                       history does not call it (gateway
+                                       search in the OpenAI formats) */
+    uint32_t        ncalled;        /* the tools history calls */
     size_t          history_searches;   /* gateway searches in history */
     int             load_refs;      /* found tools load as references */
     ts_names_t      referenced;     /* tools sent with defer_loading */
@@ -114,6 +120,13 @@ int ts_request_render(ts_request_t *rq, char *out);
 int ts_request_pieces(ts_request_t *rq, ts_pieces_t *it);
 
 void ts_request_free(ts_request_t *rq);
+
+/*
+ * Tool i is loaded because history calls it; with rq->called, its first
+ * call's rank is kept, so that the found tools keep the order in which
+ * the conversation found them (ts_gateway_openai_tools).
+ */
+void ts_request_called(ts_request_t *rq, size_t i);
 
 const char *ts_decision_name(ts_decision_t d);
 

@@ -91,7 +91,10 @@ test_chat_request(void)
           != NULL);
     trun_free(&r);
 
-    /* called in history, named by tool_choice: after the search tool */
+    /*
+     * called in history, named by tool_choice: after the search tool,
+     * history's calls first
+     */
     CHECK(chat_run(&r, &t, "{'model':'m','messages':[{'role':'user',"
                    "'content':'hi'},{'role':'assistant','tool_calls':[{"
                    "'id':'c1','type':'function','function':{'name':"
@@ -101,10 +104,32 @@ test_chat_request(void)
                    "'name':'mcp__mem__create'}}," CTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
     chat_names(&r, names, sizeof(names));
-    CHECK(strcmp(names, "bash,tool_search,mcp__mem__create,mcp__mem__read")
+    CHECK(strcmp(names, "bash,tool_search,mcp__mem__read,mcp__mem__create")
           == 0);
     /* no system message: one of the gateway's opens the conversation */
     CHECK(strncmp(chat_system(&r), "Call tool_search", 16) == 0);
+    trun_free(&r);
+
+    /*
+     * found tools in the order history first called them, not the
+     * client's: a tool found later goes after those found before it
+     */
+    CHECK(chat_run(&r, &t, "{'model':'m','messages':[{'role':'user',"
+                   "'content':'hi'},{'role':'assistant','tool_calls':[{"
+                   "'id':'c1','type':'function','function':{'name':"
+                   "'mcp__mem__read','arguments':'{}'}}]},{'role':'tool',"
+                   "'tool_call_id':'c1','content':'ok'},{'role':"
+                   "'assistant','tool_calls':[{'id':'c2','type':'function',"
+                   "'function':{'name':'mcp__mem__create','arguments':"
+                   "'{}'}},{'id':'c3','type':'function','function':{"
+                   "'name':'mcp__mem__read','arguments':'{}'}}]},{'role':"
+                   "'tool','tool_call_id':'c2','content':'ok'},{'role':"
+                   "'tool','tool_call_id':'c3','content':'ok'}],"
+                   CTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    chat_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,mcp__mem__read,mcp__mem__create")
+          == 0);
     trun_free(&r);
 
     /* what passes untouched */

@@ -99,6 +99,20 @@ test_responses_paths(void)
     CHECK(strncmp(r.out, "{\"instructions\":\"Call tool_search", 33) == 0);
     trun_free(&r);
 
+    /* found functions in the order the input first called them */
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
+                 "'function_call','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'},{'type':'function_call',"
+                 "'call_id':'d','name':'mcp__mem__create','arguments':"
+                 "'{}'},{'type':'function_call_output','call_id':'d',"
+                 "'output':'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,mcp__mem__read,mcp__mem__create")
+          == 0);
+    trun_free(&r);
+
     /* the upstream keeps or holds state: byte-identical */
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") RTOOLS "}")
           == TS_DECISION_SERVER_STATE);
@@ -129,6 +143,45 @@ test_responses_paths(void)
     rs_names(&r, names, sizeof(names));
     CHECK(strcmp(names, "bash,mcp__mem__create*,mcp__mem__read*,"
                  "tool_search") == 0);
+    trun_free(&r);
+
+    /*
+     * ... and the call of a found function whose search the client
+     * dropped: the function stays deferred, its search restored before
+     * the call, from the call alone
+     */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,'input':[{"
+                 "'role':'user','content':'hi'},{'type':'function_call',"
+                 "'call_id':'c','name':'mcp__mem__read','arguments':'{}'},"
+                 "{'type':'function_call_output','call_id':'c','output':"
+                 "'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem__create*,mcp__mem__read*,"
+                 "tool_search") == 0);
+    CHECK(strstr(r.out, "{\"role\":\"user\",\"content\":\"hi\"},"
+                 "{\"type\":\"tool_search_call\",\"execution\":\"server\","
+                 "\"call_id\":null,\"status\":\"completed\",\"arguments\":"
+                 "{\"paths\":[\"mcp__mem__read\"]}},{\"type\":"
+                 "\"tool_search_output\",\"execution\":\"server\",\"call_id\":"
+                 "null,\"status\":\"completed\",\"tools\":[{\"type\":"
+                 "\"function\",\"name\":\"mcp__mem__read\",\"description\":"
+                 "\"D mcp__mem__read\",\"parameters\":{}}]},{\"type\":"
+                 "\"function_call\"") != NULL);
+    CHECK(r.rq.searches_restored == 1);
+    trun_free(&r);
+
+    /* ... not in a chain: its upstream holds the search */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,"
+                 "'previous_response_id':'resp_1','input':[{'type':"
+                 "'function_call','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,mcp__mem__create*,mcp__mem__read,"
+                 "tool_search") == 0);
+    CHECK(r.rq.searches_restored == 0);
     trun_free(&r);
 
     /* ... with references: every function declared, the tool kept */

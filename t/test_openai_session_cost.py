@@ -1,0 +1,179 @@
+"""Whole Chat Completions and Responses sessions under automatic prefix
+caching (t/openai_cost_session.py, billed with t/billing.py's
+PrefixSession), through a real nginx and the module in front of the
+strict emulator: the fast variant of bench/openai_cost_bench.py.
+
+With plain tools in tools[], which the model reads before the messages,
+a discovery costs one break: the loop's call that loads the found tool.
+Nothing else breaks the prefix: the announcement, the search function
+and the tools before it keep their bytes on every call and turn, the
+client's next turn sends the tools[] of the loop's call, and a found
+tool never moves the ones found before it.  Where the API runs the search
+(Responses, hosted tool_search) and the client drops the search's items,
+no request breaks it: the found tool stays deferred and its search is
+restored before its call."""
+
+import json
+
+import pytest
+
+import billing
+import openai_cost_session as ocs
+
+ON = "toolsearch on;"
+OFF = "toolsearch off;"
+CLIENTS = sorted(ocs.CLIENTS)
+
+
+def names(tools):
+    return [billing.tool_name(t) for t in tools]
+
+
+def loop_calls(result):
+    """the upstream requests (from 1) that answer the gateway's search:
+    the loop's calls after a search"""
+    ids = [ocs.answered_ids(q.json()) for q in result.requests]
+    return [i + 1 for i, a in enumerate(ids)
+            if a and a[-1].startswith("call_s")]
+
+
+def announcement(body):
+    if "messages" in body:
+        return body["messages"][0]
+    return body["instructions"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_discovery_breaks_the_prefix_once(client):
+    r = ocs.run(client, "default", ON)
+    c = ocs.CLIENTS[client]
+    bodies = [q.json() for q in r.requests]
+
+    assert r.rejected() == []
+    assert len(r.requests) > ocs.TURNS
+    last = r.answers[-1]
+    said = last["choices"][0]["message"]["content"] if c.format == "chat" \
+        else last["output"][-1]["content"][0]["text"]
+    assert said.endswith("Done.")
+    # the only breaks are the loop's calls that load what a search found:
+    # no turn's first request breaks, the client's next turn included
+    searched = loop_calls(r)
+    assert searched
+    assert [b.n for b in r.bill.breaks()] == searched
+    for b in r.bill.breaks():
+        assert b.cause.startswith("tools[")
+
+    # what the gateway writes is the same on every call and turn: the
+    # announcement, and tools[] up to its search function
+    assert len({json.dumps(announcement(b)) for b in bodies}) == 1
+    heads = set()
+    for b in bodies:
+        at = names(b["tools"]).index(ocs.SEARCH)
+        heads.add(billing.compact(b["tools"][:at + 1]))
+    assert len(heads) == 1
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_found_tools_keep_their_places(client):
+    # each found tool goes after those found before it, so that a
+    # discovery leaves their definitions in the cached prefix
+    r = ocs.run(client, "default", ON)
+    before = []
+    for q in r.requests:
+        tools = q.json()["tools"]
+        found = names(tools)[names(tools).index(ocs.SEARCH) + 1:]
+        assert found[:len(before)] == before, (before, found)
+        before = found
+    assert len(before) >= 3
+
+
+HOSTED = "toolsearch on; toolsearch_upstream openai;"
+HOSTED_MODEL = "gpt-5.4"
+
+
+def test_hosted_session_breaks_no_prefix():
+    # the API runs the searches; opencode drops their items, so the next
+    # turn's only trace of a search is the call of what it found
+    r = ocs.run("opencode-responses", "hosted", HOSTED, model=HOSTED_MODEL)
+    base = ocs.run("opencode-responses", "off", OFF, model=HOSTED_MODEL)
+    targets = ocs.CLIENTS["opencode-responses"].targets
+    bodies = [q.json() for q in r.requests]
+
+    assert r.rejected() == []
+    assert len(r.requests) == ocs.TURNS
+    assert r.bill.breaks() == []
+    assert r.bill.units() < base.bill.units()
+    # the found tools stay deferred: tools[] keeps its bytes
+    assert len({billing.compact(b["tools"]) for b in bodies}) == 1
+    for t in bodies[0]["tools"]:
+        if t.get("name") in targets:
+            assert t["defer_loading"] is True
+    # each search restored before the first call of what it found, the
+    # same bytes on every later turn
+    k = len(bodies[0]["input"])
+    later = [billing.compact(b["input"][k:k + 4]) for b in bodies[1:]]
+    assert len(set(later)) == 1
+    said, call, output, used = json.loads(later[0])
+    assert said["role"] == "assistant"
+    assert call["type"] == "tool_search_call"
+    assert call["arguments"] == {"paths": [targets[0]]}
+    assert output["type"] == "tool_search_output"
+    assert [t["name"] for t in output["tools"]] == [targets[0]]
+    assert used["type"] == "function_call" and used["name"] == targets[0]
+    assert sum(i.get("type") == "tool_search_output"
+               for i in bodies[-1]["input"]) == len(targets)
+
+
+@pytest.mark.parametrize("client", ["opencode", "opencode-responses"])
+def test_no_module_session_never_breaks(client):
+    # the emulated clients only append to their history
+    r = ocs.run(client, "off", OFF)
+    assert r.rejected() == []
+    assert len(r.requests) == ocs.TURNS
+    assert r.bill.breaks() == []
+    assert all(b.read > 0 for b in r.bill.bills[1:])
+
+
+@pytest.mark.parametrize("client", ["qwen-code", "opencode-responses"])
+def test_session_without_discovery_costs_less_than_no_module(client):
+    base = ocs.run(client, "off", OFF, discoveries=0)
+    on = ocs.run(client, "default", ON, discoveries=0)
+    assert on.rejected() == [] and on.bill.breaks() == []
+    assert len(on.requests) == ocs.TURNS
+    assert on.bill.units() < base.bill.units()
+    assert on.bill.peak() < base.bill.peak()
+    assert on.vllm.units() < base.vllm.units()
+
+
+# the billing model itself, on bodies made here
+
+def chat(tools, *texts):
+    return {"model": "m", "tools": [
+        {"type": "function", "function": {"name": t, "description": t * 3000,
+                                          "parameters": {}}} for t in tools],
+        "messages": [{"role": "user", "content": x * 3000} for x in texts]}
+
+
+def test_prefix_cache_reads_whole_steps_from_the_minimum():
+    s = billing.PrefixSession()
+    first = s.bill(chat(["a", "b"], "x"))
+    assert first.read == 0 and first.units == first.tokens
+    again = s.bill(chat(["a", "b"], "x", "y"))
+    assert again.read % billing.OPENAI_STEP == 0
+    assert first.tokens - billing.OPENAI_STEP < again.read <= first.tokens
+    assert again.cause is None
+    small = billing.PrefixSession()
+    small.bill({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert small.bill({"model": "m", "messages": [
+        {"role": "user", "content": "hi"}]}).read == 0
+
+
+def test_prefix_cache_break_is_what_is_paid_again():
+    s = billing.PrefixSession()
+    s.bill(chat(["a", "b"], "x", "y"))
+    # a tool added before the messages pays them again
+    b = s.bill(chat(["a", "b", "c"], "x", "y"))
+    assert b.cause == "tools[2] c changed (was messages[0] (user))"
+    assert b.again > 0
+    # dropping the last turn and going on differently pays nothing again
+    assert s.bill(chat(["a", "b", "c"], "x", "z")).cause is None
