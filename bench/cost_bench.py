@@ -20,6 +20,8 @@ DISCOVERIES = (0, 1, 2, 4)
 PROFILES = {"anthropic": "toolsearch on; toolsearch_upstream anthropic;",
             "compatible": "toolsearch on; toolsearch_upstream compatible;"}
 KEEP = " toolsearch_search_blocks keep;"
+TOOLS = " toolsearch_found_tools tools;"
+NO_LAST = " toolsearch_cache_last_message off;"
 
 
 def claude_code_conf():
@@ -63,12 +65,22 @@ def configurations():
         out += [
             (client, "gateway search, anthropic (references)", "anthropic",
              anthropic + " toolsearch_search gateway;"),
-            (client, "default, compatible (gateway search)", "proxy",
-             compatible),
+            (client, "default, compatible (gateway search, call wrapper)",
+             "proxy", compatible),
+            (client, "compatible, found tools in tools[]", "proxy",
+             compatible + TOOLS),
         ]
         if client == "claude-code":
             out.append((client, "profiles off, compatible", "proxy",
                         compatible + off))
+        if client == "cline":
+            out += [
+                (client, "compatible, no breakpoint of the gateway's",
+                 "proxy", compatible + NO_LAST),
+                (client, "compatible, found tools in tools[], no "
+                 "breakpoint of the gateway's (before)", "proxy",
+                 compatible + TOOLS + NO_LAST),
+            ]
     return out
 
 
@@ -121,9 +133,14 @@ def section(results):
         "t/fixtures/claude-code/ts-unset; breakpoints on two system blocks "
         "and the last user block; carries search blocks back), the same "
         "with its own search on (ts-true), opencode 1.18.33 (77 tools; "
-        "breakpoints on the system prompt and the last two messages; drops "
-        "search blocks) and cline 3.0.65 (89 tools; one breakpoint, on "
-        "the first user message; drops search blocks). The model calls a "
+        "breakpoints on the system prompt and the last two messages, as "
+        "its `applyCaching` in packages/opencode/src/provider/transform.ts "
+        "places them; drops search blocks) and cline 3.0.65 (89 tools; one "
+        "breakpoint, on the last text of its last user message, which tool "
+        "results, AI SDK `tool` messages, never move: the task's first "
+        "message, as `buildAiSdkRequestMessages` in cline's "
+        "sdk/packages/llms/src/providers/ai-sdk.ts places it and its "
+        "recorded requests show; drops search blocks). The model calls a "
         "built-in tool on most turns, discovers an MCP tool on turns %s "
         "(as many as the table says), calls each found tool again two "
         "turns later, and answers on the last turn. Every upstream request "

@@ -123,6 +123,8 @@ fz_policy(fz_policy_t *f, const uint8_t *d)
     f->p.scoring = d[3] / 3 % 3;
     f->p.max_searches = 1 + d[4] % 20;
     f->p.max_results = 1 + d[5] % 32;
+    f->p.found_tools = d[5] >> 5 & 1;       /* ts_found_tools_t */
+    f->p.cache_last_message = d[5] >> 6 & 1;
     f->p.always_load = &fz_lists[d[6] & 3];
     f->p.defer_tools = &fz_lists[d[6] >> 2 & 3];
     f->p.client_search_tools = search_tools[d[6] >> 4 & 3];

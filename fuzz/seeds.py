@@ -151,6 +151,12 @@ def answers():
     yield message([{"type": "server_tool_use", "id": "srv1",
                     "name": "web_search", "input": {"query": "x"}}, search])
     yield message([text("cut")], "max_tokens")
+    # the call wrapper's calls: one of a tool of the request, one not
+    yield message([text("Calling."), tool_use("call_tool", {
+        "name": "mcp__memory__create_entities", "arguments": {"a": 1}},
+        "tu_w")])
+    yield message([tool_use("call_tool", {"name": "nope", "arguments": {}},
+                            "tu_w"), search])
 
 
 def sse_seeds():

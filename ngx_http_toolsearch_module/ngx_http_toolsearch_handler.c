@@ -18,6 +18,7 @@
 #include "ngx_http_toolsearch_loop.h"
 #include "ngx_http_toolsearch_betas.h"
 #include "chat/ts_chat.h"
+#include "rewrite/ts_gateway.h"
 #include "responses/ts_responses.h"
 
 
@@ -353,6 +354,7 @@ ngx_http_toolsearch_process(ngx_http_request_t *r,
     ctx->upstream = rq.upstream;
     ctx->defer_rule = rq.defer_rule;
     ctx->client = rq.client;
+    ctx->found = ts_gateway_found_name(&rq);
     ts_counters_from_request(ctx->count, &rq);
 
     if (ctx->decision == TS_DECISION_DEFERRED_GATEWAY

@@ -222,6 +222,20 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       offsetof(ngx_http_toolsearch_loc_conf_t, search_blocks),
       &ngx_http_toolsearch_search_blocks },
 
+    { ngx_string("toolsearch_found_tools"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_toolsearch_conf_words,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      NGX_HTTP_TOOLSEARCH_POLICY(found_tools),
+      (void *) &ts_found_tools_words },
+
+    { ngx_string("toolsearch_cache_last_message"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_http_toolsearch_conf_flag,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      NGX_HTTP_TOOLSEARCH_POLICY(cache_last_message),
+      NULL },
+
     { ngx_string("toolsearch_tool_name"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_tool_name,

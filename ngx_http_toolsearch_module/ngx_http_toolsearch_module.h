@@ -58,6 +58,7 @@ typedef struct {
     int             defer_rule;     /* ts_shape_t */
     int             format;         /* ts_format_t, from the URI */
     int             client;         /* ts_client_t */
+    const char     *found;          /* ts_gateway_found_name() */
     size_t          count[TS_COUNTER_N];
     ngx_uint_t      changed;
     ngx_buf_t      *header_in;      /* lent out while the body is read */

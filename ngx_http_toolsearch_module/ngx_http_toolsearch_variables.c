@@ -26,6 +26,7 @@ typedef enum {
     NGX_HTTP_TOOLSEARCH_RULE,
     NGX_HTTP_TOOLSEARCH_FORMAT,
     NGX_HTTP_TOOLSEARCH_CLIENT,
+    NGX_HTTP_TOOLSEARCH_FOUND,
     NGX_HTTP_TOOLSEARCH_COUNT,
     NGX_HTTP_TOOLSEARCH_TOKENS
 } ngx_http_toolsearch_var_e;
@@ -66,6 +67,7 @@ static ngx_http_toolsearch_kind_t  ngx_http_toolsearch_kinds[] = {
     { ngx_http_toolsearch_word_value, 1 },
     { ngx_http_toolsearch_word_value, 0 },
     { ngx_http_toolsearch_word_value, 1 },
+    { ngx_http_toolsearch_word_value, 1 },
     { ngx_http_toolsearch_count_value, 0 },
     { ngx_http_toolsearch_count_value, 0 }
 };
@@ -95,6 +97,7 @@ static ngx_http_variable_t  ngx_http_toolsearch_vars[] = {
     NGX_HTTP_TOOLSEARCH_VAR(defer_rule, RULE, 0)
     NGX_HTTP_TOOLSEARCH_VAR(format, FORMAT, 0)
     NGX_HTTP_TOOLSEARCH_VAR(client, CLIENT, 0)
+    NGX_HTTP_TOOLSEARCH_VAR(found_tools, FOUND, 0)
 
     TS_COUNTERS(NGX_HTTP_TOOLSEARCH_COUNT_VAR)
     TS_COUNTERS_TOKENS(NGX_HTTP_TOOLSEARCH_TOKENS_VAR)
@@ -141,7 +144,7 @@ ngx_http_toolsearch_variable(ngx_http_request_t *r,
  * as (a compatible upstream that forwards tool_reference is treated as
  * Anthropic's API); the name shape that chose the deferred tools
  * (rewrite/ts_shape.h); the API format the URI names; the client's profile
- * (rewrite/ts_client.h).
+ * (rewrite/ts_client.h); how gateway search loads the tools it finds.
  */
 static ngx_int_t
 ngx_http_toolsearch_word_value(ngx_http_request_t *r,
@@ -176,6 +179,10 @@ ngx_http_toolsearch_word_value(ngx_http_request_t *r,
 
     case NGX_HTTP_TOOLSEARCH_CLIENT:
         word = ts_client_name(ctx->client);
+        break;
+
+    case NGX_HTTP_TOOLSEARCH_FOUND:
+        word = ctx->found ? ctx->found : "none";
         break;
 
     default: /* NGX_HTTP_TOOLSEARCH_RULE */

@@ -14,9 +14,19 @@ later ones follow the client's recorded behaviour:
   its ToolSearch, a tool_reference result with a "Tool loaded." sibling,
   the found tool added to tools[] deferred, sorted by name.
 * opencode (1.18.33, 77 tools): breakpoints on system[0] and on the last
-  block of each of the last two messages; search blocks dropped.
-* cline (3.0.65, 89 tools): one breakpoint, on the first user message;
-  search blocks dropped.
+  block of each of the last two messages; search blocks dropped.  Source:
+  opencode's applyCaching (packages/opencode/src/provider/transform.ts:
+  the first two system messages and the last two others), and its
+  recorded requests (t/fixtures/clients/opencode/003.json).
+* cline (3.0.65, 89 tools): one breakpoint, on the last text part of the
+  last user message, which stays the task's first message: cline's CLI
+  sends through the AI SDK (buildAiSdkRequestMessages in
+  sdk/packages/llms/src/providers/ai-sdk.ts), where tool results are
+  `tool` messages, not `user` ones, so they never move it; its recorded
+  requests show it there and nowhere else (t/fixtures/clients/cline,
+  system prompt included).  The last-two-user-messages placement of
+  cline's older VS Code anthropic provider does not apply to this
+  client.  Search blocks dropped.
 
 The model calls one of the client's built-in tools on most turns (its
 result is a page of prose), discovers a deferred tool on the turns of
@@ -30,8 +40,9 @@ import json
 
 import billing
 from conftest import client_requests, load_fixture, request
-from emulator import (Emulator, Reply, callable_tools, hosted_search,
-                      hosted_search_tool, text, tool_results, tool_use)
+from emulator import (Emulator, Reply, call_of, hosted_search,
+                      hosted_search_tool, text, tool_results, tool_use,
+                      valid_input)
 from gateway import Gateway
 
 TURNS = 20
@@ -86,7 +97,8 @@ def claude_code_breakpoints(messages):
 
 
 def fixed_breakpoints(messages):
-    """cline: the recorded breakpoint on the first user message stays"""
+    """cline: the recorded breakpoint on the first user message stays (its
+    later user turns are tool results only)"""
 
 
 CC_TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue",
@@ -135,7 +147,11 @@ def turn_of(req):
 
 
 def model(client, calls, turns=TURNS):
-    """The emulator's script: what the model does on each turn."""
+    """The emulator's script: what the model does on each turn.  An MCP
+    tool's input has the members its schema requires."""
+    schemas = {t.get("name"): t.get("input_schema") or {}
+               for t in json.loads(client.first()[1]).get("tools", [])}
+
     def answer(req):
         results = tool_results(req.get("messages", []))
         turn = turn_of(req)
@@ -143,10 +159,11 @@ def model(client, calls, turns=TURNS):
             return Reply([text("Done.")])
         name = calls[turn]
         tool_input = client.builtin[1] if name == client.builtin[0] \
-            else {"value": "turn %d" % turn}
+            else valid_input(schemas.get(name, {}), "turn %d" % turn)
         call = tool_use(name, tool_input, call_id(turn))
-        if name in callable_tools(req):
-            return Reply([text("Calling %s." % name), call])
+        through = call_of(req, name, tool_input, call_id(turn))
+        if through:
+            return Reply([text("Calling %s." % name), through])
         search_id = "toolu_s%02d" % turn
         if search_id in results:
             return Reply([text("%s was not found." % name)])

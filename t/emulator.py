@@ -545,6 +545,53 @@ def callable_tools(request):
             (t.get("defer_loading") is not True or t["name"] in found)}
 
 
+WRAPPER = "call_tool"
+WRAPPED = re.compile(r"\n\nTool: ([^\n]+)\n")
+
+
+def wrapped_tools(request):
+    """The tools a model can call through the gateway's call wrapper
+    (toolsearch_found_tools wrapper): the request has the wrapper, and a
+    search's text result in the history gave the tool's definition."""
+    if not any(isinstance(t, dict) and t.get("name") == WRAPPER
+               for t in request.get("tools", [])):
+        return set()
+    out = set()
+    for b in blocks_of(request.get("messages", []), "tool_result"):
+        inner = b.get("content")
+        parts = [inner] if isinstance(inner, str) else [
+            c.get("text", "") for c in inner or []
+            if isinstance(c, dict) and c.get("type") == "text"]
+        for part in parts:
+            out.update(WRAPPED.findall(part + "\n"))
+    return out
+
+
+def valid_input(schema, word="x"):
+    """An input a model would write for a tool: each required member of
+    the input schema, of the type its schema gives."""
+    props = schema.get("properties") or {}
+    sample = {"string": word, "integer": 1, "number": 1, "boolean": True,
+              "array": [], "object": {}, "null": None}
+    out = {}
+    for key in schema.get("required") or []:
+        kind = (props.get(key) or {}).get("type", "string")
+        if isinstance(kind, list):
+            kind = kind[0] if kind else "string"
+        out[key] = sample.get(kind, word)
+    return out
+
+
+def call_of(request, name, tool_input, id_):
+    """The model's call of a tool it can call, or None: directly when the
+    tool is loaded, else through the call wrapper."""
+    if name in callable_tools(request):
+        return tool_use(name, tool_input, id_)
+    if name in wrapped_tools(request):
+        return tool_use(WRAPPER, {"name": name, "arguments": tool_input}, id_)
+    return None
+
+
 def hosted_search_tool(request):
     """(name, "regex" | "bm25") of the hosted search tool, or None."""
     for t in request.get("tools", []):
@@ -620,8 +667,9 @@ def seeker(target, target_input, query, final):
             return Reply([text(final)])
         can_call = callable_tools(request)
         call = tool_use(target, target_input, "toolu_emu_target")
-        if target in can_call:
-            return Reply([text("Calling %s." % target), call])
+        through = call_of(request, target, target_input, "toolu_emu_target")
+        if through:
+            return Reply([text("Calling %s." % target), through])
         if "toolu_emu_search" in results or any(
                 b.get("tool_use_id") == "srvtoolu_emu_search"
                 for b in blocks_of(messages, "tool_search_tool_result")):

@@ -77,6 +77,7 @@ LOG_FORMAT = ('log_format toolsearch \'$request_method $uri $status '
               'out=$toolsearch_bytes_out tools=$toolsearch_tools_total '
               'searches=$toolsearch_searches loaded=$toolsearch_loaded '
               'client=$toolsearch_client format=$toolsearch_format '
+              'found=$toolsearch_found_tools '
               'chars=$toolsearch_defer_chars\';')
 
 CONF = """

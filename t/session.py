@@ -13,7 +13,7 @@ Used by t/test_prompt_cache.py, which bills it with t/billing.py."""
 import json
 
 from conftest import request
-from emulator import (Reply, callable_tools, hosted_search,
+from emulator import (Reply, call_of, hosted_search,
                       hosted_search_tool, text, tool_results, tool_use)
 
 CACHE = {"type": "ephemeral"}
@@ -27,7 +27,10 @@ PATHS = {
     "gateway_references": ("anthropic", "toolsearch_upstream anthropic; "
                            "toolsearch_search gateway;"),
     "gateway_plain": ("proxy", "toolsearch_upstream compatible; "
-                      "toolsearch_search gateway;"),
+                      "toolsearch_search gateway; "
+                      "toolsearch_found_tools tools;"),
+    "gateway_wrapper": ("proxy", "toolsearch_upstream compatible; "
+                        "toolsearch_search gateway;"),
 }
 
 
@@ -76,8 +79,9 @@ def model(targets=TARGETS):
             if call_id(target) in results:
                 continue
             call = tool_use(target, {"value": "x"}, call_id(target))
-            if target in callable_tools(req):
-                return Reply([text("Calling %s." % target), call])
+            through = call_of(req, target, {"value": "x"}, call_id(target))
+            if through:
+                return Reply([text("Calling %s." % target), through])
             search_id = "toolu_search_" + target.split("__")[-1]
             if search_id in results:
                 return Reply([text("%s was not found." % target)])

@@ -655,9 +655,10 @@ def test_a_call_spelled_with_escapes_restores_the_tools_own_name():
 @pytest.mark.parametrize("client_breakpoints", [3, 4])
 def test_gateway_breakpoint_on_the_search_tool_within_the_limit(
         client_breakpoints):
-    """gateway search puts a breakpoint of its own on its search tool where
-    the client put none in tools[], unless the request has the 4 the API
-    takes already"""
+    """gateway search puts a breakpoint of its own on the last tool it
+    writes (the search tool; call_tool with the call wrapper, the default)
+    where the client put none in tools[], unless the request has the 4 the
+    API takes already"""
     body = json.loads(restore_body([]))
     cache = {"type": "ephemeral"}
     body["system"] = [{"type": "text", "text": "s%d" % i,
@@ -668,7 +669,8 @@ def test_gateway_breakpoint_on_the_search_tool_within_the_limit(
     r = Rewrite(json.dumps(body).encode(), "", "--upstream", "compatible")
     assert r.decision == "deferred_gateway"
     out = json.loads(r.body)
-    search = [t for t in out["tools"] if t["name"] == "tool_search"][0]
+    search = out["tools"][-1]
+    assert search["name"] == "call_tool"
     marks = r.body.count(b'"cache_control"')
     if client_breakpoints < 4:
         assert search["cache_control"] == cache and marks == 4

@@ -9,11 +9,13 @@ import time
 import pytest
 
 from conftest import load_fixture, request
-from emulator import ApiError, Raw, Reply, sse, text, tool_use
+from emulator import ApiError, Raw, Reply, call_of, sse, text, tool_use
 
 TARGET = "mcp__memory__create_entities"
+# found tools join tools[] here (toolsearch_found_tools tools); the call
+# wrapper, the default, is t/test_wrapper.py's
 SEARCH = ("toolsearch on; toolsearch_upstream compatible; "
-          "toolsearch_search_blocks keep; %s")
+          "toolsearch_search_blocks keep; toolsearch_found_tools tools; %s")
 
 
 def gateway_for(gateway, extra=""):
@@ -46,11 +48,10 @@ def search_result_of(msgs):
 def searcher(query, then=None):
     """A model that searches once, then calls TARGET if it was loaded."""
     def model(req):
-        names = {t["name"] for t in req.get("tools", [])}
         if search_result_of(req["messages"]):
-            if TARGET in names:
-                return then or Reply([text("Found it."), tool_use(
-                    TARGET, {"entities": []}, "toolu_target")])
+            call = call_of(req, TARGET, {"entities": []}, "toolu_target")
+            if call:
+                return then or Reply([text("Found it."), call])
             return Reply([text("Nothing found.")])
         last = req["messages"][-1]
         if last["role"] == "user" and isinstance(last["content"], list) \
@@ -350,9 +351,11 @@ PROFILES = [
     ("anthropic", "anthropic", "toolsearch_search gateway;", True),
     ("compatible", "anthropic", "toolsearch_search gateway; "
      "toolsearch_upstream_tool_reference on;", True),
-    ("vertex", "vertex", "toolsearch_search gateway;", False),
-    ("bedrock", "bedrock", "toolsearch_search gateway;", False),
-    ("compatible", "proxy", "", False),
+    ("vertex", "vertex", "toolsearch_search gateway; "
+     "toolsearch_found_tools tools;", False),
+    ("bedrock", "bedrock", "toolsearch_search gateway; "
+     "toolsearch_found_tools tools;", False),
+    ("compatible", "proxy", "toolsearch_found_tools tools;", False),
 ]
 
 
@@ -659,7 +662,8 @@ def test_search_blocks_stripped_by_default(emulator, gateway, stream):
     emulator.profile = "proxy"
     emulator.script = searcher("memory create entities")
     gw = gateway(server="toolsearch on; toolsearch_upstream compatible; "
-                 "toolsearch_client_profiles off;")
+                 "toolsearch_client_profiles off; "
+                 "toolsearch_found_tools tools;")
     fx, body = body_of(stream)
     r = send(gw, fx, body)
     assert r.status == 200 and r.decision == "deferred_gateway"
@@ -694,6 +698,7 @@ def test_another_search_tools_blocks_in_history(emulator, gateway, blocks):
 
     renamed = gateway(server="toolsearch on; toolsearch_upstream compatible; "
                              "toolsearch_search_blocks %s; "
+                             "toolsearch_found_tools tools; "
                              "toolsearch_tool_name find_tools;" % blocks)
     emulator.reset()
     r = send(renamed, fx, body)

@@ -2,9 +2,10 @@
 emulator, each upstream request of a multi-turn session, billed with
 t/billing.py, reads from the cache all the request before it cached (up
 to its last breakpoint), on the hosted path and on gateway search with
-references, however many tools the searches found.  With plain tools the
-loop's call that loads a found tool is the only one that reads less: up
-to the search tool, where the found tools begin."""
+references or with the call wrapper (tools[] never changes), however
+many tools the searches found.  With plain tools the loop's call that
+loads a found tool is the only one that reads less: up to the search
+tool, where the found tools begin."""
 
 import json
 
@@ -69,6 +70,20 @@ def test_each_request_repeats_the_cached_prefix(emulator, gateway, path):
         for loop_call, next_turn in ((1, 2), (3, 4)):
             n = len(msgs[loop_call])
             assert msgs[next_turn][:n] == msgs[loop_call]
+
+    if path == "gateway_wrapper":
+        # one tools[] for the whole session: the search tool, then the
+        # wrapper with the gateway's breakpoint; no found tool in it
+        assert len({billing.compact(json.loads(b)["tools"])
+                    for b in bodies}) == 1
+        names = [t["name"] for t in json.loads(bodies[0])["tools"]]
+        assert names[-2:] == [session.SEARCH_TOOL, "call_tool"]
+        assert not set(names) & set(session.TARGETS)
+        last = json.loads(bodies[-1])
+        assert [b["name"] for m in last["messages"][1:]
+                for b in m["content"] if b["type"] == "tool_use"] == [
+            session.SEARCH_TOOL, "call_tool", session.SEARCH_TOOL,
+            "call_tool"]
 
     if path == "gateway_references":
         last = json.loads(bodies[-1])

@@ -12,7 +12,9 @@ on the loop's call that loads the found tool, never on the client's turn
 after it.  Gateway search that loads found tools as references (an
 upstream that expands them) breaks no cache after the first turn: the
 search a client dropped is restored before the first call of what it
-found."""
+found.  With the call wrapper (toolsearch_found_tools wrapper, the
+default), gateway search on a compatible upstream keeps one tools[] for
+the whole session and breaks no cache after the first turn either."""
 
 import json
 
@@ -94,7 +96,8 @@ def test_hosted_session_costs_less_than_no_module():
 
 
 def test_gateway_session_breaks_once_per_discovery():
-    r = cost_session.run("claude-code", "gateway", "proxy", COMPATIBLE)
+    r = cost_session.run("claude-code", "gateway", "proxy",
+                         COMPATIBLE + " toolsearch_found_tools tools;")
 
     assert r.rejected() == []
     assert r.answers[-1]["content"][-1]["text"] == "Done."
@@ -162,3 +165,36 @@ def test_gateway_session_with_references_breaks_no_cache(client, blocks):
         {"type": "tool_result", "tool_use_id": search["content"][-1]["id"],
          "content": [{"type": "tool_reference", "tool_name": targets[0]}]},
         {"type": "text", "text": "Tool loaded."}]
+
+
+@pytest.mark.parametrize("client", ["claude-code", "opencode", "cline"])
+def test_gateway_wrapper_session_breaks_no_cache(client):
+    # the default on a compatible upstream: the call wrapper
+    r = cost_session.run(client, "wrapper", "proxy", COMPATIBLE)
+    targets = cost_session.CLIENTS[client].targets
+
+    assert r.rejected() == []
+    assert r.answers[-1]["content"][-1]["text"] == "Done."
+    # the client sees its own tools called, each found one twice
+    assert [n for n in calls_of(r) if n in targets] == \
+        [t for t in targets for _ in (0, 1)]
+    assert "call_tool" not in calls_of(r)
+    assert [(b.n, b.cause) for b in r.bill.breaks()] == []
+    for b in r.bill.bills[1:]:
+        assert b.read > 0
+
+    # one tools[] for every call and turn, without the found tools
+    bodies = [q.json() for q in r.requests]
+    assert len({billing.compact(b["tools"]) for b in bodies}) == 1
+    names = [t["name"] for t in bodies[0]["tools"]]
+    assert names[-2:] == ["tool_search", "call_tool"]
+    assert not set(names) & set(targets)
+
+
+def test_gateway_wrapper_costs_less_than_found_tools():
+    tools = cost_session.run("opencode", "tools", "proxy", COMPATIBLE +
+                             " toolsearch_found_tools tools;")
+    wrapper = cost_session.run("opencode", "wrapper", "proxy", COMPATIBLE)
+    assert len(tools.bill.breaks()) == len(TARGETS)
+    assert wrapper.bill.breaks() == []
+    assert wrapper.bill.units() < tools.bill.units()

@@ -144,6 +144,12 @@ ts_cli_option(ts_cli_conf_t *c, int argc, char **argv)
         return c->policy.search < 0 ? -1 : 2;
     }
 
+    if (strcmp(o, "--found-tools") == 0) {
+        c->policy.found_tools = ts_words_parse(&ts_found_tools_words,
+                                               argv[1], strlen(argv[1]));
+        return c->policy.found_tools < 0 ? -1 : 2;
+    }
+
     if (strcmp(o, "--tool-name") == 0) {
         c->policy.search_tool = argv[1];
         return 2;

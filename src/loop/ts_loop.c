@@ -7,6 +7,7 @@
 
 #include "search/ts_catalog.h"
 #include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
 #include "loop/ts_loop_state.h"
 #include "rewrite/ts_counters.h"
 #include "search/ts_search.h"
@@ -83,6 +84,7 @@ ts_loop_reset(ts_loop_t *lp)
         ts_buf_free(&b->sig);
         free(b->id);
         free(b->input);
+        free(b->error);
     }
 
     cJSON_Delete(lp->ans.delta);
@@ -263,6 +265,24 @@ ts_loop_unloaded(const ts_loop_t *lp, const char *name)
 }
 
 
+/*
+ * A deferred tool the model calls as if loaded: with the call wrapper, a
+ * tool found stays deferred, and a direct call of it reaches the client
+ * as a call of a loaded tool does
+ */
+static int
+ts_loop_implicit(const ts_loop_t *lp, const char *name)
+{
+    long  i;
+
+    i = ts_deferred_tool(lp, name);
+
+    return i >= 0
+           && !(lp->rq.load_wrapper
+                && (lp->loaded[i] || (lp->rq.loaded && lp->rq.loaded[i])));
+}
+
+
 /* a JSON-quoted copy of a string */
 static char *
 ts_quoted(const char *s)
@@ -287,6 +307,7 @@ ts_quoted(const char *s)
  * A tool_use block: a call of the search tool is held back; so is a call
  * of a tool that is deferred and not loaded (its schema was never sent:
  * docs/spec/deferral.md), which becomes an implicit select: of that tool.
+ * A call of the call wrapper waits for its end (ts_loop_wrapper_end).
  */
 void
 ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
@@ -297,7 +318,13 @@ ts_loop_classify(ts_loop_t *lp, ts_lblock_t *b, const char *id,
     if (strcmp(name, lp->tool) == 0) {
         b->search = 1;
 
-    } else if (ts_deferred_tool(lp, name) >= 0) {
+    } else if (lp->rq.load_wrapper && strcmp(name, TS_WRAPPER_NAME) == 0) {
+        b->wrapper = 1;
+        b->id = ts_quoted(id);
+        lp->ans.broken |= (b->id == NULL);
+        return;
+
+    } else if (ts_loop_implicit(lp, name)) {
         b->search = 1;
         b->implicit = 1;
         ts_buf_init(&q, 0);
@@ -516,7 +543,8 @@ ts_loop_result_add(void *arg, const ts_name_t *names, size_t n,
     }
 
     return ts_gateway_result(f->result, f->b->id, strlen(f->b->id), names, n,
-                             1, f->lp->rq.load_refs, servers);
+                             1, f->lp->rq.load_refs, servers,
+                             f->lp->rq.load_wrapper ? &f->lp->rq.ix : NULL);
 }
 
 
@@ -555,7 +583,8 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     for (i = 0; i < lp->ans.nblocks; i++) {
         b = &lp->ans.blocks[i];
 
-        if (!b->search) {
+        /* the call wrapper's are answered below */
+        if (!b->search || b->wrapper) {
             continue;
         }
 
@@ -589,6 +618,12 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     }
 
     go = !lp->ans.broken && !lp->ans.client_tool && lp->searches < max
+         && lp->refusals < max;
+
+    /* a wrapper call the loop cannot answer goes to the client */
+    lp->ans.client_tool |= ts_loop_wrapper_results(lp, go, &results, out);
+
+    go = go && !lp->ans.broken && !lp->ans.client_tool
          && ts_loop_add_turns(lp, &results, referenced) == 0;
 
     ts_buf_free(&refs);

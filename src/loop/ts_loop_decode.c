@@ -182,7 +182,7 @@ ts_event_block_start(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out)
         ts_loop_classify(lp, b, id, name);
     }
 
-    if (b->search) {
+    if (b->search || b->wrapper) {
         return 0;
     }
 
@@ -310,6 +310,12 @@ ts_event_block(ts_loop_t *lp, const ts_event_t *e, ts_buf_t *out, int stop)
 
     if (!stop) {
         ts_delta_apply(lp, b, e->buf, &e->m[TS_EV_DELTA]);
+    }
+
+    /* the wrapper's call is judged whole, at its end */
+    if (b->wrapper && !b->search && b->client < 0) {
+        return stop ? ts_loop_wrapper_end(lp, b, b->text.p, b->text.len, out)
+                    : 0;
     }
 
     if (b->search) {
@@ -557,6 +563,11 @@ ts_loop_json_block(ts_loop_t *lp, const ts_val_t *item, long i)
                          ts_loop_str_copy(buf, &m[TS_JB_ID], id, sizeof(id)),
                          ts_loop_str_copy(buf, &m[TS_JB_NAME], name,
                                           sizeof(name)));
+    }
+
+    if (b->wrapper) {
+        return ts_loop_wrapper_end(lp, b, buf + m[TS_JB_INPUT].off,
+                                   m[TS_JB_INPUT].len, NULL);
     }
 
     if (b->search) {

@@ -1,10 +1,11 @@
 /*
  * Copyright (C) ngx_http_toolsearch_module authors
  *
- * The gateway loop's state, shared by its three files: ts_loop.c (the
- * state machine), ts_loop_decode.c (SSE and JSON answers into blocks,
- * usage and a stop reason) and ts_loop_write.c (the client's stream or
- * JSON message, and the turns the next call carries).
+ * The gateway loop's state, shared by its files: ts_loop.c (the state
+ * machine), ts_loop_decode.c (SSE and JSON answers into blocks, usage
+ * and a stop reason), ts_loop_wrapper.c (the call wrapper's calls) and
+ * ts_loop_write.c (the client's stream or JSON message, and the turns
+ * the next call carries).
  */
 
 #ifndef TS_LOOP_STATE_H
@@ -52,7 +53,10 @@ typedef struct {
     long            client;     /* the client's index; -1: held back */
     char           *id;         /* a search call's id, JSON-quoted */
     char           *input;      /* and its input object */
-    unsigned        search:1;   /* a call of the gateway's search tool */
+    char           *error;      /* a wrapper call's: why it did not run */
+    unsigned        search:1;   /* a call of the gateway's search tool,
+                                   or a wrapper call answered here */
+    unsigned        wrapper:1;  /* a call of the call wrapper */
     unsigned        implicit:1; /* a call of a tool not loaded yet */
     unsigned        invalid:1;  /* its input is no object with a query */
 } ts_lblock_t;
@@ -94,6 +98,7 @@ struct ts_loop_s {
     unsigned            calls;
     unsigned            searches;
     unsigned            misses;
+    unsigned            refusals;   /* wrapper calls answered here */
     int                 paused;
     int                 sse;
     long                next_index;
@@ -146,7 +151,27 @@ int ts_loop_json_answer(ts_loop_t *lp);
  */
 cJSON *ts_loop_parse(const char *p, size_t n);
 
+/* ts_loop_wrapper.c */
+
+/*
+ * A call of the call wrapper ended (input: its JSON text): a valid one
+ * goes to the client as its tool's call; an invalid one is held, to be
+ * answered with why (ts_loop_wrapper_results)
+ */
+int ts_loop_wrapper_end(ts_loop_t *lp, ts_lblock_t *b, const char *input,
+    size_t len, ts_buf_t *out);
+
+/*
+ * The answer's held wrapper calls: with go, each one's error result is
+ * appended to results; else those naming a tool of the request go to
+ * the client as its calls.  1 when any went to the client.
+ */
+int ts_loop_wrapper_results(ts_loop_t *lp, int go, ts_buf_t *results,
+    ts_buf_t *out);
+
 /* ts_loop_write.c */
+void ts_loop_sse_block_event(ts_buf_t *out, const char *name, long index,
+    const char *rest, const ts_buf_t *body);
 void ts_loop_usage_write(const ts_loop_t *lp, cJSON *usage);
 int ts_loop_emit_json(ts_buf_t *out, const char *name, cJSON *j);
 int ts_loop_forward(const ts_lblock_t *b, const ts_sse_event_t *ev,

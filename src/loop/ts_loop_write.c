@@ -7,6 +7,7 @@
 
 #include "loop/ts_loop_state.h"
 #include "messages/ts_history.h"
+#include "rewrite/ts_wrapper.h"
 
 
 static void
@@ -106,7 +107,7 @@ ts_call_block(const ts_loop_t *lp, const ts_lblock_t *b, const char *type,
     ts_buf_str(out, "\",\"id\":");
     ts_buf_str(out, b->id);
     ts_buf_str(out, ",\"name\":\"");
-    ts_buf_str(out, lp->tool);
+    ts_buf_str(out, b->wrapper ? TS_WRAPPER_NAME : lp->tool);
     ts_buf_str(out, "\",\"input\":");
     ts_buf_str(out, b->input);
     ts_buf_str(out, "}");
@@ -194,7 +195,7 @@ ts_loop_refused(const ts_loop_t *lp, ts_buf_t *content)
 }
 
 
-static void
+void
 ts_loop_sse_block_event(ts_buf_t *out, const char *name, long index,
     const char *rest, const ts_buf_t *body)
 {

@@ -182,10 +182,11 @@ ts_mark_tools(ts_request_t *rq, const ts_facts_t *f, const ts_history_t *h,
     ts_names_t         named;
     const char        *fname;
     size_t             i, flen;
-    int                rc;
+    int                rc, called, wrapper;
     char               ftmp[TS_NAME_MAX];
 
     ix = &rq->ix;
+    wrapper = gateway && rq->load_wrapper;
 
     rq->defer = calloc(ix->ntools ? ix->ntools : 1, 1);
     rq->deferrable = calloc(ix->ntools ? ix->ntools : 1, 1);
@@ -215,17 +216,29 @@ ts_mark_tools(ts_request_t *rq, const ts_facts_t *f, const ts_history_t *h,
             rq->deferrable[i] |= TS_NAMED;
         }
 
-        if (!(rq->loaded && rq->loaded[i])
+        called = ts_names_has_val(&h->called, ix->buf, &ix->tools[i].name);
+
+        /*
+         * With the call wrapper, found and called tools stay deferred as
+         * on the hosted path: their calls go through the wrapper, and
+         * history's are restored before the first of them
+         */
+        if (!(rq->loaded && rq->loaded[i] && !wrapper)
             && (f->flags[i] & TS_FACT_ELIGIBLE)
-            && ts_tool_deferred(ix, &ix->tools[i], h, fname, flen, gateway,
-                                rq->deferrable[i]))
+            && ts_tool_deferred(ix, &ix->tools[i], h, fname, flen,
+                                gateway && !wrapper, rq->deferrable[i]))
         {
             rq->defer[i] = 1;
             rq->tools_deferred++;
 
+            if (wrapper && rq->deferrable[i] == TS_FACT_DEFERRABLE
+                && called)
+            {
+                rq->deferrable[i] |= TS_CALLED;
+            }
+
         } else if (gateway && rq->deferrable[i] == TS_FACT_DEFERRABLE
-                   && ts_names_has_val(&h->called, ix->buf,
-                                       &ix->tools[i].name))
+                   && called)
         {
             rq->deferrable[i] |= TS_CALLED;
         }

@@ -8,12 +8,16 @@
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
 #include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
 #include "messages/ts_history.h"
 #include "scan/ts_str.h"
 
 
 /* the cache breakpoints the API takes in one request */
 #define TS_MAX_BREAKPOINTS  4
+
+/* a breakpoint of the gateway's own, as a member of a block */
+#define TS_GATEWAY_BREAKPOINT  ",\"cache_control\":{\"type\":\"ephemeral\"}"
 
 static const char  ts_search_description[] =
     "Searches the tools that are not loaded yet (the system prompt lists "
@@ -36,6 +40,7 @@ typedef struct {
     unsigned char      *used;       /* per block: a result already used */
     size_t              calls;
     int                 refs;       /* results as references */
+    const ts_index_t   *defs;       /* wrapper: definitions as text */
     ts_buf_t            servers;    /* the no-match text, once needed */
     int                 have_servers;
 } ts_normal_t;
@@ -224,7 +229,7 @@ ts_gateway_as_result(ts_normal_t *nm, const ts_block_t *c, long a)
     if (rc == 0) {
         rc = ts_gateway_result(&nm->out, ix->buf + c->id.off, c->id.len,
                                names.items, names.n, a >= 0, nm->refs,
-                               &nm->servers);
+                               &nm->servers, nm->defs);
     }
 
     if (rc == 0 && nm->refs && a >= 0 && names.n > 0) {
@@ -378,8 +383,9 @@ ts_normal_commit(ts_normal_t *nm, ts_request_t *rq)
     }
 
     for (i = 0; i < rq->ix.ntools; i++) {
-        rq->loaded[i] = (unsigned char) ts_names_has_val(&nm->found,
-                                           rq->ix.buf, &rq->ix.tools[i].name);
+        rq->loaded[i] = ts_names_has_val(&nm->found, rq->ix.buf,
+                                         &rq->ix.tools[i].name)
+                        ? TS_LOADED_HISTORY : 0;
     }
 
     return 0;
@@ -397,6 +403,7 @@ ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p)
     nm.ix = &rq->ix;
     nm.tool = p->search_tool;
     nm.refs = rq->load_refs;
+    nm.defs = rq->load_wrapper ? &rq->ix : NULL;
     ts_edits_init(&nm.edits);
     ts_buf_init(&nm.out, 0);
     ts_buf_init(&nm.servers, 0);
@@ -556,7 +563,7 @@ ts_gateway_servers(ts_buf_t *b, const ts_index_t *ix)
 int
 ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     const ts_name_t *names, size_t n, int ran, int refs,
-    const ts_buf_t *servers)
+    const ts_buf_t *servers, const ts_index_t *defs)
 {
     ts_buf_str(b, "{\"type\":\"tool_result\",\"tool_use_id\":");
     ts_buf_add(b, id, id_len);
@@ -571,7 +578,14 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     }
 
     ts_buf_str(b, ",\"content\":\"");
-    ts_gateway_result_text(b, names, n, ran, servers);
+
+    if (defs != NULL && ran && n > 0) {
+        ts_wrapper_found_text(b, defs, names, n);
+
+    } else {
+        ts_gateway_result_text(b, names, n, ran, servers);
+    }
+
     ts_buf_str(b, "\"}");
 
     return b->failed ? -1 : 0;
@@ -748,19 +762,29 @@ ts_gateway_search_cache(ts_buf_t *b, const ts_index_t *ix,
         ts_raw(b, ix->buf, moved);
 
     } else if (ts_gateway_breakpoints(ix) < TS_MAX_BREAKPOINTS) {
-        ts_buf_str(b, ",\"cache_control\":{\"type\":\"ephemeral\"}");
+        ts_buf_str(b, TS_GATEWAY_BREAKPOINT);
     }
 }
 
 
+/*
+ * The search tool, and with the call wrapper the wrapper after it: the
+ * last of them carries the breakpoint, so that the whole fixed tools[]
+ * stays cached.
+ */
 static void
 ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p,
-    const ts_index_t *ix, const ts_val_t *moved, int kept)
+    const ts_request_t *rq, const ts_val_t *moved, int kept)
 {
     ts_buf_str(b, "{");
     ts_gateway_search_fields(b, p, "input_schema");
 
-    ts_gateway_search_cache(b, ix, moved, kept);
+    if (rq->load_wrapper) {
+        ts_buf_str(b, "},");
+        ts_wrapper_tool(b, p);
+    }
+
+    ts_gateway_search_cache(b, &rq->ix, moved, kept);
     ts_buf_str(b, "}");
 }
 
@@ -811,7 +835,9 @@ ts_after_search(const ts_request_t *rq, size_t i)
  * cached.  Where they go among the found ones makes no difference to
  * the cache: no breakpoint stands between them and the system prompt.
  * A cache breakpoint of a tool left out or found moves to the search
- * tool, whatever was found.
+ * tool, whatever was found.  With the call wrapper, found tools stay
+ * deferred: the search tool and the wrapper end tools[], which no
+ * search changes.
  */
 static int
 ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
@@ -844,7 +870,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
         ts_buf_str(b, ",");
     }
 
-    ts_gateway_search_tool(b, p, ix, moved, kept_cache);
+    ts_gateway_search_tool(b, p, rq, moved, kept_cache);
 
     for (i = 0; i < ix->ntools; i++) {
         if (!ts_after_search(rq, i)) {
@@ -1024,8 +1050,16 @@ ts_restorable_tool(const ts_request_t *rq, const ts_block_t *b)
     for (i = 0; i < ix->ntools; i++) {
         name = &ix->tools[i].name;
 
-        if ((rq->deferrable[i] & TS_CALLED) && !rq->defer[i]
-            && !rq->loaded[i] && name->kind == TS_STRING
+        /*
+         * With the call wrapper the tool stays deferred, and a search of
+         * this loop that found it again restores it still: the loop's
+         * calls keep the history its first call sent.
+         */
+        if ((rq->deferrable[i] & TS_CALLED)
+            && (rq->load_wrapper
+                ? rq->defer[i] && !(rq->loaded[i] & TS_LOADED_HISTORY)
+                : !rq->defer[i] && !rq->loaded[i])
+            && name->kind == TS_STRING
             && ts_str_same_raw(ix->buf, name, &b->name))
         {
             return ts_defer_restorable(ix->buf + name->off + 1,
@@ -1073,11 +1107,14 @@ ts_restore_gateway_search(ts_request_t *rq, const ts_policy_t *p,
     ts_buf_str(t, "\"}}]},{\"role\":\"user\",\"content\":[");
 
     rc = (id.failed || ts_gateway_result(t, id.p, id.len, names->items,
-                                         names->n, 1, 1, &none) != 0)
+                                         names->n, 1, rq->load_refs, &none,
+                                         rq->load_wrapper ? &rq->ix : NULL)
+                       != 0)
          ? -1 : 0;
 
-    ts_buf_str(t, "," TS_BOUNDARY_BLOCK "]},{\"role\":\"assistant\","
-                  "\"content\":[");
+    ts_buf_str(t, rq->load_refs ? "," TS_BOUNDARY_BLOCK "]},"
+                                : "]},");
+    ts_buf_str(t, "{\"role\":\"assistant\",\"content\":[");
 
     if (rc == 0 && !t->failed) {
         rq->searches_restored++;
@@ -1145,8 +1182,10 @@ ts_restorable_calls(ts_request_t *rq, const ts_message_t *m,
  * on the hosted path (docs/decisions.md): the same bytes on every turn,
  * derived from the calls alone, after the prefix the client's cache
  * holds, so that the tool stays deferred, as the loop's call that found
- * it sent it, and tools[] keeps its bytes.  A name the API would not
- * take in a reference or a query is loaded in full, as before.
+ * it sent it, and tools[] keeps its bytes.  With the call wrapper, the
+ * search's result gives the definitions as text, as the loop's does.  A
+ * name the API would not take in a reference or a query is loaded in
+ * full, as before.
  */
 static int
 ts_gateway_restore(ts_request_t *rq, const ts_policy_t *p)
@@ -1161,7 +1200,7 @@ ts_gateway_restore(ts_request_t *rq, const ts_policy_t *p)
 
     ix = &rq->ix;
 
-    if (!rq->load_refs || ix->ntools == 0) {
+    if ((!rq->load_refs && !rq->load_wrapper) || ix->ntools == 0) {
         return 0;
     }
 
@@ -1193,13 +1232,79 @@ ts_gateway_restore(ts_request_t *rq, const ts_policy_t *p)
 
     /* what is restored loads as the loop's searches load it */
     for (k = 0; rc == 0 && k < ix->ntools; k++) {
-        rq->loaded[k] |= done[k];
+        rq->loaded[k] |= done[k] ? TS_LOADED_HISTORY : 0;
     }
 
     ts_buf_free(&t);
     free(done);
 
     return rc;
+}
+
+
+/*
+ * toolsearch_cache_last_message: a breakpoint of the gateway's on the
+ * last block of the last message (text or tool_result, none there yet),
+ * where the client put one or two and so leaves room for it and the
+ * search tool's: each request then writes its conversation to the
+ * cache, and the next reads it, for clients that cache less of it
+ * themselves (cline: its last user text, which tool results never
+ * move), whose every loop call would send it uncached again.
+ */
+static int
+ts_gateway_cache_last(ts_request_t *rq)
+{
+    const ts_index_t   *ix;
+    const ts_message_t *m;
+    const ts_block_t   *b;
+    ts_val_t            cc;
+    size_t              i, n;
+
+    ix = &rq->ix;
+
+    /*
+     * A client with no breakpoint may not want the cache (or an upstream
+     * that takes no cache_control): none is added for it
+     */
+    n = ts_gateway_breakpoints(ix);
+
+    if (ix->nmessages == 0 || n == 0 || n > TS_MAX_BREAKPOINTS - 2) {
+        return 0;
+    }
+
+    m = &ix->messages[ix->nmessages - 1];
+    b = NULL;
+
+    for (i = m->block_first; i < m->block_end; i++) {
+        if (ix->blocks[i].parent < 0) {
+            b = &ix->blocks[i];
+        }
+    }
+
+    if (b == NULL
+        || !(ts_str_eq(ix->buf, &b->type, "text")
+             || ts_str_eq(ix->buf, &b->type, "tool_result"))
+        || ts_object_member(ix->buf, &b->elem, "cache_control", &cc) != TS_OK
+        || cc.kind != TS_NONE)
+    {
+        return 0;
+    }
+
+    return ts_edit_replace(&rq->edits, b->elem.off + b->elem.len - 1, 0,
+                           TS_GATEWAY_BREAKPOINT,
+                           sizeof(TS_GATEWAY_BREAKPOINT) - 1);
+}
+
+
+const char *
+ts_gateway_found_name(const ts_request_t *rq)
+{
+    if (rq->decision != TS_DECISION_DEFERRED_GATEWAY) {
+        return "none";
+    }
+
+    return rq->load_refs ? "references"
+                         : rq->load_wrapper ? "wrapper" : "tools";
 }
 
 
@@ -1211,7 +1316,10 @@ ts_gateway_apply(ts_request_t *rq, const ts_input_t *in)
     };
 
     /* before tools[] is written: what is restored loads as found */
-    if (ts_gateway_restore(rq, in->policy) != 0) {
+    if (ts_gateway_restore(rq, in->policy) != 0
+        || (rq->load_wrapper && ts_wrapper_history(rq) != 0)
+        || (in->policy->cache_last_message && ts_gateway_cache_last(rq) != 0))
+    {
         return -1;
     }
 

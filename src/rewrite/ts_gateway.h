@@ -30,6 +30,12 @@
  */
 int ts_gateway_normalize(ts_request_t *rq, const ts_policy_t *p);
 
+/*
+ * How a request's found tools load ($toolsearch_found_tools): "tools",
+ * "references", "wrapper"; "none" when the gateway does not search
+ */
+const char *ts_gateway_found_name(const ts_request_t *rq);
+
 /* the edits of a DEFERRED_GATEWAY decision */
 int ts_gateway_apply(ts_request_t *rq, const ts_input_t *in);
 
@@ -62,11 +68,13 @@ int ts_gateway_refs(const ts_index_t *ix, int mode, int upstream,
  * (n == 0: servers, from ts_gateway_servers(), tells what exists), or a
  * search that never ran (ran == 0); with refs, found names as
  * tool_reference blocks, and the caller adds TS_BOUNDARY_BLOCK after the
- * turn's results.  id is the raw JSON string of the call's id.
+ * turn's results; with defs (the call wrapper, rewrite/ts_wrapper.h),
+ * the found tools' definitions from defs as text.  id is the raw JSON
+ * string of the call's id.
  */
 int ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     const ts_name_t *names, size_t n, int ran, int refs,
-    const ts_buf_t *servers);
+    const ts_buf_t *servers, const ts_index_t *defs);
 
 /*
  * What a search that found nothing tells the model, JSON-escaped: the

@@ -39,9 +39,12 @@ static const char *const  ts_search_mode_names[] = {
 
 static const char *const  ts_hosted_names[] = { "bm25", "regex" };
 
+static const char *const  ts_found_tools_names[] = { "tools", "wrapper" };
+
 const ts_words_t  ts_upstream_words = TS_WORDS(ts_upstream_names);
 const ts_words_t  ts_search_mode_words = TS_WORDS(ts_search_mode_names);
 const ts_words_t  ts_hosted_words = TS_WORDS(ts_hosted_names);
+const ts_words_t  ts_found_tools_words = TS_WORDS(ts_found_tools_names);
 
 
 int
@@ -119,6 +122,8 @@ ts_policy_init(ts_policy_t *p)
     p->client_profiles = 1;
     p->search = TS_SEARCH_AUTO;
     p->search_tool = "tool_search";
+    p->found_tools = TS_FOUND_WRAPPER;
+    p->cache_last_message = 1;
     p->max_searches = 3;
     p->max_results = 10;
     p->scoring = TS_SCORING_HYBRID;

@@ -42,6 +42,17 @@ typedef enum {
 } ts_search_mode_t;
 
 
+/*
+ * How gateway search loads what it finds where the upstream takes no
+ * tool_reference (rewrite/ts_wrapper.h)
+ */
+typedef enum {
+    TS_FOUND_TOOLS = 0,     /* the definitions join tools[] */
+    TS_FOUND_WRAPPER        /* tools[] fixed: call_tool, definitions as
+                               the search's text */
+} ts_found_tools_t;
+
+
 typedef enum {
     TS_HOSTED_BM25 = 0,
     TS_HOSTED_REGEX
@@ -71,6 +82,7 @@ typedef struct {
 extern const ts_words_t  ts_upstream_words;     /* ts_upstream_t */
 extern const ts_words_t  ts_search_mode_words;  /* ts_search_mode_t */
 extern const ts_words_t  ts_hosted_words;       /* ts_hosted_t */
+extern const ts_words_t  ts_found_tools_words;  /* ts_found_tools_t */
 
 
 #define TS_DEFAULT_CONTEXT_WINDOW  200000
@@ -111,6 +123,9 @@ typedef struct {
     /* gateway-executed search */
     int                     search;         /* ts_search_mode_t */
     const char             *search_tool;    /* the search tool's name */
+    int                     found_tools;    /* ts_found_tools_t */
+    int                     cache_last_message; /* a breakpoint of the
+                                                   gateway's on it */
     unsigned                max_searches;   /* per client request */
     unsigned                max_results;    /* a query may ask up to */
     int                     scoring;        /* ts_scoring_t */

@@ -12,6 +12,7 @@
 #include "rewrite/ts_gateway.h"
 #include "rewrite/ts_hygiene.h"
 #include "rewrite/ts_request.h"
+#include "rewrite/ts_wrapper.h"
 
 
 static const char  *ts_decision_names[TS_DECISION_N] = {
@@ -314,7 +315,7 @@ ts_request_loaded(ts_request_t *rq, const ts_input_t *in)
     }
 
     for (i = 0; i < rq->ix.ntools; i++) {
-        rq->loaded[i] |= in->loaded[i];
+        rq->loaded[i] |= in->loaded[i] ? TS_LOADED_LOOP : 0;
     }
 
     return 0;
@@ -341,6 +342,11 @@ ts_request_policy(ts_request_t *rq, const ts_input_t *in)
                                       : in->policy->defer_percent;
     rq->load_refs = ts_gateway_refs(&rq->ix, rq->mode, rq->upstream,
                                     in->policy);
+
+    /* a client tool of the wrapper's name: found tools load as tools */
+    rq->load_wrapper = !rq->load_refs
+                       && in->policy->found_tools == TS_FOUND_WRAPPER
+                       && ts_wrapper_free(&rq->ix);
 
     /*
      * A thread's later turn builds on tools and turns the server holds and

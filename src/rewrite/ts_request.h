@@ -52,9 +52,14 @@ typedef enum {
 
 /*
  * a deferrable tool history calls, on the gateway path, where it is
- * loaded among the tools its searches found (ts_gateway_tools)
+ * loaded among the tools its searches found (ts_gateway_tools), or with
+ * the call wrapper stays deferred, its search restored
  */
 #define TS_CALLED  4
+
+/* what loaded a tool: a search of history, or of the loop's calls */
+#define TS_LOADED_HISTORY  1
+#define TS_LOADED_LOOP     2
 
 
 typedef struct {
@@ -88,7 +93,8 @@ typedef struct {
     /* gateway-executed search */
     char           *own;            /* the body rq->ix indexes, if not
                                        the caller's */
-    unsigned char  *loaded;         /* per tool: a search loaded it */
+    unsigned char  *loaded;         /* per tool: a search loaded it:
+                                       TS_LOADED_HISTORY, TS_LOADED_LOOP */
     uint32_t       *called;         /* per tool: the rank of its first
                                        call in history, from 1; 0 when
                                        history does not call it (gateway
@@ -96,6 +102,8 @@ typedef struct {
     uint32_t        ncalled;        /* the tools history calls */
     size_t          history_searches;   /* gateway searches in history */
     int             load_refs;      /* found tools load as references */
+    int             load_wrapper;   /* found tools stay deferred, called
+                                       through the call wrapper */
     ts_names_t      referenced;     /* tools sent with defer_loading */
 
     /* the outgoing anthropic-beta header when betas_changed is set */

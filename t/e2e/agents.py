@@ -392,9 +392,12 @@ def model(request):
     the client's own name for it (searching first when it is deferred),
     then says FINAL.  A request without that tool (a title, a summary)
     gets a one-word answer."""
-    from emulator import Reply, seeker, text, tool_results, tool_use
+    from emulator import (Reply, seeker, text, tool_results, tool_use,
+                          wrapped_tools)
     names = [t.get("name") for t in request.get("tools") or []
              if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    # with the gateway's call wrapper, what its searches found
+    names += sorted(wrapped_tools(request))
     target = next((n for n in names if n.endswith(TARGET_SUFFIX)), None)
     searched = "toolu_emu_search" in tool_results(request.get("messages",
                                                              []))

@@ -9,6 +9,7 @@ that the emulator accepted every request and what the gateway decided; then
 it runs the same client with `toolsearch off` (the baseline) and records
 the tool-definition bytes of both for docs/clients.md."""
 
+import json
 import os
 
 import pytest
@@ -125,8 +126,9 @@ def check_hosted(posts, log, sc):
 
 def check_gateway(posts, log, sc):
     """Gateway search: one search ran in the gateway, the upstream never
-    saw the search blocks, and the found tool was loaded for it: as a
-    plain tool, or (anthropic) deferred with a tool_reference."""
+    saw the search blocks, and the found tool was loaded for it: deferred
+    with a tool_reference (anthropic), or called through the gateway's
+    call wrapper with tools[] the same on every request (compatible)."""
     assert sum(int(f["searches"]) for f in log) == 1
     for r in posts:
         assert b"server_tool_use" not in r.body
@@ -141,7 +143,15 @@ def check_gateway(posts, log, sc):
     first = bodies(posts)[0]
     names = [t["name"] for t in first["tools"]]
     assert "tool_search" in names and TARGET not in names
-    assert TARGET in [t["name"] for t in bodies(posts)[-1]["tools"]]
+    if sc["refs"]:
+        assert TARGET in [t["name"] for t in bodies(posts)[-1]["tools"]]
+        return
+    assert len({json.dumps(b["tools"]) for b in bodies(posts)}) == 1
+    assert names[-1] == "call_tool"
+    wrapped = [c["input"]["name"] for m in bodies(posts)[-1]["messages"]
+               if isinstance(m["content"], list) for c in m["content"]
+               if c.get("type") == "tool_use" and c["name"] == "call_tool"]
+    assert wrapped == [TARGET]
 
 
 def check_untouched(posts, log, sc=None):

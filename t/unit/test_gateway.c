@@ -13,6 +13,7 @@
 #include "tpol.h"
 #include "rewrite/ts_beta.h"
 #include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
 
 
 #define GW_TOOLS                                                            \
@@ -21,12 +22,16 @@
     TOOL("Edit") "]"
 
 
-/* Vertex: found tools load as ordinary tools, results are text */
+/*
+ * Vertex, toolsearch_found_tools tools: found tools load as ordinary
+ * tools, results are text
+ */
 static void
 tgw_init(tpol_t *t)
 {
     tpol_init(t);
     t->p.search = TS_SEARCH_GATEWAY;
+    t->p.found_tools = TS_FOUND_TOOLS;
     t->in.upstream = TS_UPSTREAM_VERTEX;
 }
 
@@ -576,6 +581,67 @@ test_gateway_all_found(void)
 }
 
 
+/* the call wrapper's check of a call against the tool's input schema */
+static int
+wrapper_valid(const ts_index_t *ix, const char *call)
+{
+    ts_wrapper_call_t  c;
+    ts_buf_t           err;
+    char              *q;
+    size_t             len;
+    int                rc;
+
+    ts_buf_init(&err, 0);
+    q = tst_quote(call, &len);
+    rc = ts_wrapper_check(ix, q, len, &c, &err);
+    CHECK(rc == 0 ? err.len == 0 : err.len > 0);
+    free(q);
+    ts_buf_free(&err);
+
+    return rc == 0;
+}
+
+
+static void
+test_gateway_wrapper_check(void)
+{
+    ts_index_t   ix;
+    char        *body;
+    size_t       len;
+
+    body = tst_quote("{'model':'m','messages':[],'tools':["
+        "{'name':'strict','input_schema':{'type':'object','properties':{"
+        "'n':{'type':'integer'},'s':{'type':['string','null']},"
+        "'b':{'type':'boolean'}},'required':['n'],"
+        "'additionalProperties':false}},"
+        "{'name':'ref','input_schema':{'$ref':'#/defs/x'}},"
+        "{'name':'open','input_schema':{'type':'object'}}]}", &len);
+    CHECK(ts_index_build(&ix, body, len) == TS_OK);
+
+    CHECK(wrapper_valid(&ix, "{'name':'strict','arguments':{'n':2}}"));
+    CHECK(wrapper_valid(&ix, "{'name':'strict','arguments':{'n':2.0,"
+                             "'s':null,'b':false}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict','arguments':{}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict','arguments':{'n':2.5}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict','arguments':{'n':'2'}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict','arguments':{'n':1,"
+                              "'x':1}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict','arguments':{'n':1,"
+                              "'b':'yes'}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'nope','arguments':{}}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict','arguments':'{}'}"));
+    CHECK(!wrapper_valid(&ix, "{'name':'strict'}"));
+    CHECK(!wrapper_valid(&ix, "[]"));
+
+    /* a schema it cannot judge plainly is not judged */
+    CHECK(wrapper_valid(&ix, "{'name':'ref','arguments':{'any':1}}"));
+    CHECK(wrapper_valid(&ix, "{'name':'open','arguments':{'x':[1]}}"));
+
+    ts_index_free(&ix);
+    free(body);
+}
+
+
 const tst_case_t  tst_gateway_tests[] = {
     { "gateway_request", test_gateway_request },
     { "gateway_history", test_gateway_history },
@@ -587,5 +653,6 @@ const tst_case_t  tst_gateway_tests[] = {
     { "gateway_servers", test_gateway_servers },
     { "gateway_named", test_gateway_named },
     { "gateway_all_found", test_gateway_all_found },
+    { "gateway_wrapper_check", test_gateway_wrapper_check },
     { NULL, NULL }
 };

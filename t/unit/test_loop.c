@@ -68,13 +68,17 @@ typedef struct {
 } tloop_t;
 
 
-/* Vertex: found tools load as ordinary tools, results are text */
+/*
+ * Vertex, toolsearch_found_tools tools: found tools load as ordinary
+ * tools, results are text
+ */
 static void
 tloop_init_at(tloop_t *l, const char *body, int upstream)
 {
     memset(l, 0, sizeof(tloop_t));
     tpol_init(&l->t);
     l->t.p.search = TS_SEARCH_GATEWAY;
+    l->t.p.found_tools = TS_FOUND_TOOLS;
     l->t.in.upstream = upstream;
     l->body = tst_quote(body, &l->len);
     l->lp = ts_loop_create(&l->t.in, l->body, l->len);
@@ -502,6 +506,64 @@ test_loop_event_byte_by_byte(void)
 }
 
 
+/*
+ * The call wrapper (the default): the search's result gives the
+ * definition as text, tools[] keeps its bytes, an invalid call is
+ * answered with an error, a valid one reaches the client as a call of
+ * its tool under the next index, its deltas held until it ends
+ */
+static void
+test_loop_sse_wrapper(void)
+{
+    tloop_t  l;
+
+    tloop_init(&l, LOOP_BODY);
+    l.t.p.found_tools = TS_FOUND_WRAPPER;
+
+    CHECK(tloop_call(&l, START("100") TEXT("0", "Looking.")
+                     CALL("1", "toolu_s", "tool_search", SELECT_FIRST)
+                     END("tool_use", "20"), 1) == TS_LOOP_AGAIN);
+    CHECK(req_has(&l, "{\"name\":\"call_tool\",\"description\""));
+
+    /* call 2: the definition as text, no found tool in tools[] */
+    l.out.len = 0;
+    CHECK(tloop_call(&l, START("200")
+                     CALL("0", "toolu_bad", "call_tool",
+                          "{\\\"name\\\":\\\"mcp__a__first\\\","
+                          "\\\"arguments\\\":[]}")
+                     END("tool_use", "5"), 1) == TS_LOOP_AGAIN);
+    CHECK(req_has(&l, "\"content\":\"Loaded: mcp__a__first. They are not "
+                  "in your tool list: call each through call_tool"));
+    CHECK(req_has(&l, "\\n\\nTool: mcp__a__first\\nDescription: D "
+                  "mcp__a__first\\nInput schema: {"));
+    CHECK(!req_has(&l, "{\"name\":\"mcp__a__first\",\"description\""));
+    CHECK(!out_has(&l, "toolu_bad"));
+
+    /* call 3: the invalid call answered; then a valid one */
+    l.out.len = 0;
+    CHECK(tloop_call(&l, START("300") TEXT("0", "Again.")
+                     CALL("1", "toolu_ok", "call_tool",
+                          "{\\\"name\\\":\\\"mcp__a__first\\\","
+                          "\\\"arguments\\\":{\\\"n\\\":1}}")
+                     END("tool_use", "5"), 1) == TS_LOOP_DONE);
+    CHECK(req_has(&l, "{\"type\":\"tool_result\",\"tool_use_id\":"
+                  "\"toolu_bad\",\"content\":\"The call did not run: the "
+                  "input of call_tool is an object"));
+    CHECK(req_has(&l, "\"is_error\":true}"));
+    CHECK(out_has(&l, "{\"type\":\"content_block_start\",\"index\":4,"
+                  "\"content_block\":{\"type\":\"tool_use\",\"id\":"
+                  "\"toolu_ok\",\"name\":\"mcp__a__first\",\"input\":{}}}"));
+    CHECK(out_has(&l, "{\"type\":\"content_block_delta\",\"index\":4,"
+                  "\"delta\":{\"type\":\"input_json_delta\","
+                  "\"partial_json\":\"{\\\"n\\\":1}\"}}"));
+    CHECK(out_has(&l, "{\"type\":\"content_block_stop\",\"index\":4}"));
+    CHECK(!out_has(&l, "call_tool"));
+    CHECK(out_has(&l, "\"stop_reason\":\"tool_use\""));
+
+    tloop_free(&l);
+}
+
+
 const tst_case_t  tst_loop_tests[] = {
     { "loop_sse_search_then_answer", test_loop_sse_search_then_answer },
     { "loop_references", test_loop_references },
@@ -512,5 +574,6 @@ const tst_case_t  tst_loop_tests[] = {
     { "loop_invalid_search_input", test_loop_invalid_search_input },
     { "loop_event_over_limit", test_loop_event_over_limit },
     { "loop_event_byte_by_byte", test_loop_event_byte_by_byte },
+    { "loop_sse_wrapper", test_loop_sse_wrapper },
     { NULL, NULL }
 };

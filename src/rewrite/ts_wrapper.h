@@ -1,0 +1,63 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * The call wrapper of gateway search (toolsearch_found_tools wrapper):
+ * where found tools would load as plain tools, tools[] holds one more
+ * tool instead, call_tool {name, arguments}, and never changes in a
+ * session.  A search's result gives the found definitions as text; the
+ * loop turns the model's calls of the wrapper into the client's tool_use
+ * of the tool, and the next turn's history turns them back.
+ */
+
+#ifndef TS_WRAPPER_H
+#define TS_WRAPPER_H
+
+#include "scan/ts_buf.h"
+#include "messages/ts_names.h"
+#include "rewrite/ts_request.h"
+
+
+#define TS_WRAPPER_NAME  "call_tool"
+
+
+/* 1 when no tool of the request is named like the wrapper */
+int ts_wrapper_free(const ts_index_t *ix);
+
+/* the wrapper tool's object, in tools[] after the search tool */
+void ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p);
+
+/*
+ * What a search's result says of the tools it found, JSON-escaped: their
+ * names, how to call them, and each one's description and input schema
+ * as the client wrote them (definitions from ix)
+ */
+void ts_wrapper_found_text(ts_buf_t *b, const ts_index_t *ix,
+    const ts_name_t *names, size_t n);
+
+/* a call of the wrapper, read from its input */
+typedef struct {
+    const char  *buf;       /* the input */
+    ts_val_t     name;      /* the tool's name, a JSON string */
+    ts_val_t     args;      /* its arguments, an object */
+    long         tool;      /* the tool of the request, or -1 */
+} ts_wrapper_call_t;
+
+/*
+ * Reads and checks a call of the wrapper (input: its JSON text) against
+ * the named tool of ix: 0 when the call is valid, else -1 and why, as
+ * JSON-escaped text for the model, in err.  Only what the schema says
+ * plainly is judged (an object, required members, the JSON types of the
+ * top-level members, additionalProperties false); a schema with $ref,
+ * anyOf, oneOf, allOf or not at its top is not judged: the call passes.
+ */
+int ts_wrapper_check(const ts_index_t *ix, const char *input, size_t len,
+    ts_wrapper_call_t *call, ts_buf_t *err);
+
+/*
+ * The next turn: every tool_use in history of a tool deferred here
+ * becomes the wrapper's call the upstream made (the same id, its input
+ * the arguments)
+ */
+int ts_wrapper_history(ts_request_t *rq);
+
+#endif /* TS_WRAPPER_H */
