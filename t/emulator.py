@@ -89,13 +89,15 @@ class ApiError(Exception):
     """An error answer; headers are extra lines (retry-after, say)."""
 
     def __init__(self, message, status=400, kind="invalid_request_error",
-                 headers=(), details=None):
+                 headers=(), details=None, code=None, param=None):
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.headers = headers
         self.details = details
+        self.code = code
+        self.param = param
 
     def body(self):
         error = {"type": self.kind, "message": self.message}
@@ -105,8 +107,8 @@ class ApiError(Exception):
 
     def openai_body(self):
         return json.dumps({"error": {
-            "message": self.message, "type": self.kind, "param": None,
-            "code": None}}).encode()
+            "message": self.message, "type": self.kind, "param": self.param,
+            "code": self.code}}).encode()
 
 
 class Recorded:
@@ -1255,8 +1257,11 @@ def chat_seeker(target, arguments, query, final, search="tool_search"):
                 last["tool_call_id"]) == target:
             return ChatReply(final)
         if target in declared:
+            # a call id of its own, as an API gives, on a later turn too
+            call_id = "call_target_%d" % len(body["messages"]) \
+                if answered else "call_target"
             return ChatReply("Calling %s." % target,
-                             [(target, arguments, "call_target")])
+                             [(target, arguments, call_id)])
         if last["role"] == "tool" and answered.get(
                 last["tool_call_id"]) == search:
             return ChatReply("The search did not find %s." % target)

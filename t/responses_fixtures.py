@@ -21,7 +21,6 @@ RECORDED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
 RECORDED = sorted(d for d in os.listdir(RECORDED_DIR)
                   if os.path.isdir(os.path.join(RECORDED_DIR, d)))
 
-
 CLIENT_HEADERS = [("Content-Type", "application/json"),
                   ("Authorization", "Bearer sk-test"),
                   ("User-Agent", "ai-sdk/openai/3.0 runtime/node.js/22")]
@@ -109,19 +108,6 @@ def recorded_requests(client, stream=True):
     (conftest.recorded_session)."""
     return recorded_session(RECORDED_DIR, client, stream)
 
-
-def keeps_state(client):
-    """Whether the client's recorded session leaves the upstream keeping
-    its responses (`store` absent or true: cline's openai-native
-    provider, continue), which the gateway passes undeferred
-    (`server_state`)."""
-    first = json.loads(recorded_requests(client)[0][0])
-    return first.get("store", True) is not False
-
-
-# the recorded clients that keep their state themselves (store false)
-STATELESS = [c for c in RECORDED if not keeps_state(c)]
-STORED = [c for c in RECORDED if keeps_state(c)]
 
 
 def tool_bytes(body):

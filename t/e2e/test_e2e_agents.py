@@ -2,14 +2,19 @@
 opencode, cline, continue, the Vercel AI SDK and LangChain.js on the
 Messages API (both profiles); on Chat Completions opencode, kilo, cline,
 continue, qwen-code (its own search off), the AI SDK, LangChain.js and
-Mastra; on the Responses API opencode and kilo, and cline, continue,
-LangChain.js and Mastra, which keep their responses upstream and so pass
-as sent (t/e2e/agents.py), each with the five MCP servers from npm.  The
-session completes, the memory server's store holds the entity the model
-asked for, every request reached the emulator and was accepted, and the
-gateway deferred the client's MCP tools; on the OpenAI formats, the
-client printed the model's final answer and never saw the gateway's
-search call, and at most half of its tool bytes reached the upstream."""
+Mastra; on the Responses API opencode and kilo (store false), and cline,
+continue, LangChain.js and Mastra, which leave store at its default
+(the gateway's stored exchange) (t/e2e/agents.py), each with the five
+MCP servers from npm; and the OpenAI-format
+SDKs with server-held state (t/e2e/openai-sdks: the AI SDK's Responses
+model with its default store, the Agents SDK on Responses with
+previousResponseId and on Chat Completions), two turns each.  The
+session completes,
+the memory server's store holds the entity the model asked for, every
+request reached the emulator and was accepted, and the gateway deferred
+the client's MCP tools; on the OpenAI formats, the client printed the
+model's final answer and never saw the gateway's search call, and at
+most half of its tool bytes reached the upstream."""
 
 import json
 import os
@@ -50,11 +55,11 @@ CASES = [
     ("mastra-responses-stream", "compatible"),
 ]
 # clients whose Responses requests leave `store` at its default: the
-# upstream keeps their responses, so the gateway passes them undeferred
-# (server_state, docs/gateway-search.md)
-SERVER_STATE = ("cline-responses", "continue-responses",
-                "langchain-responses", "langchain-responses-stream",
-                "mastra-responses", "mastra-responses-stream")
+# upstream keeps their responses, and the gateway's search is the stored
+# exchange (docs/gateway-search.md, "Server-held state")
+STORED = ("cline-responses", "continue-responses",
+          "langchain-responses", "langchain-responses-stream",
+          "mastra-responses", "mastra-responses-stream")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -68,46 +73,46 @@ def node22():
     os.environ["PATH"] = path
 
 
-def agent_session(client, profile, base, server=None):
-    """The client's session through a gateway (SERVERS[profile] unless
-    server) in front of the emulator playing profile: (its run, the
-    upstream requests, the access log's fields)."""
+def agent_session(client, profile, tmp_path, server=None):
+    """The client's session through a gateway of the profile
+    (SERVERS[profile] unless server) in front of the scripted models: it
+    ended well, the memory server's tool ran, and every upstream request
+    was accepted; (its run, the requests, the gateway's log)."""
     up = Upstream(profile, server or SERVERS[profile])
     up.emulator.script = agents.model
     up.emulator.chat_script = agents.chat_model
     up.emulator.responses_script = agents.responses_model
     try:
-        run = agents.run_client(client, up.url, MODULES, base, timeout=240)
+        run = agents.run_client(client, up.url, MODULES, str(tmp_path),
+                                timeout=240)
     finally:
         posts, log = up.finish()
+    assert run.rc == 0, run.describe()
+    assert run.stored_alice(), (run.memory, run.describe())
+    assert posts and [(r.status, r.error) for r in posts] == \
+        [(200, None)] * len(posts)
     return run, posts, log
 
 
 @pytest.mark.parametrize("client,profile", CASES)
 def test_agent_session(client, profile, tmp_path, record):
-    run, posts, log = agent_session(client, profile, str(tmp_path))
-    assert run.rc == 0, run.describe()
-    assert run.stored_alice(), (run.memory, run.describe())
-    assert posts and [(r.status, r.error) for r in posts] == \
-        [(200, None)] * len(posts)
+    run, posts, log = agent_session(client, profile, tmp_path)
     openai = "chat" in client or "responses" in client
     want = "deferred_hosted" if profile == "anthropic" \
         and not openai else "deferred_gateway"
-    if client in SERVER_STATE:
-        want = "server_state"
     assert want in [line.get("decision") for line in log], log
     assert {line["client"] for line in log} == \
         {PROFILE.get(client, "default")}, log
-    if client in SERVER_STATE:
-        assert_passed_as_sent(run, posts, log)
+    if client in STORED:
+        assert final_answer(run) == agents.FINAL, run.describe()
+        assert_stored_session("responses", posts, log)
     elif openai:
         assert_openai_session(run, posts, log, "responses" if
                               "responses" in client else "chat_completions")
     if openai:
         # the same session without the module, for docs/clients.md
-        base, base_posts, _ = agent_session(client, profile, str(tmp_path),
-                                            SERVERS["off"])
-        assert base.rc == 0 and base.stored_alice(), base.describe()
+        _, base_posts, _ = agent_session(client, profile, tmp_path,
+                                         SERVERS["off"])
         record(scenario(client, log, posts, base_posts))
 
 
@@ -171,18 +176,6 @@ def tool_bytes(body):
                           ensure_ascii=False).encode())
 
 
-def assert_passed_as_sent(run, posts, log):
-    """A Responses session the upstream keeps: the client printed the
-    final answer, and each of its requests reached the upstream as it
-    came."""
-    assert final_answer(run) == agents.FINAL, run.describe()
-    for line in log:
-        assert (line["format"], line["decision"]) == \
-            ("responses", "server_state"), line
-        assert line["in"] == line["out"], line
-    assert len(posts) == len(log), (posts, log)
-
-
 def assert_openai_session(run, posts, log, fmt):
     """A Chat Completions or Responses session: each answer reached the client as
     one it could use (it printed the final answer, and the calls it
@@ -216,3 +209,79 @@ def assert_openai_session(run, posts, log, fmt):
         least = int(line["in"]) - int(line["out"]) + tool_bytes(first)
         sent = [tool_bytes(b) for b in [first] + more]
         assert max(sent) <= least * 0.5, (line, sent)
+
+
+# server-held state: two turns each, with the five MCP servers
+SDK_CASES = ["ai-sdk-responses", "ai-sdk-responses-stream",
+             "openai-agents-responses", "openai-agents-responses-stream",
+             "openai-agents-chat", "openai-agents-chat-stream"]
+
+
+def gateway_outputs(body):
+    """The function_call_output items of the gateway's searches a stored
+    continuation sends alone, going on from the call before."""
+    items = history(body)
+    return body.get("previous_response_id") and items and all(
+        it.get("type") == "function_call_output"
+        and str(it.get("output", "")).startswith(("Loaded: ", "No "))
+        for it in items)
+
+
+@pytest.mark.parametrize("client", SDK_CASES)
+def test_openai_sdk_session(client, tmp_path):
+    """The OpenAI-format SDKs as their users run them, two user turns
+    each: the AI SDK's Responses model with its default store (later
+    requests refer to the items it got by item_reference), the Agents
+    SDK on Responses (the second turn goes on with previousResponseId,
+    sending only new items) and on Chat Completions.  Every request is
+    accepted by the strict emulator (no broken chain), the memory
+    server's tool runs, the client prints the final answer, and no
+    upstream call carries more than half of the client's tool bytes."""
+    modules = agents.sdks_modules(MODULES)
+    if not os.path.isdir(os.path.join(modules, "@openai", "agents")):
+        pytest.skip("the OpenAI SDK agents are not installed: `make e2e` "
+                    "installs them into build/e2e-sdks")
+    run, posts, log = agent_session(client, "compatible", tmp_path)
+    assert final_answer(run) == agents.FINAL, run.describe()
+    fmt = "chat_completions" if "chat" in client else "responses"
+    assert_stored_session(fmt, posts, log)
+    # Responses goes on from history it cannot see: each turn searches
+    assert sum(int(line["searches"]) for line in log) >= \
+        (1 if fmt == "chat_completions" else 2), log
+    bodies = [json.loads(r.body) for r in posts]
+    kinds = {it.get("type") for b in bodies for it in history(b)}
+    if client.startswith("ai-sdk"):
+        assert "item_reference" in kinds
+    elif fmt == "responses":
+        chained = [b for b in bodies if b.get("previous_response_id")
+                   and not gateway_outputs(b)]
+        assert chained, "no turn went on with previous_response_id"
+
+
+def assert_stored_session(fmt, posts, log):
+    """A session whose upstream may keep its responses: every request in
+    the format, deferred; the gateway searched; the client never called
+    or referred back to the gateway's search; no upstream call carried
+    more than half of the client's tool bytes."""
+    assert {line["format"] for line in log} == {fmt}, log
+    assert {line["decision"] for line in log} <= {
+        "deferred_gateway", "nothing_to_defer"}, log
+    assert sum(int(line["searches"]) for line in log) >= 1, log
+    bodies = [json.loads(r.body) for r in posts]
+    # the client's requests as they reached the upstream (found by their
+    # size): it never calls or refers back to the gateway's search
+    sizes = {int(line["out"]) for line in log}
+    firsts = [b for r, b in zip(posts, bodies) if len(r.body) in sizes]
+    assert len(firsts) >= len(log) and not any(map(gateway_outputs, firsts))
+    for b in firsts:
+        assert all(n.endswith(agents.TARGET_SUFFIX) for n in called(b)), \
+            called(b)
+    # the client's tool bytes: at least in - out + the tool bytes of its
+    # own call, on every line (the gateway only adds to the rest)
+    client_bytes = max(int(line["in"]) - int(line["out"]) +
+                       tool_bytes(next(b for r, b in zip(posts, bodies)
+                                       if len(r.body) == int(line["out"])))
+                       for line in log)
+    assert client_bytes > 20000, client_bytes
+    assert max(tool_bytes(b) for b in bodies) <= client_bytes * 0.5, \
+        (client_bytes, [tool_bytes(b) for b in bodies])
