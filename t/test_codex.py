@@ -229,3 +229,26 @@ def test_known_model_search_passes_byte_identical(gateway, emulator,
         assert r.status == 200, r.body[:300]
         assert r.header("X-Toolsearch-Decision") == "client_managed"
         assert [rec.body for rec in emulator.requests] == [data]
+
+
+def test_namespaced_array_is_never_recalled(gateway, emulator):
+    """A worker keeps the tools arrays it read (toolsearch_recall) for
+    the requests that send them again, but not one with namespaces,
+    whose members' names are qualified per request: Codex's request
+    twice is read twice, and deferred alike; a flat array is recalled."""
+    seek(emulator)
+    gw = gateway(server="toolsearch on; add_header X-Recalled "
+                 "$toolsearch_tools_recalled always;" + HEADER)
+    data, headers = codex(False)
+    for _ in range(2):
+        emulator.reset()
+        r = send(gw, data, headers=headers)
+        assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+        assert r.header("X-Recalled") == "0"
+        assert calls_of(response_of(r, False))[0]["namespace"] == NS
+    flat, headers = recorded_requests("opencode", False)[0]
+    recalled = []
+    for _ in range(3):
+        emulator.reset()
+        recalled.append(send(gw, flat, headers=headers).header("X-Recalled"))
+    assert recalled[-1] != "0", recalled

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_scan.h"
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
@@ -358,22 +359,61 @@ ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups)
 
 
 /*
+ * The tools of an array the worker's memory may keep and recall
+ * (toolsearch_recall): one without namespaces.  An array with
+ * namespaces is TS_ERR_TYPE, never kept: its members' names are
+ * qualified per request, past the body's end (ts_rs_qualify), and the
+ * caller reads it again itself.
+ */
+static ts_status_t
+ts_rs_tools_kept(ts_index_t *ix, const ts_val_t *tools)
+{
+    ts_val_t     *nsv;
+    ts_status_t   st;
+    size_t        groups;
+
+    nsv = NULL;
+    groups = 0;
+    st = ts_rs_tools(ix, tools, &nsv, &groups);
+    free(nsv);
+
+    if (st == TS_OK && groups > 0) {
+        free(ix->tools);
+        ix->tools = NULL;
+        ix->ntools = 0;
+        st = TS_ERR_TYPE;
+    }
+
+    return st;
+}
+
+
+/*
  * The body read into the index: an object with an input (a string or
  * an array of items), the namespace of each tool in nsv (the caller
  * frees it), the namespaces counted in groups.  What is not of this
- * shape passes untouched.
+ * shape passes untouched.  The tools array may come from the worker's
+ * memory (toolsearch_recall), when it has no namespace.
  */
 static ts_decision_t
-ts_rs_index(ts_request_t *rq, const char *body, size_t len, ts_val_t **nsv,
-    size_t *groups)
+ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
+    size_t len, ts_val_t **nsv, size_t *groups)
 {
-    ts_index_t     *ix;
-    ts_val_t        top, v[TS_RS_KEYS];
-    ts_decision_t   d;
-    size_t          i;
+    ts_member_reader_t   rd;
+    ts_format_recall_t   rc;
+    ts_index_mem_t      *mem;
+    ts_index_t          *ix;
+    ts_val_t             top, v[TS_RS_KEYS];
+    ts_decision_t        d;
+    ts_status_t          st;
+    size_t               i;
 
     ix = &rq->ix;
-    d = ts_format_object(ix, body, len, ts_rs_keys, TS_RS_KEYS, &top, v);
+    mem = in ? in->index_mem : NULL;
+    ts_format_recall_init(&rc, &rd, TS_RS_TOOLS, mem,
+                          mem ? &mem->responses_tools : NULL);
+    d = ts_format_object_read(ix, body, len, ts_rs_keys, TS_RS_KEYS, &top,
+                              v, rc.memory ? &rd : NULL);
 
     if (d != TS_DECISION_NONE) {
         return d;
@@ -414,7 +454,10 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len, ts_val_t **nsv,
                                                              : -1;
 
     if ((v[TS_RS_TOOLS].kind == TS_ARRAY
-         && ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv, groups) != TS_OK)
+         && (st = ts_format_tools_of(ix, &rc, &v[TS_RS_TOOLS],
+                                     ts_rs_tools_kept)) != TS_OK
+         && (st != TS_ERR_TYPE
+             || ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv, groups) != TS_OK))
         || (v[TS_RS_INPUT].kind == TS_ARRAY
             && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {
@@ -1381,7 +1424,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
     nsv = NULL;
     groups = 0;
-    rq->decision = ts_rs_index(rq, body, len, &nsv, &groups);
+    rq->decision = ts_rs_index(rq, in, body, len, &nsv, &groups);
 
     if (rq->decision != TS_DECISION_NONE || in == NULL
         || in->policy == NULL)
