@@ -71,8 +71,9 @@ ts_loop_create_as(const ts_input_t *in, const char *body, size_t len,
 }
 
 
+/* what the answer's blocks hold; the answer itself is left as it is */
 static void
-ts_loop_reset(ts_loop_t *lp)
+ts_loop_release(ts_loop_t *lp)
 {
     size_t        i;
     ts_lblock_t  *b;
@@ -88,6 +89,13 @@ ts_loop_reset(ts_loop_t *lp)
     }
 
     cJSON_Delete(lp->ans.delta);
+}
+
+
+static void
+ts_loop_reset(ts_loop_t *lp)
+{
+    ts_loop_release(lp);
     memset(&lp->ans, 0, sizeof(ts_loop_answer_t));
     ts_buf_reset(&lp->pending);
     lp->seen = 0;
@@ -105,7 +113,8 @@ ts_loop_free(ts_loop_t *lp)
         lp->dialect->free(lp);
     }
 
-    ts_loop_reset(lp);
+    /* freed next: the answer (some KB) needs no clearing */
+    ts_loop_release(lp);
 
     if (lp->have_rq) {
         ts_request_free(&lp->rq);

@@ -86,11 +86,15 @@ ts_format_tools(ts_index_t *ix, const ts_val_t *tools,
 ts_status_t
 ts_format_messages(ts_index_t *ix, const ts_val_t *items)
 {
-    ts_val_t      *v;
-    ts_message_t  *m;
-    size_t         i, n;
+    static const char *const  keys[] = { "role", "content" };
+    ts_val_t                 *v, *m;
+    ts_message_t             *msg;
+    ts_status_t               st;
+    size_t                    i, n;
 
-    if (ts_container_items(ix->buf, items, &v, &n) != TS_OK) {
+    /* the items and their members in one pass over the array */
+    st = ts_items_members(ix->buf, items, keys, 2, &v, &m, &n);
+    if (st != TS_OK) {
         return TS_ERR_NOMEM;
     }
 
@@ -98,21 +102,20 @@ ts_format_messages(ts_index_t *ix, const ts_val_t *items)
 
     if (ix->messages == NULL) {
         free(v);
+        free(m);
         return TS_ERR_NOMEM;
     }
 
     for (i = 0; i < n; i++) {
-        m = &ix->messages[i];
-        m->elem = v[i];
-
-        if (v[i].kind == TS_OBJECT) {
-            (void) ts_object_member(ix->buf, &v[i], "role", &m->role);
-            (void) ts_object_member(ix->buf, &v[i], "content", &m->content);
-        }
+        msg = &ix->messages[i];
+        msg->elem = v[i];
+        msg->role = m[i * 2];
+        msg->content = m[i * 2 + 1];
     }
 
     ix->nmessages = n;
     free(v);
+    free(m);
 
     return TS_OK;
 }

@@ -110,6 +110,17 @@ ts_buf_str(ts_buf_t *b, const char *s)
 
 
 /*
+ * The bytes ts_buf_escaped() looks at twice: controls, quote, backslash
+ * and the lead byte of an encoded surrogate.
+ */
+static const unsigned char  ts_buf_special[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1, [0xed] = 1
+};
+
+
+/*
  * A lone surrogate escape (\udc00) decodes to the three bytes ED B0 80,
  * which are not UTF-8: it is written back as the escape it came from.
  */
@@ -144,6 +155,12 @@ ts_buf_escaped(ts_buf_t *b, const char *p, size_t n)
 
     for ( /* void */ ; p < end; p++) {
         c = (unsigned char) *p;
+
+        /* most bytes go as they are: one look-up decides */
+        if (!ts_buf_special[c]) {
+            continue;
+        }
+
         skip = (c == 0xed) ? ts_surrogate((const unsigned char *) p,
                                           (const unsigned char *) end, &cp)
                            : 0;
