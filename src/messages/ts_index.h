@@ -62,6 +62,7 @@ typedef struct {
     ts_val_t    elem;
     ts_val_t    role;
     ts_val_t    content;
+    ts_val_t    type;           /* an item of the Responses API's input */
     uint32_t    block_first;    /* blocks of this message, nested included */
     uint32_t    block_end;
 } ts_message_t;

@@ -91,6 +91,20 @@ ts_rs_has(const char *buf, const ts_val_t *obj, const char *key,
 }
 
 
+/*
+ * The type of input item i, when it has one that is not null: read with
+ * the items (ts_format_messages), not looked up again in items that may
+ * hold some KB of text.
+ */
+static int
+ts_rs_item_type(const ts_index_t *ix, size_t i, ts_val_t *type)
+{
+    *type = ix->messages[i].type;
+
+    return type->kind != TS_NONE && type->kind != TS_NULL;
+}
+
+
 /* the members of a tool read, in one pass with the array's items */
 enum {
     TS_RS_T_TYPE = 0,
@@ -496,7 +510,7 @@ ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
     }
 
     for (i = 0; i < ix->nmessages; i++) {
-        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)) {
+        if (!ts_rs_item_type(ix, i, &type)) {
             continue;
         }
 
@@ -681,7 +695,7 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
     found = 0;
 
     for (i = 0; !found && i < ix->nmessages; i++) {
-        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
+        if (!ts_rs_item_type(ix, i, &type)
             || !ts_str_eq(ix->buf, &type, "tool_search_output")
             || !ts_rs_has(ix->buf, &ix->messages[i].elem, "tools", &tools)
             || ts_container_items(ix->buf, &tools, &items, &n) != TS_OK)
@@ -853,7 +867,7 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all,
     }
 
     for (i = 0; i < ix->nmessages; i++) {
-        if (!ts_rs_has(ix->buf, &ix->messages[i].elem, "type", &type)
+        if (!ts_rs_item_type(ix, i, &type)
             || !ts_str_eq(ix->buf, &type, "function_call"))
         {
             continue;

@@ -86,14 +86,14 @@ ts_format_tools(ts_index_t *ix, const ts_val_t *tools,
 ts_status_t
 ts_format_messages(ts_index_t *ix, const ts_val_t *items)
 {
-    static const char *const  keys[] = { "role", "content" };
+    static const char *const  keys[] = { "role", "content", "type" };
     ts_val_t                 *v, *m;
     ts_message_t             *msg;
     ts_status_t               st;
     size_t                    i, n;
 
     /* the items and their members in one pass over the array */
-    st = ts_items_members(ix->buf, items, keys, 2, &v, &m, &n);
+    st = ts_items_members(ix->buf, items, keys, 3, &v, &m, &n);
     if (st != TS_OK) {
         return TS_ERR_NOMEM;
     }
@@ -109,8 +109,9 @@ ts_format_messages(ts_index_t *ix, const ts_val_t *items)
     for (i = 0; i < n; i++) {
         msg = &ix->messages[i];
         msg->elem = v[i];
-        msg->role = m[i * 2];
-        msg->content = m[i * 2 + 1];
+        msg->role = m[i * 3];
+        msg->content = m[i * 3 + 1];
+        msg->type = m[i * 3 + 2];
     }
 
     ix->nmessages = n;

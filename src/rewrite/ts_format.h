@@ -81,7 +81,7 @@ typedef void (*ts_format_tool_pt)(const char *buf, const ts_val_t *item,
 
 /*
  * The elements of a tools array, or of a conversation (each object's
- * role and content), into the shared index, for the formats whose
+ * role, content and type), into the shared index, for the formats whose
  * bodies the Messages scanner does not read
  */
 ts_status_t ts_format_tools(ts_index_t *ix, const ts_val_t *tools,
