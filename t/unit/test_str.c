@@ -209,6 +209,7 @@ test_names_set(void)
     ts_names_t   set, empty;
     ts_val_t     v;
     size_t       i;
+    int          rc;
 
     ts_names_init(&set);
     ts_names_init(&empty);
@@ -235,11 +236,13 @@ test_names_set(void)
     CHECK(set.slots == NULL);
     tst_names_agree(&set, many);
 
+    /* by bytes, then by length: a prefix first */
     for (i = 1; i < set.n; i++) {
         tst_note("sorted %zu", i);
-        CHECK(memcmp(set.items[i - 1].p, set.items[i].p,
-                     set.items[i - 1].len < set.items[i].len
-                     ? set.items[i - 1].len : set.items[i].len) <= 0);
+        rc = memcmp(set.items[i - 1].p, set.items[i].p,
+                    set.items[i - 1].len < set.items[i].len
+                    ? set.items[i - 1].len : set.items[i].len);
+        CHECK(rc < 0 || (rc == 0 && set.items[i - 1].len <= set.items[i].len));
     }
 
     ts_names_seal(&empty);
