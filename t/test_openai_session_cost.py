@@ -22,7 +22,9 @@ import openai_cost_session as ocs
 
 ON = "toolsearch on;"
 OFF = "toolsearch off;"
+TOOLS = "toolsearch on; toolsearch_found_tools tools;"
 CLIENTS = sorted(ocs.CLIENTS)
+CHAT = sorted(c for c in ocs.CLIENTS if ocs.CLIENTS[c].format == "chat")
 
 
 def names(tools):
@@ -43,9 +45,32 @@ def announcement(body):
     return body["instructions"]
 
 
+@pytest.mark.parametrize("client", CHAT)
+@pytest.mark.parametrize("query", ["select", "words"])
+def test_wrapper_session_never_breaks_the_prefix(client, query):
+    """The call wrapper (the default for Chat Completions): tools[] is the
+    same on every call and turn, the loop's calls only append, and the
+    next turn restores the search before the call: no request after the
+    first pays again for what the one before it had cached."""
+    r = ocs.run(client, "default", ON, query=query)
+    base = ocs.run(client, "off", OFF)
+    bodies = [q.json() for q in r.requests]
+
+    assert r.rejected() == []
+    assert len(r.requests) > ocs.TURNS
+    assert r.answers[-1]["choices"][0]["message"]["content"].endswith(
+        "Done.")
+    assert r.bill.breaks() == []
+    assert len({billing.compact(b["tools"]) for b in bodies}) == 1
+    assert names(bodies[0]["tools"])[-2:] == [ocs.SEARCH, "call_tool"]
+    assert r.bill.units() < base.bill.units()
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_discovery_breaks_the_prefix_once(client):
-    r = ocs.run(client, "default", ON)
+    """toolsearch_found_tools tools for Chat Completions, and Responses'
+    gateway search."""
+    r = ocs.run(client, "default", TOOLS)
     c = ocs.CLIENTS[client]
     bodies = [q.json() for q in r.requests]
 
@@ -77,7 +102,7 @@ def test_a_discovery_breaks_the_prefix_once(client):
 def test_found_tools_keep_their_places(client):
     # each found tool goes after those found before it, so that a
     # discovery leaves their definitions in the cached prefix
-    r = ocs.run(client, "default", ON)
+    r = ocs.run(client, "default", TOOLS)
     before = []
     for q in r.requests:
         tools = q.json()["tools"]

@@ -578,17 +578,23 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     }
 
     ts_buf_str(b, ",\"content\":\"");
+    ts_gateway_found_text(b, names, n, ran, servers, defs);
+    ts_buf_str(b, "\"}");
 
+    return b->failed ? -1 : 0;
+}
+
+
+void
+ts_gateway_found_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers, const ts_index_t *defs)
+{
     if (defs != NULL && ran && n > 0) {
         ts_wrapper_found_text(b, defs, names, n);
 
     } else {
         ts_gateway_result_text(b, names, n, ran, servers);
     }
-
-    ts_buf_str(b, "\"}");
-
-    return b->failed ? -1 : 0;
 }
 
 
@@ -710,6 +716,15 @@ ts_gateway_openai_tools(ts_request_t *rq, const ts_policy_t *p,
     ts_buf_str(b, open);
     ts_gateway_search_fields(b, p, "parameters");
     ts_buf_str(b, close);
+
+    /* with the call wrapper, found functions stay deferred: none follow */
+    if (rq->load_wrapper) {
+        ts_buf_str(b, ",");
+        ts_buf_str(b, open);
+        ts_wrapper_tool(b, p, "parameters");
+        ts_buf_str(b, close);
+    }
+
     ts_gateway_openai_found_tools(rq, b);
     ts_buf_str(b, "]");
 
@@ -780,8 +795,8 @@ ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p,
     ts_gateway_search_fields(b, p, "input_schema");
 
     if (rq->load_wrapper) {
-        ts_buf_str(b, "},");
-        ts_wrapper_tool(b, p);
+        ts_buf_str(b, "},{");
+        ts_wrapper_tool(b, p, "input_schema");
     }
 
     ts_gateway_search_cache(b, &rq->ix, moved, kept);

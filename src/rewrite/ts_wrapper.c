@@ -33,11 +33,13 @@ ts_wrapper_free(const ts_index_t *ix)
 
 
 void
-ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p)
+ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p, const char *schema)
 {
-    ts_buf_str(b, "{\"name\":\"" TS_WRAPPER_NAME "\",\"description\":\"");
+    ts_buf_str(b, "\"name\":\"" TS_WRAPPER_NAME "\",\"description\":\"");
     ts_buf_str(b, ts_wrapper_description);
-    ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
+    ts_buf_str(b, "\",\"");
+    ts_buf_str(b, schema);
+    ts_buf_str(b, "\":{\"type\":\"object\",\"properties\":"
                   "{\"name\":{\"type\":\"string\",\"description\":\"the "
                   "name of a tool that ");
     ts_buf_str(b, p->search_tool);

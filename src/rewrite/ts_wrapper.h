@@ -23,8 +23,12 @@
 /* 1 when no tool of the request is named like the wrapper */
 int ts_wrapper_free(const ts_index_t *ix);
 
-/* the wrapper tool's object, in tools[] after the search tool */
-void ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p);
+/*
+ * The wrapper tool's members (name, description, and its input schema
+ * under the key schema: input_schema, parameters), without the braces of
+ * the object the format wraps them in; in tools[] after the search tool
+ */
+void ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p, const char *schema);
 
 /*
  * What a search's result says of the tools it found, JSON-escaped: their

@@ -1,0 +1,310 @@
+/*
+ * Copyright (C) ngx_http_toolsearch_module authors
+ *
+ * Chat Completions, the call wrapper's next turn (rewrite/ts_wrapper.h).
+ * The client sent back its calls of the functions the wrapper called for
+ * it; they stay deferred, so each call becomes the upstream's call of
+ * call_tool again, its arguments the string of {"name", "arguments"}
+ * with the client's arguments decoded, and the search that found them
+ * is restored before the assistant message of the first call of each:
+ * an assistant message with the search function's call (select: of the
+ * names, its id derived from a call's) and a tool message with their
+ * definitions as text, as the loop's own search turn has them.  Every
+ * later turn derives the same bytes from the same calls.  A call whose
+ * arguments are no JSON object, or a name no select: can carry, loads
+ * its function in tools[] instead, as without the wrapper.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan/ts_str.h"
+#include "rewrite/ts_defer.h"
+#include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
+#include "chat/ts_chat.h"
+
+
+/* the deferred tool a call of history names, or -1 */
+static long
+ts_chat_wrapper_tool(const ts_request_t *rq, const ts_block_t *b)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    if (b->name.kind != TS_STRING) {
+        return -1;
+    }
+
+    for (i = 0; i < ix->ntools; i++) {
+        if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
+            && ts_str_same_raw(ix->buf, &ix->tools[i].name, &b->name))
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+/*
+ * A call's arguments decoded (a malloc'ed copy, its object at *obj), or
+ * NULL when they are no JSON object
+ */
+static char *
+ts_chat_wrapper_args(const char *buf, const ts_block_t *b, ts_val_t *args,
+    ts_val_t *obj)
+{
+    ts_val_t   fn;
+    char      *s;
+    size_t     n;
+
+    if (ts_object_member(buf, &b->elem, "function", &fn) != TS_OK
+        || fn.kind != TS_OBJECT
+        || ts_object_member(buf, &fn, "arguments", args) != TS_OK
+        || args->kind != TS_STRING)
+    {
+        return NULL;
+    }
+
+    s = malloc(args->len);
+    if (s == NULL) {
+        return NULL;
+    }
+
+    n = ts_str_decode(buf, args, s, args->len);
+
+    if (n == (size_t) -1 || ts_value_parse(s, n, obj) != TS_OK
+        || obj->kind != TS_OBJECT)
+    {
+        free(s);
+        return NULL;
+    }
+
+    return s;
+}
+
+
+/* 1 when a call of history can go through the wrapper */
+static int
+ts_chat_wrapper_fits(const ts_request_t *rq, const ts_block_t *b, long k)
+{
+    const ts_val_t  *name;
+    ts_val_t         args, obj;
+    char            *s;
+
+    name = &rq->ix.tools[k].name;
+
+    if (b->id.kind != TS_STRING || name->esc
+        || !ts_defer_restorable(rq->ix.buf + name->off + 1, name->len - 2))
+    {
+        return 0;
+    }
+
+    s = ts_chat_wrapper_args(rq->ix.buf, b, &args, &obj);
+    free(s);
+
+    return s != NULL;
+}
+
+
+/* one call of history as the upstream's call of the wrapper */
+static int
+ts_chat_wrapper_call(ts_request_t *rq, const ts_block_t *b, ts_buf_t *t)
+{
+    const char  *buf;
+    ts_val_t     args, obj;
+    ts_buf_t     inner;
+    char        *s;
+    int          rc;
+
+    buf = rq->ix.buf;
+    s = ts_chat_wrapper_args(buf, b, &args, &obj);
+
+    if (s == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&inner, 0);
+    ts_buf_str(&inner, "{\"name\":");
+    ts_buf_add(&inner, buf + b->name.off, b->name.len);
+    ts_buf_str(&inner, ",\"arguments\":");
+    ts_buf_add(&inner, s + obj.off, obj.len);
+    ts_buf_str(&inner, "}");
+    free(s);
+
+    ts_buf_reset(t);
+    ts_buf_str(t, "\"");
+    ts_buf_escaped(t, inner.p, inner.len);
+    ts_buf_str(t, "\"");
+
+    rc = (inner.failed || t->failed
+          || ts_edit_replace(&rq->edits, b->name.off, b->name.len,
+                             "\"" TS_WRAPPER_NAME "\"",
+                             sizeof(TS_WRAPPER_NAME) + 1) != 0
+          || ts_edit_replace(&rq->edits, args.off, args.len, t->p, t->len)
+             != 0)
+         ? -1 : 0;
+
+    ts_buf_free(&inner);
+
+    return rc;
+}
+
+
+/*
+ * The search turns restored before message m, for the tools its calls
+ * are the first of (names), the id derived from the call at b
+ */
+static int
+ts_chat_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
+    const ts_message_t *m, const ts_block_t *b, const ts_names_t *names,
+    ts_buf_t *t)
+{
+    ts_buf_t  none;
+    size_t    i, id, idlen;
+
+    ts_buf_init(&none, 0);
+    ts_buf_reset(t);
+
+    ts_buf_str(t, "{\"role\":\"assistant\",\"content\":null,"
+                  "\"tool_calls\":[{\"id\":\"");
+    id = t->len;
+    ts_defer_restored_id(t, rq->ix.buf, &b->id, "call_search_");
+    idlen = t->len - id;
+    ts_buf_str(t, "\",\"type\":\"function\",\"function\":{\"name\":\"");
+    ts_buf_str(t, p->search_tool);
+    ts_buf_str(t, "\",\"arguments\":\"{\\\"query\\\":\\\"select:");
+
+    for (i = 0; i < names->n; i++) {
+        ts_buf_str(t, i ? "," : "");
+        ts_buf_add(t, names->items[i].p, names->items[i].len);
+    }
+
+    ts_buf_str(t, "\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"");
+    ts_buf_add(t, t->p + id, idlen);
+    ts_buf_str(t, "\",\"content\":\"");
+    ts_gateway_found_text(t, names->items, names->n, 1, &none, &rq->ix);
+    ts_buf_str(t, "\"},");
+
+    if (t->failed) {
+        return -1;
+    }
+
+    rq->searches_restored++;
+
+    return ts_edit_replace(&rq->edits, m->elem.off, 0, t->p, t->len);
+}
+
+
+/* the calls of one assistant message; the first of a tool restored */
+static int
+ts_chat_wrapper_message(ts_request_t *rq, const ts_policy_t *p,
+    const ts_message_t *m, unsigned char *done, ts_buf_t *t)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b, *first;
+    ts_names_t         names;
+    size_t             i;
+    long               k;
+    int                rc;
+
+    ix = &rq->ix;
+    first = NULL;
+    rc = 0;
+    ts_names_init(&names);
+
+    for (i = m->block_first; rc == 0 && i < m->block_end; i++) {
+        b = &ix->blocks[i];
+        k = ts_chat_wrapper_tool(rq, b);
+
+        if (k < 0) {
+            continue;
+        }
+
+        first = first ? first : b;
+
+        if (!done[k]) {
+            done[k] = 1;
+            rc = ts_names_add(&names, ix->buf, &ix->tools[k].name);
+        }
+
+        rc = rc ? rc : ts_chat_wrapper_call(rq, b, t);
+    }
+
+    if (rc == 0 && names.n > 0) {
+        rc = ts_chat_wrapper_restore(rq, p, m, first, &names, t);
+    }
+
+    ts_names_free(&names);
+
+    return rc;
+}
+
+
+/*
+ * A deferred function of which a call cannot go through the wrapper is
+ * loaded, after the search function, as without it
+ */
+static void
+ts_chat_wrapper_load(ts_request_t *rq)
+{
+    const ts_index_t  *ix;
+    const ts_block_t  *b;
+    size_t             i;
+    long               k;
+
+    ix = &rq->ix;
+
+    for (i = 0; i < ix->nblocks; i++) {
+        b = &ix->blocks[i];
+        k = ts_chat_wrapper_tool(rq, b);
+
+        if (k >= 0 && !ts_chat_wrapper_fits(rq, b, k)) {
+            rq->defer[k] = 0;
+            rq->tools_deferred--;
+            rq->loaded[k] = 1;
+        }
+    }
+}
+
+
+int
+ts_chat_wrapper_history(ts_request_t *rq, const ts_policy_t *p)
+{
+    const ts_index_t  *ix;
+    unsigned char     *done;
+    ts_buf_t           t;
+    size_t             i;
+    int                rc;
+
+    ix = &rq->ix;
+
+    if (ix->ntools == 0 || ix->nblocks == 0) {
+        return 0;
+    }
+
+    ts_chat_wrapper_load(rq);
+
+    done = calloc(ix->ntools, 1);
+    if (done == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&t, 0);
+    rc = 0;
+
+    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
+        if (ix->messages[i].block_end > ix->messages[i].block_first) {
+            rc = ts_chat_wrapper_message(rq, p, &ix->messages[i], done, &t);
+        }
+    }
+
+    ts_buf_free(&t);
+    free(done);
+
+    return rc;
+}
