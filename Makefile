@@ -133,11 +133,12 @@ test: all test-deps
 	$(PYTHON) -m pytest -q t
 	$(MAKE) e2e-run
 
-# the npm installs are kept in build/e2e and build/e2e-agents and redone
-# when a lock changes
+# the npm installs are kept in build/e2e, build/e2e-agents and
+# build/e2e-sdks and redone when a lock changes
 e2e-run: all test-deps
 	@sh scripts/e2e-deps.sh $(B)/e2e
 	@sh scripts/e2e-agents.sh $(B)/e2e-agents
+	@sh scripts/e2e-agents.sh $(B)/e2e-sdks t/e2e/openai-sdks
 	$(PYTHON) -m pytest -q t/e2e
 
 # the same, then the measurements rewrite the tables of docs/clients.md

@@ -11,7 +11,8 @@
  * JSON response; properties: the client's bytes do not depend on where
  * the answer was cut, valid events stay valid, a valid response stays
  * valid JSON, every call's body is valid JSON, and the loop ends within
- * its budget.
+ * its budget; an answer of odd length runs a stored exchange (store
+ * absent: each call goes on from the one before).
  */
 
 #include <stdlib.h>
@@ -28,12 +29,16 @@
     "\"description\":\"Creates entities in the memory graph.\","          \
     "\"parameters\":{\"type\":\"object\"}}"
 
-static const char  fz_rbody[] =
-    "{\"model\":\"gpt-4.1\",\"stream\":true,\"store\":false,"
-    "\"instructions\":\"Be brief.\",\"input\":[{\"role\":\"user\","
-    "\"content\":\"hi\"}],"
-    "\"tools\":[" FZ_RFN("bash") "," FZ_RFN("mcp__memory__create_entities")
-    "," FZ_RFN("mcp__memory__read_graph") "]}";
+/* the body the loop runs: store false, or stored (the upstream keeps it) */
+#define FZ_RBODY(store)                                                     \
+    "{\"model\":\"gpt-4.1\",\"stream\":true," store                      \
+    "\"instructions\":\"Be brief.\",\"input\":[{\"role\":\"user\","      \
+    "\"content\":\"hi\"}],"                                                \
+    "\"tools\":[" FZ_RFN("bash") "," FZ_RFN("mcp__memory__create_entities") \
+    "," FZ_RFN("mcp__memory__read_graph") "]}"
+
+static const char  fz_rbody[] = FZ_RBODY("\"store\":false,");
+static const char  fz_rbody_stored[] = FZ_RBODY("");
 
 
 /* 1 when the array has an item whose name is name (tools or loaded) */
@@ -146,13 +151,19 @@ fz_ranswer(uint8_t mode, const char *answer, size_t n)
         ts_responses_process, ts_responses_loop_create, fz_rbody,
         sizeof(fz_rbody) - 1, fz_rcheck_calls, 0
     };
+    static const fz_dialect_t  stored = {
+        ts_responses_process, ts_responses_loop_create, fz_rbody_stored,
+        sizeof(fz_rbody_stored) - 1, fz_rcheck_calls, 0
+    };
     fz_policy_t                f;
 
     fz_policy(&f, policy);
     f.p.max_searches = 1 + (mode >> 2 & 3);
     f.in.upstream = TS_UPSTREAM_COMPATIBLE;
 
-    fz_whole_and_cut(&d, &f, !(mode & 2), 1 + (mode >> 4), answer, n);
+    /* an answer of odd length runs a stored exchange */
+    fz_whole_and_cut(n & 1 ? &stored : &d, &f, !(mode & 2), 1 + (mode >> 4),
+                     answer, n);
 }
 
 

@@ -230,9 +230,12 @@ def responses_seeds():
         r = response_object(emu, {"model": "gpt-4.1", "reasoning": {}},
                             reply, Context(), 400)
         events = "".join(responses_events(r)).encode()
-        yield b"\x01" + events
-        yield b"\x15" + events.replace(b"\n", b"\r\n")
-        yield b"\x03" + json.dumps(r).encode()
+        # each answer at both parities: fuzz_responses runs an answer of
+        # odd length as a stored exchange
+        for tail in (b"", b"\n"):
+            yield b"\x01" + events + tail
+            yield b"\x15" + events.replace(b"\n", b"\r\n") + tail
+            yield b"\x03" + json.dumps(r).encode() + tail
 
 
 def write(directory, seeds):

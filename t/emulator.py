@@ -89,13 +89,15 @@ class ApiError(Exception):
     """An error answer; headers are extra lines (retry-after, say)."""
 
     def __init__(self, message, status=400, kind="invalid_request_error",
-                 headers=(), details=None):
+                 headers=(), details=None, code=None, param=None):
         super().__init__(message)
         self.status = status
         self.kind = kind
         self.message = message
         self.headers = headers
         self.details = details
+        self.code = code
+        self.param = param
 
     def body(self):
         error = {"type": self.kind, "message": self.message}
@@ -105,8 +107,8 @@ class ApiError(Exception):
 
     def openai_body(self):
         return json.dumps({"error": {
-            "message": self.message, "type": self.kind, "param": None,
-            "code": None}}).encode()
+            "message": self.message, "type": self.kind, "param": self.param,
+            "code": self.code}}).encode()
 
 
 class Recorded:
@@ -1289,7 +1291,10 @@ def chat_seeker(target, arguments, query, final, search="tool_search"):
         if last["role"] == "tool" and answered.get(
                 last["tool_call_id"]) == target:
             return ChatReply(final)
-        call = chat_call_of(body, target, arguments, "call_target")
+        # a call id of its own, as an API gives, on a later turn too
+        call = chat_call_of(body, target, arguments,
+                            "call_target_%d" % len(body["messages"])
+                            if answered else "call_target")
         if call:
             return ChatReply("Calling %s." % target, [call])
         if last["role"] == "tool" and answered.get(

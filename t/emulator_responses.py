@@ -7,16 +7,27 @@ Rules checked (ApiError, status 400):
 * a deferred tool (defer_loading on a function or a namespace member)
   needs a tool_search tool: "Deferred tools require tools.tool_search.";
   a hosted (server) tool_search needs a model that has it;
-* every function_call in the context (stored history, resolved
-  references, the input) names a function declared by tools[] or loaded
-  by a tool_search_output before it; a namespace member's call carries its
-  namespace ("Missing namespace for function_call …");
+* every function_call of the request's input names a function declared
+  by tools[] or loaded by a tool_search_output before it; a namespace
+  member's call carries its namespace ("Missing namespace for
+  function_call …"), in the stored history too;
+* a function_call the store holds (previous_response_id, item_reference)
+  may name a function this request does not declare: tools and
+  instructions are per request, never inherited, and OpenAI goes on from
+  such history (the Agents SDK's handoffs change the tools along a
+  previous_response_id chain); ctx.undeclared has those names;
 * two tool_search_output items declaring the same namespace are refused;
-* an item_reference or previous_response_id the store does not hold is
-  refused, and so is an input item with an id when store is false
-  (observed: "Items are not persisted when `store` is set to false.");
+* store (default true) keeps each response, its context and its output
+  items, by id; previous_response_id must name a kept response (else
+  400, code previous_response_not_found) and cannot come with
+  conversation; an item_reference must name a kept item (404); an input
+  item with an id when store is false is refused (observed: "Items are
+  not persisted when `store` is set to false."), and so is one the
+  previous response holds already ("Duplicate item found with id …");
 * every function_call is answered by a function_call_output, and each
-  output answers a call before it.
+  output answers a call before it;
+* with parallel_tool_calls false an answer has one call at most (the
+  script's first).
 
 The model is emu.responses_script(body, ctx) -> ResponsesReply, where ctx
 is the whole context (stored history and the input, references
@@ -56,6 +67,8 @@ class Context:
         self.namespaces = set()
         self.hosted = False     # a server tool_search is declared
         self.client_search = False
+        self.stored = set()     # id() of the items the store gave
+        self.undeclared = set()     # stored calls' functions not declared
 
     def answered(self):
         """{call_id: name} of calls answered by a function_call_output."""
@@ -148,10 +161,12 @@ def walk(ctx, items):
                     ctx.functions[t.get("name")] = None
         elif kind == "function_call":
             name = it.get("name")
-            if name not in ctx.functions:
+            if name not in ctx.functions and id(it) in ctx.stored:
+                ctx.undeclared.add(name)
+            elif name not in ctx.functions:
                 raise api_error("input[%d]: function_call of %s, which is "
                                 "not a declared function." % (i, name))
-            ns = ctx.functions[name]
+            ns = ctx.functions.get(name)
             if ns is not None and it.get("namespace") != ns:
                 raise api_error("Missing namespace for function_call %s."
                                 % it.get("call_id"))
@@ -179,11 +194,21 @@ def context(state, body):
     ctx = Context()
     declare(ctx, body.get("tools", []), model)
     prev = body.get("previous_response_id")
+    held = set()
     if prev is not None:
+        if body.get("conversation") is not None:
+            raise ApiError("Mutually exclusive parameters: Ensure you are "
+                           "only providing one of: 'previous_response_id' "
+                           "or 'conversation'.", 400,
+                           code="mutually_exclusive_parameters")
         if prev not in state.responses:
-            raise api_error("Previous response with id '%s' not found."
-                            % prev, 404)
+            raise ApiError("Previous response with id '%s' not found."
+                           % prev, 400, code="previous_response_not_found",
+                           param="previous_response_id")
         ctx.items.extend(state.responses[prev])
+        ctx.stored.update(id(it) for it in state.responses[prev])
+        held = {it.get("id") for it in state.responses[prev]
+                if isinstance(it, dict) and it.get("id")}
     inp = body.get("input")
     if isinstance(inp, str):
         inp = [{"role": "user", "content": inp}]
@@ -201,11 +226,17 @@ def context(state, body):
                 "encrypted_content" not in it and body.get("store") is False:
             raise api_error("Reasoning items need their encrypted_content "
                             "when `store` is set to false.")
+        if isinstance(it, dict) and it.get("id") in held and \
+                it.get("type") != "item_reference":
+            raise api_error("Duplicate item found with id %s. Remove "
+                            "duplicate items from your input and try "
+                            "again." % it["id"])
         if isinstance(it, dict) and it.get("type") == "item_reference":
             if it.get("id") not in state.items:
                 raise api_error("Item with id '%s' not found." % it.get("id"),
                                 404)
             ctx.items.append(state.items[it["id"]])
+            ctx.stored.add(id(state.items[it["id"]]))
         else:
             ctx.items.append(it)
     walk(ctx, ctx.items)
@@ -236,8 +267,11 @@ def responses_seeker(target, arguments, query, final, search="tool_search"):
                 answered.get(last["call_id"]) == target:
             return ResponsesReply(final)
         if target in ctx.functions:
+            # a call id of its own, as the API gives, on a later turn too
+            call_id = "call_target_%d" % len(ctx.items) if answered \
+                else "call_target"
             return ResponsesReply("Calling %s." % target,
-                                  [(target, arguments, "call_target")])
+                                  [(target, arguments, call_id)])
         if target in ctx.deferred and ctx.hosted:
             ns, definition = ctx.deferred[target]
             found = dict(definition)
@@ -275,7 +309,10 @@ def response_object(emu, body, reply, ctx, size):
                     "status": "completed", "role": "assistant",
                     "content": [{"type": "output_text", "text": reply.text,
                                  "annotations": []}]})
-    for name, args, call_id in reply.calls:
+    # parallel_tool_calls false: one call an answer at most
+    calls = reply.calls[:1] if body.get("parallel_tool_calls") is False \
+        else reply.calls
+    for name, args, call_id in calls:
         item = {"type": "function_call", "id": emu.next_id("fc"),
                 "call_id": call_id, "name": name,
                 "arguments": json.dumps(args), "status": "completed"}

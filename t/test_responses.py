@@ -5,8 +5,10 @@ requests are the recorded clients' sessions in the shapes of
 t/responses_fixtures.py.  Without an openai upstream the gateway runs
 the search and the client gets one response; with one and a model that
 has it, the upstream's hosted tool_search does; requests that search on
-their own, and requests going on from what the upstream keeps, reach it
-byte-identical."""
+their own, and requests going on from a conversation the upstream
+keeps, reach it byte-identical; stored responses and previous_response_id
+chains get the search, stored whole (the emulator keeps them as OpenAI
+does)."""
 
 import json
 
@@ -50,8 +52,9 @@ def send(gw, body, uri=URI, headers=CLIENT_HEADERS):
 def response_of(r, stream):
     """The client's answer as one response, checked to be one: for a
     stream, sequence_number 0, 1, 2, … without a gap, output_index from
-    0, one response.completed and last, one response id; the items the
-    events announced are the response's output."""
+    0, response.created first, one response.completed and last, one
+    response id; the items the events announced are the response's
+    output."""
     assert r.status == 200, r.body[:500]
     if not stream:
         return json.loads(r.body)
@@ -64,6 +67,7 @@ def response_of(r, stream):
         "response.completed", "response.incomplete", "response.failed")]
     assert len(ends) == 1 and events[-1][1] is ends[0]
     resp = ends[0]["response"]
+    assert events[0][0] == "response.created"
     ids = {d["response"]["id"] for _, d in events if "response" in d}
     assert ids == {resp["id"]}, ids
     done = [d["item"] for _, d in events
@@ -248,10 +252,33 @@ def test_search_budget_ends_in_text(gateway, emulator, stream):
     assert len(upstream_bodies(emulator)) == 3
 
 
+STATES = ["store_false", "stored", "chained"]
+
+
+def state_body(gw, emulator, stream, state):
+    """A first request of each kind of state: the client's own (store
+    false), stored (the default), going on from a stored response."""
+    if state == "store_false":
+        return first_request(stream)
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    if state == "stored":
+        return body
+    script = emulator.responses_script
+    emulator.responses_script = lambda b, ctx: ResponsesReply("Hi.")
+    resp = response_of(send(gw, body), stream)
+    emulator.responses_script = script
+    emulator.reset()
+    return dict(body, previous_response_id=resp["id"],
+                input=[{"role": "user", "content": "Store Alice."}])
+
+
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("status", [429, 500])
+@pytest.mark.parametrize("state", STATES)
 def test_error_on_the_continuation_reaches_the_client(gw, emulator, stream,
-                                                      status):
+                                                      status, state):
+    body = state_body(gw, emulator, stream, state)
     calls = []
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
@@ -261,7 +288,8 @@ def test_error_on_the_continuation_reaches_the_client(gw, emulator, stream,
             return ApiError("upstream says no", status, "server_error")
         return seek(body, ctx)
     emulator.responses_script = model
-    r = send(gw, first_request(stream))
+    r = send(gw, body)
+    assert len(calls) == 2
     if stream:
         assert r.status == 200
         events = sse_events(r.body)
@@ -276,7 +304,9 @@ def test_error_on_the_continuation_reaches_the_client(gw, emulator, stream,
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_broken_continuation_is_an_error(gw, emulator, stream):
+@pytest.mark.parametrize("state", STATES)
+def test_broken_continuation_is_an_error(gw, emulator, stream, state):
+    body = state_body(gw, emulator, stream, state)
     calls = []
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
@@ -285,7 +315,8 @@ def test_broken_continuation_is_an_error(gw, emulator, stream):
         reply = seek(body, ctx)
         return Fault(reply, 60, "close") if len(calls) == 2 else reply
     emulator.responses_script = model
-    r = send(gw, first_request(stream))
+    r = send(gw, body)
+    assert len(calls) == 2
     if stream:
         events = sse_events(r.body) if r.status == 200 else []
         assert r.status == 200 and events[-1][0] == "error"
@@ -357,46 +388,219 @@ def test_passes_byte_identical(gw, emulator, case):
     assert not r.header("X-Toolsearch-Decision").startswith("deferred")
 
 
+def output_for(call, output="ok"):
+    return {"type": "function_call_output", "call_id": call["call_id"],
+            "output": output}
+
+
+def stored_turn(gw, emulator, body, stream):
+    """One turn of a stored chain through the gateway: every upstream
+    call accepted, the gateway's search on each, no more than half the
+    client's tool bytes on any; the client's response and the bodies."""
+    emulator.reset()
+    r = send(gw, body)
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    resp = response_of(r, stream)
+    bodies = upstream_bodies(emulator)
+    client = tool_bytes(json.dumps(body).encode())
+    for b in bodies:
+        assert "tool_search" in names(b)
+        assert TARGET in b["instructions"]
+        assert tool_bytes(json.dumps(b).encode()) <= client * 0.5
+    return resp, bodies
+
+
+def assert_searched_in_chain(resp, bodies, prev):
+    """A search, then the call of the tool found: the continuation goes
+    on from the first call's stored response with the search's output
+    alone, and the client goes on from the last, which holds it all."""
+    first, second = bodies
+    assert first.get("previous_response_id") == prev
+    assert TARGET not in names(first) and TARGET in names(second)
+    assert second["previous_response_id"] not in (None, prev, resp["id"])
+    [out] = second["input"]
+    assert out["type"] == "function_call_output"
+    assert "Loaded: " + TARGET in out["output"]
+    assert [c["name"] for c in calls_of(resp)] == [TARGET]
+    assert resp.get("previous_response_id") == prev
+
+
 @pytest.mark.parametrize("stream", [False, True])
-def test_previous_response_id_chain_is_not_broken(gw, emulator, stream):
+def test_previous_response_id_chain_searches(gw, emulator, stream):
     """The Agents SDK with previousResponseId: store on (the default),
-    the next turn sends only its new items.  The gateway cannot see what
-    the upstream keeps: both turns reach it byte-identical
-    (server_state), and the chain goes on."""
+    each turn sends only its new items.  Turn 1 searches; the upstream
+    keeps the whole exchange and the client goes on from its end; turn 2
+    answers the call (the search call in the stored history is declared,
+    the announcement is in this request's instructions); turn 3 searches
+    again for the tool history called, which this request does not
+    declare, and the client gets its call."""
     body = first_request(stream, shape="agents")
     body.pop("store", None)
-    data = json.dumps(body).encode()
-    r = send(gw, data)
-    assert r.header("X-Toolsearch-Decision") == "server_state"
-    resp = response_of(r, stream)
-    call = calls_of(resp)[0]
-    sent_as_is(emulator, data)
-    emulator.reset()
-    nxt = dict(body, previous_response_id=resp["id"], input=[
-        {"type": "function_call_output", "call_id": call["call_id"],
-         "output": "ok"}])
-    data = json.dumps(nxt).encode()
-    r = send(gw, data)
-    assert r.header("X-Toolsearch-Decision") == "server_state"
-    assert text_of(response_of(r, stream)) == "done"
-    sent_as_is(emulator, data)
+    resp, bodies = stored_turn(gw, emulator, body, stream)
+    assert_searched_in_chain(resp, bodies, None)
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[output_for(calls_of(resp)[0])])
+    resp2, [b2] = stored_turn(gw, emulator, nxt, stream)
+    assert text_of(resp2) == "done" and TARGET not in names(b2)
+    assert b2["input"] == nxt["input"]
+    assert b2["previous_response_id"] == resp["id"]
+    nxt = dict(body, previous_response_id=resp2["id"],
+               input=[{"role": "user", "content": "And Bob too."}])
+    resp3, bodies = stored_turn(gw, emulator, nxt, stream)
+    assert_searched_in_chain(resp3, bodies, resp2["id"])
 
 
-def test_item_references_pass_and_resolve(gw, emulator):
-    """The AI SDK with store on refers to earlier items by id."""
-    body = first_request(False)
+@pytest.mark.parametrize("stream", [False, True])
+def test_call_of_a_function_only_history_declares(gw, emulator, stream):
+    """A later turn of a chain: the stored history calls a found function
+    this request does not declare (the gateway cannot see that history).
+    The model calls it again as it stands in history: the gateway loads
+    it (a select: of it, answered from the stored call), the model calls
+    it declared, and the client gets that call, of a tool it knows."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if TARGET in ctx.undeclared and last.get("role") == "user":
+            return ResponsesReply(None, [(TARGET, ARGS, "call_again")])
+        if last.get("call_id") == "call_again":
+            return ResponsesReply(None, [(TARGET, ARGS, "call_after")])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    body = first_request(stream, shape="agents")
     body.pop("store", None)
-    resp = response_of(send(gw, body), False)
-    emulator.reset()
-    call = calls_of(resp)[0]
+    resp, _ = stored_turn(gw, emulator, body, stream)
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[output_for(calls_of(resp)[0])])
+    resp2, _ = stored_turn(gw, emulator, nxt, stream)
+    nxt = dict(body, previous_response_id=resp2["id"],
+               input=[{"role": "user", "content": "And Bob too."}])
+    resp3, (first, second) = stored_turn(gw, emulator, nxt, stream)
+    assert TARGET not in names(first) and TARGET in names(second)
+    assert second["input"][0]["call_id"] == "call_again"
+    assert [c["call_id"] for c in calls_of(resp3)] == ["call_after"]
+    assert calls_of(resp3)[0]["name"] == TARGET
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_item_reference_chain_searches(gw, emulator, stream):
+    """The AI SDK with store on: the next turn refers to the items it
+    got by their ids.  Those of both calls resolve (each call's items are
+    stored with it), the held search call is not among them."""
+    body = first_request(stream)
+    body.pop("store", None)
+    resp, bodies = stored_turn(gw, emulator, body, stream)
+    assert_searched_in_chain(resp, bodies, None)
+    # each call's reasoning, the found tool's call; no search call
+    assert [it["type"] for it in resp["output"]] == [
+        "reasoning", "reasoning", "message", "function_call"]
     body["input"] += [{"type": "item_reference", "id": it["id"]}
                       for it in resp["output"]]
-    body["input"].append({"type": "function_call_output",
-                          "call_id": call["call_id"], "output": "ok"})
+    body["input"].append(output_for(calls_of(resp)[0]))
+    resp2, [b2] = stored_turn(gw, emulator, body, stream)
+    assert text_of(resp2) == "done"
+    assert b2["input"][-3:] == body["input"][-3:]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_unstored_turn_of_a_chain_searches(gw, emulator, stream):
+    """store false going on from a kept response: nothing of the
+    exchange is kept, so the continuation is the client's request (its
+    previous_response_id kept) with the answer's items and the search's
+    output after its input, as for any store false request."""
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    emulator.responses_script = lambda b, ctx: ResponsesReply("Hi.")
+    emulator.reset()
+    resp = response_of(send(gw, body), stream)
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    nxt = dict(body, store=False, previous_response_id=resp["id"],
+               input=[{"role": "user", "content": "Store Alice."}])
+    emulator.reset()
+    r = send(gw, nxt)
+    assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    resp2 = response_of(r, stream)
+    assert [c["name"] for c in calls_of(resp2)] == [TARGET]
+    first, second = upstream_bodies(emulator)
+    assert first["previous_response_id"] == second["previous_response_id"] \
+        == resp["id"]
+    assert "parallel_tool_calls" not in second
+    assert [it.get("type") for it in second["input"]] == [
+        None, "function_call", "function_call_output"]
+    assert resp2["id"] != resp["id"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_stored_answers_hold_one_call(gw, emulator, stream):
+    """A stored answer must not hold the search beside a client's call:
+    the client goes on from it and the search's call would stay open.
+    The gateway asks for one call an answer (parallel_tool_calls false,
+    where the client did not set it); a client that asks for parallel
+    calls keeps its request (server_state)."""
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("call_id") == "call_s":
+            return ResponsesReply(None, [("bash", {"command": "ls"},
+                                          "call_b")])
+        if last.get("type") == "function_call_output":
+            return ResponsesReply("done")
+        return ResponsesReply(None, [
+            ("tool_search", {"query": "memory"}, "call_s"),
+            ("bash", {"command": "ls"}, "call_b")])
+    emulator.responses_script = model
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    resp, bodies = stored_turn(gw, emulator, body, stream)
+    assert [c["name"] for c in calls_of(resp)] == ["bash"]
+    assert [b["parallel_tool_calls"] for b in bodies] == [False, False]
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[output_for(calls_of(resp)[0])])
+    resp2, _ = stored_turn(gw, emulator, nxt, stream)
+    assert text_of(resp2) == "done"
+    emulator.reset()
+    data = json.dumps(dict(body, parallel_tool_calls=True)).encode()
+    r = send(gw, data)
+    assert r.header("X-Toolsearch-Decision") == "server_state"
+    sent_as_is(emulator, data)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_stored_searches_past_the_budget_are_answered(gateway, emulator,
+                                                      stream):
+    """Searches past toolsearch_max_searches in a stored exchange: each
+    is answered (no more searches), not left open in the response the
+    client goes on from, and the chain goes on."""
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if "No more tool searches" in str(last.get("output")):
+            return ResponsesReply("I could not find it.")
+        if last.get("role") == "user" and len(ctx.items) > 3:
+            return ResponsesReply("Hello again.")
+        return ResponsesReply(None, [
+            ("tool_search", {"query": "nothing like this"},
+             "call_%d" % len(ctx.items))])
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 1;")
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    resp, bodies = stored_turn(gw, emulator, body, stream)
+    assert text_of(resp) == "I could not find it." and len(bodies) == 3
+    assert "No more tool searches" in bodies[2]["input"][0]["output"]
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[{"role": "user", "content": "Hi."}])
+    resp2, _ = stored_turn(gw, emulator, nxt, stream)
+    assert text_of(resp2) == "Hello again."
+
+
+def test_conversation_passes_byte_identical(gw, emulator):
+    """A conversation the upstream holds: the gateway's exchange would go
+    into it in an order only the upstream knows (server_state)."""
+    body = first_request(False, shape="agents")
+    body["conversation"] = "conv_1"
     data = json.dumps(body).encode()
     r = send(gw, data)
     assert r.header("X-Toolsearch-Decision") == "server_state"
-    assert text_of(response_of(r, False)) == "done"
     sent_as_is(emulator, data)
 
 

@@ -2,13 +2,14 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * The Responses dialect (POST …/responses).  Requests that search on
- * their own pass byte-identical (client_managed); a request that goes on
- * from state the upstream holds (previous_response_id, conversation,
- * item_reference, a stored response) keeps what that state needs
- * (server_state); an upstream that runs OpenAI's hosted tool_search gets
+ * their own pass byte-identical (client_managed), and so does one whose
+ * server-held state the gateway's exchange could not keep whole (a
+ * conversation, hosted search items, stored parallel calls:
+ * server_state); an upstream that runs OpenAI's hosted tool_search gets
  * defer_loading and the tool_search tool; any other gets the gateway's
- * search, and the client one response whatever the searches took
- * (docs/gateway-search.md, "Responses").
+ * search, and the client one response whatever the searches took, a
+ * stored exchange each call going on from the one before
+ * (docs/gateway-search.md, "Responses", "Server-held state").
  */
 
 #ifndef TS_RESPONSES_H
@@ -25,6 +26,12 @@
  */
 ts_decision_t ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len);
+
+/*
+ * 1 when the upstream keeps the response of a request ts_responses_process
+ * read (store absent or true): the gateway's continuations go on from it
+ */
+int ts_responses_stored(const ts_request_t *rq);
 
 /* 1 when a model runs OpenAI's hosted tool_search: gpt-5.4 and later */
 int ts_responses_hosted_model(const char *model, size_t len);

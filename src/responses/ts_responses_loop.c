@@ -23,6 +23,17 @@
 #include "responses/ts_responses.h"
 
 
+/*
+ * Searches past the budget in a stored exchange are answered, not left
+ * open in the response the client goes on from, this many times
+ */
+#define TS_RS_SPENT_MAX  2
+
+static const char  ts_rs_spent_output[] =
+    "No more tool searches are available for this answer: answer with "
+    "the tools loaded.";
+
+
 /* one output item of an answer */
 typedef struct {
     long            index;      /* the upstream's output_index */
@@ -31,11 +42,24 @@ typedef struct {
     ts_buf_t        args;       /* a held call's arguments so far */
     unsigned        search:1;   /* a search, or an implicit select: */
     unsigned        implicit:1;
+    unsigned        reasoning:1;
 } ts_rs_item_t;
 
 
 typedef struct {
     char           *id;         /* the response's: the first call's */
+    char           *last;       /* the current call's response id */
+    char           *resume;     /* the one the next call goes on from */
+    cJSON          *prev;       /* the first call's previous_response_id */
+    unsigned        stored:1;   /* the upstream keeps each call's response:
+                                   the client goes on from the last */
+    unsigned        spent;      /* searches answered as spent (stored) */
+    unsigned        opened:1;   /* the client has its response.created */
+    cJSON          *head;       /* a stored stream's held events: the
+                                   call's created and in_progress ... */
+    cJSON          *early;      /* ... and what came before the client's
+                                   first item but reasoning, as
+                                   [name, event] pairs */
     cJSON          *usage;      /* summed over the calls */
     cJSON          *output;     /* the client's items, every call's */
     long            seq;        /* the client's next sequence_number */
@@ -84,7 +108,12 @@ ts_rs_free(ts_loop_t *lp)
     ts_rs_answer_reset(st);
     cJSON_Delete(st->usage);
     cJSON_Delete(st->output);
+    cJSON_Delete(st->prev);
+    cJSON_Delete(st->head);
+    cJSON_Delete(st->early);
     free(st->id);
+    free(st->last);
+    free(st->resume);
     free(st);
     lp->format = NULL;
 }
@@ -153,6 +182,7 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
 
     type = cJSON_GetStringValue(cJSON_GetObjectItem(item, "type"));
     name = cJSON_GetStringValue(cJSON_GetObjectItem(item, "name"));
+    it->reasoning = type != NULL && strcmp(type, "reasoning") == 0;
 
     if (type != NULL && strcmp(type, "function_call") == 0 && name != NULL) {
         if (strcmp(name, lp->tool) == 0) {
@@ -272,7 +302,94 @@ ts_rs_emit(ts_rs_loop_t *st, const ts_sse_event_t *ev, cJSON *j,
 }
 
 
-/* the first call's response: its id is the client's */
+/*
+ * A stored stream holds its response.created back until the client's
+ * first item but reasoning, which tells that the call's answer is not a
+ * search alone: the created the client gets then names the response it
+ * goes on from, unless the model writes before it searches.  An event
+ * held, under its name, in a list.
+ */
+static void
+ts_rs_hold(cJSON **list, const ts_sse_event_t *ev, const cJSON *j,
+    const char *type)
+{
+    cJSON  *pair;
+    char    name[64];
+    size_t  n;
+
+    n = ev->name != NULL ? ev->name_len : strlen(type);
+    n = n < sizeof(name) - 1 ? n : sizeof(name) - 1;
+    memcpy(name, ev->name != NULL ? ev->name : type, n);
+    name[n] = '\0';
+
+    if (*list == NULL) {
+        *list = cJSON_CreateArray();
+    }
+
+    pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pair, cJSON_CreateString(name));
+    cJSON_AddItemToArray(pair, cJSON_Duplicate(j, 1));
+
+    /* without memory the event is lost, and ts_rs_open says so */
+    if (!cJSON_AddItemToArray(*list, pair)) {
+        cJSON_Delete(pair);
+    }
+}
+
+
+/* the held events go out, renumbered, the head first */
+static int
+ts_rs_open(ts_rs_loop_t *st, ts_buf_t *out)
+{
+    cJSON           *lists[2], *pair, *j;
+    ts_sse_event_t   ev;
+    size_t           i;
+    int              rc;
+
+    lists[0] = st->head;
+    lists[1] = st->early;
+    st->opened = 1;
+    rc = 0;
+
+    for (i = 0; i < 2; i++) {
+        cJSON_ArrayForEach(pair, lists[i]) {
+            memset(&ev, 0, sizeof(ts_sse_event_t));
+            ev.name = cJSON_GetStringValue(cJSON_GetArrayItem(pair, 0));
+            j = cJSON_GetArrayItem(pair, 1);
+
+            if (ev.name == NULL || j == NULL) {
+                rc = -1;
+                continue;
+            }
+
+            ev.name_len = strlen(ev.name);
+            rc |= ts_rs_emit(st, &ev, j, 1, out);
+        }
+
+        cJSON_Delete(lists[i]);
+    }
+
+    st->head = NULL;
+    st->early = NULL;
+
+    return rc;
+}
+
+
+/* 1 while a stored stream holds its events back */
+static int
+ts_rs_holding(const ts_loop_t *lp)
+{
+    const ts_rs_loop_t  *st = lp->format;
+
+    return st->stored && lp->sse && !st->opened;
+}
+
+
+/*
+ * A call's response begins: the first call's id is the client's, unless
+ * the upstream keeps the calls, where the client goes on from the last
+ */
 static void
 ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
 {
@@ -280,9 +397,18 @@ ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
 
     id = cJSON_GetStringValue(cJSON_GetObjectItem(resp, "id"));
 
-    if (st->id == NULL && id != NULL) {
-        st->id = strdup(id);
+    if (id == NULL) {
+        return;
     }
+
+    if (st->id == NULL) {
+        st->id = strdup(id);
+        st->prev = cJSON_Duplicate(cJSON_GetObjectItem(resp,
+                                                 "previous_response_id"), 1);
+    }
+
+    free(st->last);
+    st->last = strdup(id);
 }
 
 
@@ -331,6 +457,15 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
 
     changed = ts_rs_set(j, "output_index", it->client);
 
+    if (ts_rs_holding(lp) && it->reasoning) {
+        ts_rs_hold(&st->early, ev, j, type);
+        return 0;
+    }
+
+    if (ts_rs_holding(lp) && ts_rs_open(st, out) != 0) {
+        return -1;
+    }
+
     return ts_rs_emit(st, ev, j, changed, out);
 }
 
@@ -355,7 +490,8 @@ ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
         st->errored |= j != NULL;
         lp->ans.broken |= j == NULL;
         cJSON_Delete(j);
-        return ts_buf_add(out, ev->raw, ev->raw_len);
+        rc = ts_rs_holding(lp) ? ts_rs_open(st, out) : 0;
+        return rc | ts_buf_add(out, ev->raw, ev->raw_len);
     }
 
     resp = cJSON_GetObjectItem(j, "response");
@@ -378,10 +514,27 @@ ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
         || strcmp(type, "response.queued") == 0)
     {
         ts_rs_first(st, resp);
-        rc = lp->calls > 1 ? 0 : ts_rs_emit(st, ev, j, 0, out);
+        rc = 0;
+
+        if (ts_rs_holding(lp)) {
+            /* a later call's head stands for the earlier's */
+            if (strcmp(type, "response.created") == 0) {
+                cJSON_Delete(st->head);
+                st->head = NULL;
+            }
+
+            ts_rs_hold(&st->head, ev, j, type);
+
+        } else if (lp->calls == 1) {
+            rc = ts_rs_emit(st, ev, j, 0, out);
+        }
 
     } else if (cJSON_IsNumber(cJSON_GetObjectItem(j, "output_index"))) {
         rc = ts_rs_item_event(lp, ev, j, type, out);
+
+    } else if (ts_rs_holding(lp)) {
+        ts_rs_hold(&st->early, ev, j, type);
+        rc = 0;
 
     } else {
         rc = ts_rs_emit(st, ev, j, 0, out);
@@ -404,7 +557,8 @@ ts_rs_goes_on(const ts_loop_t *lp)
 
     return st->held > 0 && st->nclient == 0 && !lp->ans.broken
            && strcmp(st->status, "completed") == 0
-           && lp->searches + st->held <= max;
+           && (lp->searches + st->held <= max
+               || (st->stored && st->spent < TS_RS_SPENT_MAX));
 }
 
 
@@ -415,15 +569,33 @@ typedef struct {
 } ts_rs_found_t;
 
 
+/* a call's function_call_output begun, after a comma */
+static void
+ts_rs_output_open(ts_buf_t *turns, const char *call_id)
+{
+    ts_buf_str(turns, ",{\"type\":\"function_call_output\",\"call_id\":\"");
+    ts_buf_escaped(turns, call_id, strlen(call_id));
+    ts_buf_str(turns, "\",\"output\":\"");
+}
+
+
+/* a call's function_call_output saying a text */
+static void
+ts_rs_output(ts_buf_t *turns, const char *call_id, const char *text)
+{
+    ts_rs_output_open(turns, call_id);
+    ts_buf_escaped(turns, text, strlen(text));
+    ts_buf_str(turns, "\"}");
+}
+
+
 static int
 ts_rs_found(void *arg, const ts_name_t *names, size_t n,
     const ts_buf_t *servers)
 {
     ts_rs_found_t  *f = arg;
 
-    ts_buf_str(f->turns, ",{\"type\":\"function_call_output\",\"call_id\":\"");
-    ts_buf_escaped(f->turns, f->call_id, strlen(f->call_id));
-    ts_buf_str(f->turns, "\",\"output\":\"");
+    ts_rs_output_open(f->turns, f->call_id);
     ts_gateway_result_text(f->turns, names, n, 1, servers);
     ts_buf_str(f->turns, "\"}");
 
@@ -509,17 +681,20 @@ ts_rs_searches(ts_loop_t *lp)
     const char     *call_id;
     char           *input, *s;
     size_t          i;
-    int             ok;
+    int             ok, spent;
 
     ts_buf_init(&turns, 0);
-    ok = 1;
+    ok = !st->stored || st->last != NULL;
+    spent = lp->searches + st->held > lp->in.policy->max_searches;
+    st->spent += spent;
 
     /*
-     * The answer's items go back to it as the upstream gave them, but
-     * for their ids: gateway search runs with store false, where an
-     * item id names nothing the upstream kept (OpenAI refuses it), so
-     * they go without, as clients send them; a reasoning item without
-     * its encrypted content cannot go at all.
+     * With store false the answer's items go back to it as the upstream
+     * gave them, but for their ids: an item id names nothing the
+     * upstream kept (OpenAI refuses it), so they go without, as clients
+     * send them; a reasoning item without its encrypted content cannot
+     * go at all.  A stored answer the upstream holds: the next call goes
+     * on from it with the searches' outputs alone.
      */
     for (i = 0; ok && i < st->nitems; i++) {
         it = &st->items[i];
@@ -533,12 +708,16 @@ ts_rs_searches(ts_loop_t *lp)
         ok = (s != NULL || ts_rs_unsendable(it->item))
              && (!it->search || (input != NULL && call_id));
 
-        if (ok && s != NULL) {
+        /* a stored call's items the upstream holds: not sent again */
+        if (ok && s != NULL && !st->stored) {
             ts_buf_str(&turns, turns.len ? "," : "");
             ts_buf_str(&turns, s);
         }
 
-        if (ok && it->search) {
+        if (ok && it->search && spent) {
+            ts_rs_output(&turns, call_id, ts_rs_spent_output);
+
+        } else if (ok && it->search) {
             f.turns = &turns;
             f.call_id = call_id;
             ok = ts_loop_search(lp, input, ts_rs_found, &f) == 0;
@@ -550,11 +729,23 @@ ts_rs_searches(ts_loop_t *lp)
 
     ok = ok && !turns.failed && turns.len > 0;
 
-    if (ok && lp->turns.len) {
-        ts_buf_str(&lp->turns, ",");
+    if (ok && st->stored) {
+        /*
+         * The next call goes on from this one's response, with the
+         * searches' outputs alone (each written after a comma)
+         */
+        ts_buf_reset(&lp->turns);
+        free(st->resume);
+        st->resume = strdup(st->last);
+        lp->in.resume = st->resume;
+        ok = st->resume != NULL
+             && ts_buf_add(&lp->turns, turns.p + 1, turns.len - 1) == 0;
+
+    } else if (ok) {
+        ts_buf_str(&lp->turns, lp->turns.len ? "," : "");
+        ok = ts_buf_add(&lp->turns, turns.p, turns.len) == 0;
     }
 
-    ok = ok && ts_buf_add(&lp->turns, turns.p, turns.len) == 0;
     ts_buf_free(&turns);
 
     return ok;
@@ -610,11 +801,18 @@ ts_rs_spent_item(void)
 }
 
 
-/* the client's response: its id, every call's output, usage summed */
+/*
+ * The client's response: its id (the first call's; the last call's,
+ * which holds the whole exchange, where the upstream keeps them, with
+ * the client's previous_response_id), every call's output, usage summed
+ */
 static void
 ts_rs_response(ts_rs_loop_t *st, cJSON *resp)
 {
-    if (st->id != NULL) {
+    if (st->stored) {
+        ts_rs_put(resp, "previous_response_id", cJSON_Duplicate(st->prev, 1));
+
+    } else if (st->id != NULL) {
         ts_rs_put(resp, "id", cJSON_CreateString(st->id));
     }
 
@@ -674,6 +872,10 @@ ts_rs_stream_end(ts_loop_t *lp, ts_buf_t *out)
     ts_rs_loop_t  *st = lp->format;
     char           name[40];
 
+    if (ts_rs_holding(lp)) {
+        (void) ts_rs_open(st, out);
+    }
+
     if (st->held && st->nclient == 0 && st->output != NULL) {
         ts_rs_spent_events(st, out);
     }
@@ -724,6 +926,10 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
     }
 
     if (lp->sse && (st->errored || st->terminal == NULL)) {
+        if (ts_rs_holding(lp)) {
+            (void) ts_rs_open(st, out);
+        }
+
         /* an unfinished event passes where the stream ends with it */
         ts_buf_add(out, lp->pending.p, lp->pending.len);
 
@@ -784,6 +990,10 @@ ts_rs_fail(ts_loop_t *lp, int sse, const ts_loop_error_t *e, ts_buf_t *out)
     err = cJSON_GetObjectItemCaseSensitive(doc, "error");
 
     if (sse) {
+        if (ts_rs_holding(lp)) {
+            (void) ts_rs_open(st, out);
+        }
+
         ev = cJSON_CreateObject();
         cJSON_AddStringToObject(ev, "type", "error");
         code = cJSON_GetStringValue(cJSON_GetObjectItem(err, "code"));
@@ -837,6 +1047,7 @@ ts_responses_loop_create(const ts_input_t *in, const ts_request_t *rq)
     }
 
     lp->format = st;
+    st->stored = ts_responses_stored(rq);
 
     return lp;
 }

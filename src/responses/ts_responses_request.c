@@ -7,7 +7,8 @@
  * tool_search keep no name: the rules never defer them.  What the
  * request may carry decides the path (docs/gateway-search.md,
  * "Responses"): its own search passes (client_managed); state the
- * upstream holds keeps what it needs (server_state); an openai upstream
+ * gateway's exchange could not keep whole passes (server_state); an
+ * openai upstream
  * with a model that has hosted tool_search gets defer_loading and
  * {"type":"tool_search"}; any other upstream gets the gateway's search
  * as Chat Completions does, in this format's shapes.
@@ -35,15 +36,17 @@ enum {
     TS_RS_PREVIOUS,
     TS_RS_CONVERSATION,
     TS_RS_STORE,
+    TS_RS_PARALLEL,
     TS_RS_KEYS
 };
 
 static const char *const  ts_rs_keys[TS_RS_KEYS] = {
     "model", "input", "tools", "stream", "tool_choice", "instructions",
-    "previous_response_id", "conversation", "store"
+    "previous_response_id", "conversation", "store", "parallel_tool_calls"
 };
 
 static const char  ts_rs_hosted_tool[] = "{\"type\":\"tool_search\"}";
+static const char  ts_rs_one_call[] = "\"parallel_tool_calls\":false,";
 
 
 /* what the request's tools and input items say of its state */
@@ -51,9 +54,9 @@ typedef struct {
     unsigned    managed:1;      /* it searches on its own */
     unsigned    hosted:1;       /* hosted search items in its input */
     unsigned    refs:1;         /* item_reference in its input */
+    unsigned    conversation:1; /* it adds to a conversation the
+                                   upstream holds */
     unsigned    chained:1;      /* previous_response_id, conversation */
-    unsigned    held:1;         /* the upstream holds state it goes on
-                                   from, or will keep this response */
 } ts_rs_state_t;
 
 /* the API's function names: [a-zA-Z0-9_-], at most 128 */
@@ -221,7 +224,7 @@ static void
 ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
 {
     const ts_index_t  *ix;
-    const ts_val_t    *store;
+    const ts_val_t    *conv;
     ts_val_t           type, exec;
     size_t             i;
 
@@ -255,15 +258,19 @@ ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
         }
     }
 
-    store = ts_rs_member(ix, TS_RS_STORE);
+    conv = ts_rs_member(ix, TS_RS_CONVERSATION);
+    s->conversation = conv->kind != TS_NONE && conv->kind != TS_NULL;
+    s->chained = s->conversation
+                 || ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING;
+}
 
-    s->chained = ts_rs_member(ix, TS_RS_PREVIOUS)->kind == TS_STRING
-                 || (ts_rs_member(ix, TS_RS_CONVERSATION)->kind != TS_NONE
-                     && ts_rs_member(ix, TS_RS_CONVERSATION)->kind
-                        != TS_NULL);
 
-    /* store defaults to true: the upstream keeps the response */
-    s->held = s->refs || store->kind != TS_FALSE || s->chained;
+int
+ts_responses_stored(const ts_request_t *rq)
+{
+    /* store defaults to true */
+    return rq->ix.members != NULL
+           && ts_rs_member(&rq->ix, TS_RS_STORE)->kind != TS_FALSE;
 }
 
 
@@ -665,12 +672,11 @@ ts_rs_instructions(ts_request_t *rq, const ts_buf_t *text, ts_buf_t *b)
 
 
 /*
- * The items of the loop's searches go after the input (the shared tail,
- * for an array); a string input becomes the user message it stands for,
- * followed by them.
+ * The input replaced by an array of the loop's items (the tail), after
+ * the user message a string input stands for (own)
  */
 static int
-ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
+ts_rs_input_tail(ts_request_t *rq, const ts_input_t *in, int own)
 {
     const ts_val_t  *input;
     ts_buf_t         b;
@@ -678,19 +684,76 @@ ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
 
     input = ts_rs_member(&rq->ix, TS_RS_INPUT);
 
-    if (in->tail_len == 0 || input->kind != TS_STRING) {
-        return 0;
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "[");
+
+    if (own) {
+        ts_buf_str(&b, "{\"role\":\"user\",\"content\":");
+        ts_buf_add(&b, rq->ix.buf + input->off, input->len);
+        ts_buf_str(&b, "},");
     }
 
-    ts_buf_init(&b, 0);
-    ts_buf_str(&b, "[{\"role\":\"user\",\"content\":");
-    ts_buf_add(&b, rq->ix.buf + input->off, input->len);
-    ts_buf_str(&b, "},");
     ts_buf_add(&b, in->tail, in->tail_len);
     ts_buf_str(&b, "]");
 
     rc = b.failed ? -1
          : ts_edit_replace(&rq->edits, input->off, input->len, b.p, b.len);
+    ts_buf_free(&b);
+
+    return rc;
+}
+
+
+/*
+ * The items of the loop's searches go after the input (the shared tail,
+ * for an array); a string input becomes the user message it stands for,
+ * followed by them.
+ */
+static int
+ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
+{
+    if (in->tail_len == 0
+        || ts_rs_member(&rq->ix, TS_RS_INPUT)->kind != TS_STRING)
+    {
+        return 0;
+    }
+
+    return ts_rs_input_tail(rq, in, 1);
+}
+
+
+/*
+ * A continuation of a stored exchange goes on from the response the
+ * upstream kept of the last call (previous_response_id, in place of the
+ * client's or first in the body), and its input is only what the
+ * searches answered (the tail): the rest the upstream holds already.
+ */
+static int
+ts_rs_resume(ts_request_t *rq, const ts_input_t *in)
+{
+    const ts_val_t  *prev, *top;
+    ts_buf_t         b;
+    int              rc;
+
+    prev = ts_rs_member(&rq->ix, TS_RS_PREVIOUS);
+    top = &rq->ix.members[TS_RS_KEYS].val;
+
+    rc = ts_rs_input_tail(rq, in, 0);
+
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "\"previous_response_id\":\"");
+    ts_buf_escaped(&b, in->resume, strlen(in->resume));
+    ts_buf_str(&b, "\",");
+
+    if (rc == 0 && !b.failed) {
+        rc = prev->kind != TS_NONE
+             ? ts_edit_replace(&rq->edits, prev->off, prev->len,
+                               b.p + sizeof("\"previous_response_id\":") - 1,
+                               b.len - sizeof("\"previous_response_id\":"))
+             : ts_edit_replace(&rq->edits, top->off + 1, 0, b.p, b.len);
+    }
+
+    rc = b.failed ? -1 : rc;
     ts_buf_free(&b);
 
     return rc;
@@ -704,8 +767,33 @@ ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
         ts_rs_tools_edit, ts_rs_instructions
     };
 
-    return ts_gateway_apply_as(rq, in, &form) == 0
-           && ts_rs_string_tail(rq, in) == 0 ? 0 : -1;
+    ts_input_t  gin;
+
+    /*
+     * A stored answer must not hold the search call beside one of the
+     * client's: the client goes on from it, and the search's would stay
+     * unanswered there.  One call an answer, the same on every call.
+     */
+    if (ts_responses_stored(rq)
+        && ts_rs_member(&rq->ix, TS_RS_PARALLEL)->kind == TS_NONE
+        && ts_edit_replace(&rq->edits, rq->ix.members[TS_RS_KEYS].val.off + 1,
+                           0, ts_rs_one_call, sizeof(ts_rs_one_call) - 1)
+           != 0)
+    {
+        return -1;
+    }
+
+    if (in->resume == NULL || in->tail_len == 0) {
+        return ts_gateway_apply_as(rq, in, &form) == 0
+               && ts_rs_string_tail(rq, in) == 0 ? 0 : -1;
+    }
+
+    /* the input is the tail alone: nothing goes after the client's */
+    gin = *in;
+    gin.tail_len = 0;
+
+    return ts_gateway_apply_as(rq, &gin, &form) == 0
+           && ts_rs_resume(rq, in) == 0 ? 0 : -1;
 }
 
 
@@ -725,16 +813,22 @@ ts_rs_path(const ts_request_t *rq, const ts_input_t *in, int hosted,
     }
 
     /*
-     * The gateway's searches cannot be part of what the upstream keeps:
-     * a later request going on from it would call a function it no
-     * longer declares.  Only a request that holds its whole state, and
-     * asks the upstream to keep none, gets them.
+     * Hosted search items need the upstream's hosted search; a
+     * conversation would keep the gateway's exchange in an order only
+     * the upstream knows (docs/gateway-search.md, "Server-held state").
+     * Stored responses and previous_response_id chains get the search:
+     * its exchange is stored whole, the client goes on from its end.
      */
-    if (!hosted && (s->held || s->hosted)) {
+    if (!hosted && (s->hosted || s->conversation)) {
         return TS_DECISION_SERVER_STATE;
     }
 
-    (void) rq;
+    /* a stored answer that may hold the search beside the client's call */
+    if (!hosted && ts_responses_stored(rq)
+        && ts_rs_member(&rq->ix, TS_RS_PARALLEL)->kind == TS_TRUE)
+    {
+        return TS_DECISION_SERVER_STATE;
+    }
 
     return TS_DECISION_NONE;
 }

@@ -149,6 +149,10 @@ typedef struct {
     const unsigned char    *loaded;         /* per tool: loaded by it */
     const char             *tail;           /* turns after the messages */
     size_t                  tail_len;
+    const char             *resume;         /* Responses, stored: the
+                                               response the call goes on
+                                               from; the tail replaces
+                                               the input */
 
     ts_index_mem_t         *index_mem;      /* memory the index may reuse */
 } ts_input_t;

@@ -21,6 +21,8 @@ from clients import run
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 PROMPT = "Create a memory entity for Alice, a person who likes tea."
+# the next user turn of a multi-turn session
+MORE = "Thank you. Make sure Alice is stored."
 MODEL = "claude-sonnet-4-5"
 CHAT_MODEL = "gpt-4.1"
 KEY = "sk-ant-test"
@@ -218,17 +220,27 @@ def setup_qwen_chat(work, url, modules):
     return setup_qwen(work, url, modules, search=False, auth="openai")
 
 
-def sdk_setup(script, stream=False, api=None):
-    """A script of t/e2e/sdk; api "chat": its Chat Completions provider."""
+def sdks_modules(modules):
+    """The OpenAI SDK agents' packages (t/e2e/openai-sdks), installed
+    beside the agent clients' (build/e2e-sdks)."""
+    return os.path.join(os.path.dirname(os.path.dirname(modules)),
+                        "e2e-sdks", "node_modules")
+
+
+def sdk_setup(script, stream=False, api=None, sdks=False):
+    """A script of t/e2e/sdk; api "chat": its Chat Completions provider,
+    "responses": its Responses one; sdks: a two-turn session with the
+    packages of t/e2e/openai-sdks."""
     def setup(work, url, modules):
         path = os.path.join(work.dir, "config.json")
         with open(path, "w") as f:
             json.dump({"url": url, "model": CHAT_MODEL if api else MODEL,
-                       "prompt": PROMPT, "stream": stream, "api": api,
+                       "prompt": PROMPT, "more": [MORE] if sdks else [],
+                       "stream": stream, "api": api,
                        "servers": work.servers}, f)
         # ES modules resolve packages from the script's folder upwards
         link = os.path.join(work.dir, "node_modules")
-        os.symlink(modules, link)
+        os.symlink(sdks_modules(modules) if sdks else modules, link)
         copy = os.path.join(work.dir, script)
         with open(os.path.join(HERE, "sdk", script)) as src, \
                 open(copy, "w") as dst:
@@ -271,6 +283,25 @@ CLIENTS = {
     "ai-sdk-chat-stream": (sdk_setup("aisdk.mjs", True, "chat"),
                            ("ai", "@ai-sdk/openai-compatible",
                             "@ai-sdk/mcp")),
+    # server-held state: the AI SDK's Responses model with its default
+    # store (item_reference), the OpenAI Agents SDK on Responses
+    # (previousResponseId) and on Chat Completions; two turns each
+    "ai-sdk-responses": (sdk_setup("aisdk.mjs", False, "responses", True),
+                         ("ai", "@ai-sdk/openai", "@ai-sdk/mcp")),
+    "ai-sdk-responses-stream": (sdk_setup("aisdk.mjs", True, "responses",
+                                          True),
+                                ("ai", "@ai-sdk/openai", "@ai-sdk/mcp")),
+    "openai-agents-responses": (sdk_setup("openai-agents.mjs", False,
+                                          "responses", True),
+                                ("@openai/agents",)),
+    "openai-agents-responses-stream": (sdk_setup("openai-agents.mjs", True,
+                                                 "responses", True),
+                                       ("@openai/agents",)),
+    "openai-agents-chat": (sdk_setup("openai-agents.mjs", False, "chat",
+                                     True), ("@openai/agents",)),
+    "openai-agents-chat-stream": (sdk_setup("openai-agents.mjs", True,
+                                            "chat", True),
+                                  ("@openai/agents",)),
     "langchain": (sdk_setup("langchain.mjs"),
                   ("langchain", "@langchain/anthropic",
                    "@langchain/mcp-adapters")),

@@ -2,7 +2,11 @@
 opencode, cline, continue, the Vercel AI SDK (each on the Messages API
 and on Chat Completions), qwen-code with its own search off (on Chat
 Completions), opencode on the Responses API and LangChain.js (t/e2e/agents.py), each with
-the five MCP servers from npm, on both profiles.  The session completes,
+the five MCP servers from npm, on both profiles; and the OpenAI-format
+SDKs with server-held state (t/e2e/openai-sdks: the AI SDK's Responses
+model with its default store, the Agents SDK on Responses with
+previousResponseId and on Chat Completions), two turns each.  The
+session completes,
 the memory server's store holds the entity the model asked for, every
 request reached the emulator and was accepted, and the gateway deferred
 the client's MCP tools; on the OpenAI formats, the client printed the
@@ -52,8 +56,11 @@ def node22():
     os.environ["PATH"] = path
 
 
-@pytest.mark.parametrize("client,profile", CASES)
-def test_agent_session(client, profile, tmp_path):
+def agent_session(client, profile, tmp_path):
+    """The client's session through a gateway of the profile in front of
+    the scripted models: it ended well, the memory server's tool ran, and
+    every upstream request was accepted; (its run, the requests, the
+    gateway's log)."""
     up = Upstream(profile, SERVERS[profile])
     up.emulator.script = agents.model
     up.emulator.chat_script = agents.chat_model
@@ -67,6 +74,12 @@ def test_agent_session(client, profile, tmp_path):
     assert run.stored_alice(), (run.memory, run.describe())
     assert posts and [(r.status, r.error) for r in posts] == \
         [(200, None)] * len(posts)
+    return run, posts, log
+
+
+@pytest.mark.parametrize("client,profile", CASES)
+def test_agent_session(client, profile, tmp_path):
+    run, posts, log = agent_session(client, profile, tmp_path)
     openai = "chat" in client or "responses" in client
     want = "deferred_hosted" if profile == "anthropic" \
         and not openai else "deferred_gateway"
@@ -142,3 +155,69 @@ def assert_openai_session(run, posts, log, fmt):
         least = int(line["in"]) - int(line["out"]) + tool_bytes(first)
         sent = [tool_bytes(b) for b in [first] + more]
         assert max(sent) <= least * 0.5, (line, sent)
+
+
+# server-held state: two turns each, with the five MCP servers
+SDK_CASES = ["ai-sdk-responses", "ai-sdk-responses-stream",
+             "openai-agents-responses", "openai-agents-responses-stream",
+             "openai-agents-chat", "openai-agents-chat-stream"]
+
+
+def gateway_outputs(body):
+    """The function_call_output items of the gateway's searches a stored
+    continuation sends alone, going on from the call before."""
+    items = history(body)
+    return body.get("previous_response_id") and items and all(
+        it.get("type") == "function_call_output"
+        and str(it.get("output", "")).startswith(("Loaded: ", "No "))
+        for it in items)
+
+
+@pytest.mark.parametrize("client", SDK_CASES)
+def test_openai_sdk_session(client, tmp_path):
+    """The OpenAI-format SDKs as their users run them, two user turns
+    each: the AI SDK's Responses model with its default store (later
+    requests refer to the items it got by item_reference), the Agents
+    SDK on Responses (the second turn goes on with previousResponseId,
+    sending only new items) and on Chat Completions.  Every request is
+    accepted by the strict emulator (no broken chain), the memory
+    server's tool runs, the client prints the final answer, and no
+    upstream call carries more than half of the client's tool bytes."""
+    modules = agents.sdks_modules(MODULES)
+    if not os.path.isdir(os.path.join(modules, "@openai", "agents")):
+        pytest.skip("the OpenAI SDK agents are not installed: `make e2e` "
+                    "installs them into build/e2e-sdks")
+    run, posts, log = agent_session(client, "compatible", tmp_path)
+    assert final_answer(run) == agents.FINAL, run.describe()
+    fmt = "chat_completions" if "chat" in client else "responses"
+    assert {line["format"] for line in log} == {fmt}, log
+    assert {line["decision"] for line in log} <= {
+        "deferred_gateway", "nothing_to_defer"}, log
+    # Responses goes on from history it cannot see: each turn searches
+    assert sum(int(line["searches"]) for line in log) >= \
+        (1 if fmt == "chat_completions" else 2), log
+    bodies = [json.loads(r.body) for r in posts]
+    # the client's requests as they reached the upstream (found by their
+    # size): it never calls or refers back to the gateway's search
+    sizes = {int(line["out"]) for line in log}
+    firsts = [b for r, b in zip(posts, bodies) if len(r.body) in sizes]
+    assert len(firsts) >= len(log) and not any(map(gateway_outputs, firsts))
+    for b in firsts:
+        assert all(n.endswith(agents.TARGET_SUFFIX) for n in called(b)), \
+            called(b)
+    kinds = {it.get("type") for b in bodies for it in history(b)}
+    if client.startswith("ai-sdk"):
+        assert "item_reference" in kinds
+    elif fmt == "responses":
+        chained = [b for b in bodies if b.get("previous_response_id")
+                   and not gateway_outputs(b)]
+        assert chained, "no turn went on with previous_response_id"
+    # the client's tool bytes: at least in - out + the tool bytes of its
+    # own call, on every line (the gateway only adds to the rest)
+    client_bytes = max(int(line["in"]) - int(line["out"]) +
+                       tool_bytes(next(b for r, b in zip(posts, bodies)
+                                       if len(r.body) == int(line["out"])))
+                       for line in log)
+    assert client_bytes > 20000, client_bytes
+    assert max(tool_bytes(b) for b in bodies) <= client_bytes * 0.5, \
+        (client_bytes, [tool_bytes(b) for b in bodies])

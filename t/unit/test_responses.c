@@ -113,15 +113,44 @@ test_responses_paths(void)
           == 0);
     trun_free(&r);
 
-    /* the upstream keeps or holds state: byte-identical */
+    /* stored, or going on from a stored response: the search too */
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") RTOOLS "}")
-          == TS_DECISION_SERVER_STATE);
-    CHECK(r.rq.edits.n == 0);
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(ts_responses_stored(&r.rq));
     trun_free(&r);
 
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,"
                  "'previous_response_id':'resp_1'," RTOOLS "}")
-          == TS_DECISION_SERVER_STATE);
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(!ts_responses_stored(&r.rq));
+    trun_free(&r);
+
+    /* a stored continuation: from the last call, the searches' outputs */
+    t.in.tail = "{\"type\":\"function_call_output\"}";
+    t.in.tail_len = strlen(t.in.tail);
+    t.in.resume = "resp_2";
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'previous_response_id':"
+                 "'resp_1'," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(r.json,
+                 "previous_response_id")), "resp_2") == 0);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
+    trun_free(&r);
+
+    CHECK(rs_run(&r, &t, "{'model':'m','input':[{'role':'user','content':"
+                 "'hi'}]," RTOOLS "}") == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(r.json,
+                 "previous_response_id")), "resp_2") == 0);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
+    trun_free(&r);
+    t.in.tail = NULL;
+    t.in.tail_len = 0;
+    t.in.resume = NULL;
+
+    /* a conversation the upstream holds: byte-identical */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'conversation':'conv_1',"
+                 RTOOLS "}") == TS_DECISION_SERVER_STATE);
+    CHECK(r.rq.edits.n == 0);
     trun_free(&r);
 
     /* searching on its own: byte-identical */

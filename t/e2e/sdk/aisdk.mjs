@@ -2,11 +2,14 @@
 //
 //   node t/e2e/sdk/aisdk.mjs CONFIG.json
 //
-// CONFIG: {"url", "model", "prompt", "stream", "api", "servers": {NAME:
-// {"command", "args", "env"}}}.  Tools keep their bare MCP names.  With
-// "api": "chat", the model is @ai-sdk/openai-compatible's (OpenAI's Chat
-// Completions, as opencode and kilo use it), else @ai-sdk/anthropic's.
-// Prints {"final": TEXT} on stdout.
+// CONFIG: {"url", "model", "prompt", "more", "stream", "api", "servers":
+// {NAME: {"command", "args", "env"}}}.  Tools keep their bare MCP names.
+// With "api": "chat", the model is @ai-sdk/openai-compatible's (OpenAI's
+// Chat Completions, as opencode and kilo use it); with "responses",
+// @ai-sdk/openai's Responses model with its default store (on: later
+// turns refer to earlier items by item_reference); else
+// @ai-sdk/anthropic's.  "more": user prompts of later turns, each sent
+// with the conversation so far.  Prints {"final": TEXT} on stdout.
 
 import fs from "node:fs";
 import { generateText, streamText, stepCountIs } from "ai";
@@ -16,6 +19,11 @@ import { Experimental_StdioMCPTransport } from "@ai-sdk/mcp/mcp-stdio";
 const config = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 
 async function provider(config) {
+    if (config.api === "responses") {
+        const { createOpenAI } = await import("@ai-sdk/openai");
+        return createOpenAI({ baseURL: config.url + "/v1",
+                              apiKey: "sk-test" }).responses(config.model);
+    }
     if (config.api === "chat") {
         const { createOpenAICompatible } =
             await import("@ai-sdk/openai-compatible");
@@ -40,15 +48,24 @@ try {
         tools = { ...tools, ...(await c.tools()) };
     }
     const model = await provider(config);
-    const args = { model, tools, prompt: config.prompt,
-                   system: "You are a helpful agent.",
-                   stopWhen: stepCountIs(5), maxRetries: 0 };
+    const messages = [];
     let text;
-    if (config.stream) {
-        const r = streamText(args);
-        text = await r.text;
-    } else {
-        text = (await generateText(args)).text;
+    for (const prompt of [config.prompt, ...(config.more || [])]) {
+        messages.push({ role: "user", content: prompt });
+        const args = { model, tools, messages,
+                       system: "You are a helpful agent.",
+                       stopWhen: stepCountIs(5), maxRetries: 0 };
+        let response;
+        if (config.stream) {
+            const r = streamText(args);
+            text = await r.text;
+            response = await r.response;
+        } else {
+            const r = await generateText(args);
+            text = r.text;
+            response = r.response;
+        }
+        messages.push(...response.messages);
     }
     console.log(JSON.stringify({ final: text }));
 } finally {
