@@ -186,7 +186,7 @@ def responses_model(client, calls, turns, query):
                 [(name, arguments(client, name, turn), call_id(turn))],
                 [([name], [found])])
         text, out = decide(client, calls, ctx.answered(),
-                           set(ctx.functions), turns, query)
+                           set(ctx.functions), turns, query, ctx.wrapped())
         return ResponsesReply(text, out)
     return answer
 

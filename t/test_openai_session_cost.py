@@ -24,7 +24,6 @@ ON = "toolsearch on;"
 OFF = "toolsearch off;"
 TOOLS = "toolsearch on; toolsearch_found_tools tools;"
 CLIENTS = sorted(ocs.CLIENTS)
-CHAT = sorted(c for c in ocs.CLIENTS if ocs.CLIENTS[c].format == "chat")
 
 
 def names(tools):
@@ -45,21 +44,26 @@ def announcement(body):
     return body["instructions"]
 
 
-@pytest.mark.parametrize("client", CHAT)
+def said(client, answer):
+    if ocs.CLIENTS[client].format == "chat":
+        return answer["choices"][0]["message"]["content"]
+    return answer["output"][-1]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("client", CLIENTS)
 @pytest.mark.parametrize("query", ["select", "words"])
 def test_wrapper_session_never_breaks_the_prefix(client, query):
-    """The call wrapper (the default for Chat Completions): tools[] is the
-    same on every call and turn, the loop's calls only append, and the
-    next turn restores the search before the call: no request after the
-    first pays again for what the one before it had cached."""
+    """The call wrapper (the default; Responses with store false): tools[]
+    is the same on every call and turn, the loop's calls only append, and
+    the next turn restores the search before the call: no request after
+    the first pays again for what the one before it had cached."""
     r = ocs.run(client, "default", ON, query=query)
     base = ocs.run(client, "off", OFF)
     bodies = [q.json() for q in r.requests]
 
     assert r.rejected() == []
     assert len(r.requests) > ocs.TURNS
-    assert r.answers[-1]["choices"][0]["message"]["content"].endswith(
-        "Done.")
+    assert said(client, r.answers[-1]).endswith("Done.")
     assert r.bill.breaks() == []
     assert len({billing.compact(b["tools"]) for b in bodies}) == 1
     assert names(bodies[0]["tools"])[-2:] == [ocs.SEARCH, "call_tool"]
@@ -68,18 +72,13 @@ def test_wrapper_session_never_breaks_the_prefix(client, query):
 
 @pytest.mark.parametrize("client", CLIENTS)
 def test_a_discovery_breaks_the_prefix_once(client):
-    """toolsearch_found_tools tools for Chat Completions, and Responses'
-    gateway search."""
+    """toolsearch_found_tools tools: found functions join tools[]."""
     r = ocs.run(client, "default", TOOLS)
-    c = ocs.CLIENTS[client]
     bodies = [q.json() for q in r.requests]
 
     assert r.rejected() == []
     assert len(r.requests) > ocs.TURNS
-    last = r.answers[-1]
-    said = last["choices"][0]["message"]["content"] if c.format == "chat" \
-        else last["output"][-1]["content"][0]["text"]
-    assert said.endswith("Done.")
+    assert said(client, r.answers[-1]).endswith("Done.")
     # the only breaks are the loop's calls that load what a search found:
     # no turn's first request breaks, the client's next turn included
     searched = loop_calls(r)

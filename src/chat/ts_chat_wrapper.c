@@ -50,41 +50,16 @@ ts_chat_wrapper_tool(const ts_request_t *rq, const ts_block_t *b)
 }
 
 
-/*
- * A call's arguments decoded (a malloc'ed copy, its object at *obj), or
- * NULL when they are no JSON object
- */
-static char *
-ts_chat_wrapper_args(const char *buf, const ts_block_t *b, ts_val_t *args,
-    ts_val_t *obj)
+/* a call's arguments string */
+static int
+ts_chat_wrapper_args(const char *buf, const ts_block_t *b, ts_val_t *args)
 {
-    ts_val_t   fn;
-    char      *s;
-    size_t     n;
+    ts_val_t  fn;
 
-    if (ts_object_member(buf, &b->elem, "function", &fn) != TS_OK
-        || fn.kind != TS_OBJECT
-        || ts_object_member(buf, &fn, "arguments", args) != TS_OK
-        || args->kind != TS_STRING)
-    {
-        return NULL;
-    }
-
-    s = malloc(args->len);
-    if (s == NULL) {
-        return NULL;
-    }
-
-    n = ts_str_decode(buf, args, s, args->len);
-
-    if (n == (size_t) -1 || ts_value_parse(s, n, obj) != TS_OK
-        || obj->kind != TS_OBJECT)
-    {
-        free(s);
-        return NULL;
-    }
-
-    return s;
+    return ts_object_member(buf, &b->elem, "function", &fn) == TS_OK
+           && fn.kind == TS_OBJECT
+           && ts_object_member(buf, &fn, "arguments", args) == TS_OK
+           && args->kind == TS_STRING;
 }
 
 
@@ -92,66 +67,11 @@ ts_chat_wrapper_args(const char *buf, const ts_block_t *b, ts_val_t *args,
 static int
 ts_chat_wrapper_fits(const ts_request_t *rq, const ts_block_t *b, long k)
 {
-    const ts_val_t  *name;
-    ts_val_t         args, obj;
-    char            *s;
+    ts_val_t  args;
 
-    name = &rq->ix.tools[k].name;
-
-    if (b->id.kind != TS_STRING || name->esc
-        || !ts_defer_restorable(rq->ix.buf + name->off + 1, name->len - 2))
-    {
-        return 0;
-    }
-
-    s = ts_chat_wrapper_args(rq->ix.buf, b, &args, &obj);
-    free(s);
-
-    return s != NULL;
-}
-
-
-/* one call of history as the upstream's call of the wrapper */
-static int
-ts_chat_wrapper_call(ts_request_t *rq, const ts_block_t *b, ts_buf_t *t)
-{
-    const char  *buf;
-    ts_val_t     args, obj;
-    ts_buf_t     inner;
-    char        *s;
-    int          rc;
-
-    buf = rq->ix.buf;
-    s = ts_chat_wrapper_args(buf, b, &args, &obj);
-
-    if (s == NULL) {
-        return -1;
-    }
-
-    ts_buf_init(&inner, 0);
-    ts_buf_str(&inner, "{\"name\":");
-    ts_buf_add(&inner, buf + b->name.off, b->name.len);
-    ts_buf_str(&inner, ",\"arguments\":");
-    ts_buf_add(&inner, s + obj.off, obj.len);
-    ts_buf_str(&inner, "}");
-    free(s);
-
-    ts_buf_reset(t);
-    ts_buf_str(t, "\"");
-    ts_buf_escaped(t, inner.p, inner.len);
-    ts_buf_str(t, "\"");
-
-    rc = (inner.failed || t->failed
-          || ts_edit_replace(&rq->edits, b->name.off, b->name.len,
-                             "\"" TS_WRAPPER_NAME "\"",
-                             sizeof(TS_WRAPPER_NAME) + 1) != 0
-          || ts_edit_replace(&rq->edits, args.off, args.len, t->p, t->len)
-             != 0)
-         ? -1 : 0;
-
-    ts_buf_free(&inner);
-
-    return rc;
+    return b->id.kind == TS_STRING
+           && ts_chat_wrapper_args(rq->ix.buf, b, &args)
+           && ts_wrapper_turn_fits(&rq->ix, k, &args);
 }
 
 
@@ -207,6 +127,7 @@ ts_chat_wrapper_message(ts_request_t *rq, const ts_policy_t *p,
 {
     const ts_index_t  *ix;
     const ts_block_t  *b, *first;
+    ts_val_t           args;
     ts_names_t         names;
     size_t             i;
     long               k;
@@ -232,7 +153,11 @@ ts_chat_wrapper_message(ts_request_t *rq, const ts_policy_t *p,
             rc = ts_names_add(&names, ix->buf, &ix->tools[k].name);
         }
 
-        rc = rc ? rc : ts_chat_wrapper_call(rq, b, t);
+        if (rc == 0 && !ts_chat_wrapper_args(ix->buf, b, &args)) {
+            rc = -1;
+        }
+
+        rc = rc ? rc : ts_wrapper_turn_call(rq, &b->name, &args, t);
     }
 
     if (rc == 0 && names.n > 0) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rewrite/ts_defer.h"
 #include "rewrite/ts_wrapper.h"
 #include "scan/ts_str.h"
 
@@ -564,6 +565,96 @@ ts_wrapper_history(ts_request_t *rq)
 
     ts_buf_free(&t);
     ts_names_free(&deferred);
+
+    return rc;
+}
+
+
+/* a JSON-string argument decoded (malloc'ed, its object at *obj), or NULL */
+static char *
+ts_wrapper_decoded(const char *buf, const ts_val_t *args, ts_val_t *obj)
+{
+    char    *s;
+    size_t   n;
+
+    if (args->kind != TS_STRING || (s = malloc(args->len)) == NULL) {
+        return NULL;
+    }
+
+    n = ts_str_decode(buf, args, s, args->len);
+
+    if (n == (size_t) -1 || ts_value_parse(s, n, obj) != TS_OK
+        || obj->kind != TS_OBJECT)
+    {
+        free(s);
+        return NULL;
+    }
+
+    return s;
+}
+
+
+int
+ts_wrapper_turn_fits(const ts_index_t *ix, size_t k, const ts_val_t *args)
+{
+    const ts_val_t  *name;
+    ts_val_t         obj;
+    char            *s;
+
+    name = &ix->tools[k].name;
+
+    if (name->kind != TS_STRING || name->esc
+        || !ts_defer_restorable(ix->buf + name->off + 1, name->len - 2))
+    {
+        return 0;
+    }
+
+    s = ts_wrapper_decoded(ix->buf, args, &obj);
+    free(s);
+
+    return s != NULL;
+}
+
+
+int
+ts_wrapper_turn_call(ts_request_t *rq, const ts_val_t *name,
+    const ts_val_t *args, ts_buf_t *t)
+{
+    const char  *buf;
+    ts_val_t     obj;
+    ts_buf_t     inner;
+    char        *s;
+    int          rc;
+
+    buf = rq->ix.buf;
+    s = ts_wrapper_decoded(buf, args, &obj);
+
+    if (s == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&inner, 0);
+    ts_buf_str(&inner, "{\"name\":");
+    ts_buf_add(&inner, buf + name->off, name->len);
+    ts_buf_str(&inner, ",\"arguments\":");
+    ts_buf_add(&inner, s + obj.off, obj.len);
+    ts_buf_str(&inner, "}");
+    free(s);
+
+    ts_buf_reset(t);
+    ts_buf_str(t, "\"");
+    ts_buf_escaped(t, inner.p, inner.len);
+    ts_buf_str(t, "\"");
+
+    rc = (inner.failed || t->failed
+          || ts_edit_replace(&rq->edits, name->off, name->len,
+                             "\"" TS_WRAPPER_NAME "\"",
+                             sizeof(TS_WRAPPER_NAME) + 1) != 0
+          || ts_edit_replace(&rq->edits, args->off, args->len, t->p, t->len)
+             != 0)
+         ? -1 : 0;
+
+    ts_buf_free(&inner);
 
     return rc;
 }

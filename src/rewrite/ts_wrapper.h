@@ -64,4 +64,22 @@ int ts_wrapper_check(const ts_index_t *ix, const char *input, size_t len,
  */
 int ts_wrapper_history(ts_request_t *rq);
 
+/*
+ * Formats whose calls carry their arguments as a JSON string (Chat
+ * Completions, Responses): 1 when history's call of the deferred tool k,
+ * its arguments args, can go back as the wrapper's call (the arguments
+ * decode to an object; a select: can carry the name), else its tool
+ * loads as without the wrapper
+ */
+int ts_wrapper_turn_fits(const ts_index_t *ix, size_t k,
+    const ts_val_t *args);
+
+/*
+ * The edits of such a call: its name (the value name) becomes the
+ * wrapper's, its arguments the string of {"name": …, "arguments": the
+ * decoded object}; t is scratch
+ */
+int ts_wrapper_turn_call(ts_request_t *rq, const ts_val_t *name,
+    const ts_val_t *args, ts_buf_t *t);
+
 #endif /* TS_WRAPPER_H */
