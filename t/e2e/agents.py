@@ -387,8 +387,9 @@ def model(request):
 def chat_model(body):
     """The scripted model in Chat Completions: the same job, searching
     with the gateway's search function when the target is deferred."""
-    from emulator import ChatReply, chat_seeker, chat_tools
-    target = next((n for n in chat_tools(body)
+    from emulator import ChatReply, chat_seeker, chat_tools, chat_wrapped
+    # with the gateway's call wrapper, what its searches found too
+    target = next((n for n in chat_tools(body) + sorted(chat_wrapped(body))
                    if n.endswith(TARGET_SUFFIX)), None)
     if target is None and "tool_search" not in chat_tools(body):
         return ChatReply("Alice")
@@ -400,7 +401,8 @@ def responses_model(body, ctx):
     """The scripted model on the Responses API: the same job."""
     from emulator_responses import ResponsesReply, responses_seeker
     target = next((n for n in list(ctx.functions) + list(ctx.deferred)
-                   if n.endswith(TARGET_SUFFIX)), None)
+                   + sorted(ctx.wrapped()) if n.endswith(TARGET_SUFFIX)),
+                  None)
     if target is None and "tool_search" not in ctx.functions:
         return ResponsesReply("Alice")
     return responses_seeker(target or TARGET_SUFFIX, TARGET_INPUT, QUERY,
