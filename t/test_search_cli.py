@@ -130,10 +130,10 @@ PINNED = [
                   "Lost Ark Simple::Get Battle Item Recipes"]),
     # the share of the query's words a tool has decides these: a tool that
     # matches one word strongly ("order", "find", "user") no longer beats
-    # the one that has the request's other words too
-    ("bfcl-multiturn", "I need to make sure I've got enough cash for that "
-     "order. Could you please top up my trading account with $5,000?",
-     ["fund_account"]),
+    # the one that has the request's other words too.  (BFCL's "top up my
+    # trading account" pinned here before: fund_account, 5th, went to 6th
+    # when the getter rule below gave that place to get_stock_info, the
+    # getter of the best tool, place_order.)
     ("metatool", "Can you help me find a good pair of running shoes?",
      ["ProductSearch"]),
     # a task sentence of more than 16 words brings no thesaurus relatives:
@@ -150,6 +150,26 @@ PINNED = [
      "can meticulously create a well-rounded travel itinerary tailored to "
      "my preferences and interests for a delightful two-week vacation in "
      "Europe.", ["TripTool"]),
+    # the fifth place of a task sentence goes to the getter the best tool
+    # needs first: place_order's symbol is "Symbol of the stock to trade"
+    # (get_stock_info), estimate_distance's cityA "The zipcode of the
+    # first city" (get_zipcode_based_on_city), Artist featuring's id
+    # "Artist ID" (Get artists)
+    ("bfcl-multiturn", "Let's proceed with an order. Execute a transaction "
+     "for 150 shares at the present market value for the stock we just "
+     "added.", ["place_order", "get_stock_info"]),
+    ("bfcl-multiturn", "I'm currently in Rivermist planning a trip to "
+     "Stonebrook. Could you provide an estimate of the distance and "
+     "forward this info to my cousin Bob via text, in the format 'The "
+     "distance from Rivermist to Stonebrook is xxx km.', where xxx is "
+     "replaced by the distance value, in one decimal place)?",
+     ["estimate_distance", "get_zipcode_based_on_city"]),
+    ("stabletoolbench", "I'm planning a party and I want to create a "
+     "playlist with songs featuring my favorite artist. Can you provide me "
+     "with a list of songs that feature the artist with ID "
+     "'2w9zwq3AktTeYYMuhMjju8'? I would like the songs to have their "
+     "names, descriptions, and images.",
+     ["Spotify Web::Artist featuring", "Spotify Web::Get artists"]),
 ]
 
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "search/ts_lexicon.h"
+#include "search/ts_prereq.h"
 #include "search/ts_rank.h"
 
 
@@ -39,6 +40,14 @@
  * docs/search.md)
  */
 #define TS_RELATIVES_WORDS_MAX  16
+
+/*
+ * a query of this many words or more describes a task, whose first step
+ * it may not name: it gets the getter the best tool needs (below); a
+ * search of a few words keeps its list (measured on the dev halves,
+ * docs/search.md)
+ */
+#define TS_GETTER_WORDS_MIN     7
 
 
 const char *const  ts_scoring_names[] = { "seed", "hybrid", "bm25" };
@@ -380,6 +389,114 @@ ts_keep_hit(ts_result_t *r, size_t max, const ts_hit_t *h)
 }
 
 
+/* one tool's score under the scorer; sm and bmax as ts_keywords() has them */
+static inline double
+ts_score(const ts_catalog_t *c, const ts_query_t *q, const ts_ranking_t *rk,
+    int scoring, size_t i, double sm, double bmax)
+{
+    double  score;
+
+    score = scoring == TS_SCORING_SEED ? rk->seed[i]
+            : scoring == TS_SCORING_BM25 ? rk->bm[i]
+            : (bmax > 0 ? rk->bm[i] / bmax : 0)
+              + TS_W_SEED * rk->seed_idf[i] / sm;
+
+    if (scoring == TS_SCORING_HYBRID && score > 0) {
+        score += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
+                 + TS_W_COVER * rk->cover[i]
+                 + TS_W_FOUND * rk->found[i];
+    }
+
+    return score;
+}
+
+
+/* puts h at place at of the list, moving it there if it is further down */
+static void
+ts_put_hit(ts_result_t *r, size_t max, size_t at, const ts_hit_t *h)
+{
+    size_t  i;
+
+    for (i = at; i < r->nhits && r->hits[i].tool != h->tool; i++) {
+        /* void */
+    }
+
+    if (i == r->nhits && r->nhits < max) {
+        r->nhits++;
+    }
+
+    if (i == r->nhits) {
+        i--;
+    }
+
+    memmove(&r->hits[at + 1], &r->hits[at], (i - at) * sizeof(ts_hit_t));
+    r->hits[at] = *h;
+}
+
+
+/*
+ * The hybrid scorer's fifth place (the last of a default list) goes to
+ * a getter the best tool needs first (ts_prereq.h), the best scored of
+ * those not above it: a turn that asks for the distance between two
+ * cities needs their zip codes, and says nothing of them.  The tools
+ * from there on move down one place.  Without memory the list stays as
+ * it is.
+ */
+static void
+ts_keep_getter(const ts_catalog_t *c, const ts_query_t *q,
+    const ts_ranking_t *rk, size_t max, double sm, double bmax,
+    ts_result_t *r)
+{
+    unsigned char  *mark;
+    ts_hit_t        h;
+    size_t          i, at;
+    double          score;
+    int             best;
+
+    at = (max < TS_SEARCH_DEFAULT ? max : TS_SEARCH_DEFAULT) - 1;
+
+    if (at == 0 || r->nhits <= at) {
+        return;
+    }
+
+    mark = calloc(c->ntools, 1);
+
+    if (mark == NULL) {
+        return;
+    }
+
+    if (ts_prereq_getters(c, r->hits[0].tool, mark) > 0) {
+        for (i = 0; i < at; i++) {
+            mark[r->hits[i].tool] = 0;
+        }
+
+        for (i = 0, best = -1, score = 0; i < c->ntools; i++) {
+            if (!mark[i]) {
+                continue;
+            }
+
+            h.score = ts_score(c, q, rk, TS_SCORING_HYBRID, i, sm, bmax);
+
+            if (best < 0 || h.score > score) {
+                best = (int) i;
+                score = h.score;
+            }
+        }
+
+        if (best >= 0) {
+            h.tool = (uint32_t) best;
+            h.seed = rk->seed[best];
+            h.bm25 = rk->bm[best];
+            h.score = score;
+            h.getter = 1;
+            ts_put_hit(r, max, at, &h);
+        }
+    }
+
+    free(mark);
+}
+
+
 /* the pool's best max tools for a keyword query */
 static int
 ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
@@ -408,22 +525,18 @@ ts_keywords(const ts_catalog_t *c, const ts_query_t *q, int scoring,
         }
 
         h.tool = (uint32_t) i;
+        h.getter = 0;
         h.seed = rk.seed[i];
         h.bm25 = rk.bm[i];
-        h.score = scoring == TS_SCORING_SEED ? rk.seed[i]
-                  : scoring == TS_SCORING_BM25 ? rk.bm[i]
-                  : (bmax > 0 ? rk.bm[i] / bmax : 0)
-                    + TS_W_SEED * rk.seed_idf[i] / sm;
-
-        if (scoring == TS_SCORING_HYBRID && h.score > 0) {
-            h.score += TS_W_SERVER * ts_server_named(c, q, &c->tools[i])
-                       + TS_W_COVER * rk.cover[i]
-                       + TS_W_FOUND * rk.found[i];
-        }
+        h.score = ts_score(c, q, &rk, scoring, i, sm, bmax);
 
         if (h.score > 0) {
             ts_keep_hit(r, max, &h);
         }
+    }
+
+    if (scoring == TS_SCORING_HYBRID && q->nwords >= TS_GETTER_WORDS_MIN) {
+        ts_keep_getter(c, q, &rk, max, sm, bmax, r);
     }
 
     ts_ranking_free(&rk);

@@ -36,6 +36,8 @@ typedef struct {
     double      score;
     double      seed;       /* the seed scorer's points */
     double      bm25;       /* the BM25 part */
+    unsigned    getter:1;   /* in the getter's place, out of score order
+                               (the hybrid scorer, docs/search.md) */
 } ts_hit_t;
 
 

@@ -13,6 +13,7 @@
 
 #include "tst.h"
 #include "search/ts_lexicon.h"
+#include "search/ts_prereq.h"
 #include "search/ts_search.h"
 #include "search/ts_starts.h"
 
@@ -890,11 +891,114 @@ test_short_words(void)
 }
 
 
+/* a task of nine words */
+#define TRIP  "please estimate the driving distance between two towns " \
+              "for my weekend road trip"
+
+/*
+ * The fifth place of a hybrid list goes to the getter the best tool
+ * needs first: get_zipcode_based_on_city, whose zipcode a required
+ * parameter of estimate_distance names.  Not a getter of another server,
+ * nor one of "user", nor for the seed scorer, a list of one or a
+ * search of a few words.
+ */
+static void
+test_getter_place(void)
+{
+    static const struct {
+        const char  *query;
+        int          scoring;
+        size_t       max;
+        const char  *found;
+    } cases[] = {
+        { TRIP, TS_SCORING_HYBRID, 5,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__geo__distance_matrix mcp__geo__walk_distance "
+          "mcp__geo__get_zipcode_based_on_city" },
+        /* a longer list: the tools from the fifth place move down */
+        { TRIP, TS_SCORING_HYBRID, 7,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__geo__distance_matrix mcp__geo__walk_distance "
+          "mcp__geo__get_zipcode_based_on_city mcp__geo__route_distance" },
+        /* a shorter list: its last place */
+        { TRIP, TS_SCORING_HYBRID, 4,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__geo__distance_matrix mcp__geo__get_zipcode_based_on_city" },
+        { TRIP, TS_SCORING_HYBRID, 1, "mcp__geo__estimate_distance" },
+        { TRIP, TS_SCORING_SEED, 5,
+          "mcp__geo__estimate_distance mcp__geo__distance_matrix "
+          "mcp__geo__drive_distance mcp__geo__walk_distance "
+          "mcp__geo__route_distance" },
+        /* a search of a few words keeps its list */
+        { "distance between two towns", TS_SCORING_HYBRID, 5,
+          "mcp__geo__estimate_distance mcp__geo__distance_matrix "
+          "mcp__geo__walk_distance mcp__geo__route_distance "
+          "mcp__geo__drive_distance" },
+        /* the getter is above the fifth place already: nothing moves */
+        { "estimate the driving distance by zipcode for my weekend road "
+          "trip", TS_SCORING_HYBRID, 5,
+          "mcp__geo__estimate_distance mcp__geo__drive_distance "
+          "mcp__post__get_zipcode mcp__geo__get_zipcode_based_on_city "
+          "mcp__geo__walk_distance" },
+    };
+    unsigned char  mark[8];
+    tcat_t         t;
+    size_t         i;
+
+    if (!tcat(&t, "[{'name':'mcp__geo__estimate_distance',"
+                  "'description':'Estimates the distance between two "
+                  "cities','input_schema':{'type':'object','properties':"
+                  "{'cityA':{'type':'string','description':'The zipcode "
+                  "of the first city'},'cityB':{'type':'string'}},"
+                  "'required':['cityA','cityB']}},"
+                  "{'name':'mcp__geo__distance_matrix','description':"
+                  "'A distance matrix of towns'},"
+                  "{'name':'mcp__geo__walk_distance','description':"
+                  "'Walking distance'},"
+                  "{'name':'mcp__geo__route_distance','description':"
+                  "'Route distance'},"
+                  "{'name':'mcp__geo__drive_distance','description':"
+                  "'Driving distance'},"
+                  "{'name':'mcp__geo__get_zipcode_based_on_city',"
+                  "'description':'Gets the zipcode of a city'},"
+                  "{'name':'mcp__post__get_zipcode','description':"
+                  "'Gets a zipcode'},"
+                  "{'name':'mcp__geo__get_user_city','description':"
+                  "'Gets the city of a user'}]", NULL, NULL))
+    {
+        return;
+    }
+
+    memset(mark, 0, sizeof(mark));
+    CHECK(ts_prereq_getters(&t.c, 0, mark) == 1 && mark[5] == 1);
+
+    /* the getter's place is marked: it is out of score order */
+    if (tsearch(&t, TRIP, TS_SCORING_HYBRID, 7)) {
+        for (i = 0; i < t.r.nhits; i++) {
+            CHECK(t.r.hits[i].getter == (i == 4));
+        }
+
+        CHECK(t.r.hits[4].score < t.r.hits[5].score);
+    }
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tst_note("case %zu", i);
+
+        if (tsearch(&t, cases[i].query, cases[i].scoring, cases[i].max)) {
+            CHECK(strcmp(thits(&t), cases[i].found) == 0);
+        }
+    }
+
+    tcat_free(&t);
+}
+
+
 const tst_case_t  tst_search_tests[] = {
     { "search: seed worked example", test_worked_example },
     { "search: relatives leave room for the query's words",
       test_relatives_leave_room },
     { "search: no relatives for a long query", test_long_query_relatives },
+    { "search: the getter the best tool needs", test_getter_place },
     { "search: name parts", test_name_parts },
     { "search: seed points", test_seed_points },
     { "search: required terms", test_required_terms },
