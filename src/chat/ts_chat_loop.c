@@ -293,23 +293,43 @@ ts_chat_wrapper_end(ts_loop_t *lp, ts_chat_call_t *c, int sse)
 }
 
 
-/* a stream's chunk with one tool call's delta, on the answer's head */
-static void
-ts_chat_call_chunk(ts_chat_loop_t *st, cJSON *call, ts_buf_t *out)
+/*
+ * A chunk of the gateway's on the answer's head: its one choice at *c,
+ * the choice's delta at *d; NULL without a head or memory
+ */
+static cJSON *
+ts_chat_chunk_new(ts_chat_loop_t *st, cJSON **c, cJSON **d)
 {
-    cJSON  *j, *choices, *c, *d, *calls;
+    cJSON  *j, *choices;
 
     if (st->head == NULL || (j = cJSON_Duplicate(st->head, 1)) == NULL) {
-        cJSON_Delete(call);
-        return;
+        return NULL;
     }
 
     (void) ts_chat_id(st, j);
     choices = cJSON_AddArrayToObject(j, "choices");
-    c = cJSON_CreateObject();
-    cJSON_AddItemToArray(choices, c);
-    cJSON_AddNumberToObject(c, "index", 0);
-    d = cJSON_AddObjectToObject(c, "delta");
+    *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(choices, *c);
+    cJSON_AddNumberToObject(*c, "index", 0);
+    *d = cJSON_AddObjectToObject(*c, "delta");
+
+    return j;
+}
+
+
+/* a stream's chunk with one tool call's delta, on the answer's head */
+static void
+ts_chat_call_chunk(ts_chat_loop_t *st, cJSON *call, ts_buf_t *out)
+{
+    cJSON  *j, *c, *d, *calls;
+
+    j = ts_chat_chunk_new(st, &c, &d);
+
+    if (j == NULL) {
+        cJSON_Delete(call);
+        return;
+    }
+
     calls = cJSON_AddArrayToObject(d, "tool_calls");
     cJSON_AddItemToArray(calls, call);
     cJSON_AddNullToObject(c, "finish_reason");
@@ -891,17 +911,9 @@ static void
 ts_chat_stream_end(ts_loop_t *lp, ts_buf_t *out)
 {
     ts_chat_loop_t  *st = lp->format;
-    cJSON           *j, *choices, *c, *d;
+    cJSON           *j, *c, *d;
 
-    if (st->head != NULL && st->fin_held) {
-        j = cJSON_Duplicate(st->head, 1);
-        (void) ts_chat_id(st, j);
-        choices = cJSON_AddArrayToObject(j, "choices");
-        c = cJSON_CreateObject();
-        cJSON_AddItemToArray(choices, c);
-        cJSON_AddNumberToObject(c, "index", 0);
-        d = cJSON_AddObjectToObject(c, "delta");
-
+    if (st->fin_held && (j = ts_chat_chunk_new(st, &c, &d)) != NULL) {
         if (st->text.len == 0 && st->nclient == 0) {
             cJSON_AddStringToObject(d, "content", ts_loop_openai_spent);
         }

@@ -479,19 +479,13 @@ ts_chat_choice(const ts_index_t *ix, ts_val_t *name)
 static void
 ts_chat_keep_choice(ts_request_t *rq)
 {
-    const ts_index_t  *ix;
-    ts_val_t           name;
-    size_t             i;
+    ts_val_t  name;
+    long      k;
 
-    ix = &rq->ix;
-
-    for (i = 0; ts_chat_choice(ix, &name) && i < ix->ntools; i++) {
-        if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
-            && ts_str_same_raw(ix->buf, &ix->tools[i].name, &name))
-        {
-            rq->defer[i] = 0;
-            rq->tools_deferred--;
-        }
+    if (ts_chat_choice(&rq->ix, &name)
+        && (k = ts_wrapper_deferred(rq, &name)) >= 0)
+    {
+        ts_wrapper_declare(rq, (size_t) k);
     }
 }
 

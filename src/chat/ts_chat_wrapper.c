@@ -25,31 +25,6 @@
 #include "chat/ts_chat.h"
 
 
-/* the deferred tool a call of history names, or -1 */
-static long
-ts_chat_wrapper_tool(const ts_request_t *rq, const ts_block_t *b)
-{
-    const ts_index_t  *ix;
-    size_t             i;
-
-    ix = &rq->ix;
-
-    if (b->name.kind != TS_STRING) {
-        return -1;
-    }
-
-    for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
-            && ts_str_same_raw(ix->buf, &ix->tools[i].name, &b->name))
-        {
-            return (long) i;
-        }
-    }
-
-    return -1;
-}
-
-
 /* a call's arguments string */
 static int
 ts_chat_wrapper_args(const char *buf, const ts_block_t *b, ts_val_t *args)
@@ -85,7 +60,7 @@ ts_chat_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
     ts_buf_t *t)
 {
     ts_buf_t  none;
-    size_t    i, id, idlen;
+    size_t    id, idlen;
 
     ts_buf_init(&none, 0);
     ts_buf_reset(t);
@@ -97,12 +72,8 @@ ts_chat_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
     idlen = t->len - id;
     ts_buf_str(t, "\",\"type\":\"function\",\"function\":{\"name\":\"");
     ts_buf_str(t, p->search_tool);
-    ts_buf_str(t, "\",\"arguments\":\"{\\\"query\\\":\\\"select:");
-
-    for (i = 0; i < names->n; i++) {
-        ts_buf_str(t, i ? "," : "");
-        ts_buf_add(t, names->items[i].p, names->items[i].len);
-    }
+    ts_buf_str(t, "\",\"arguments\":\"{\\\"query\\\":\\\"");
+    ts_gateway_select(t, names->items, names->n);
 
     ts_buf_str(t, "\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"");
     ts_buf_add(t, t->p + id, idlen);
@@ -122,10 +93,11 @@ ts_chat_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
 
 /* the calls of one assistant message; the first of a tool restored */
 static int
-ts_chat_wrapper_message(ts_request_t *rq, const ts_policy_t *p,
-    const ts_message_t *m, unsigned char *done, ts_buf_t *t)
+ts_chat_wrapper_message(ts_request_t *rq, const ts_policy_t *p, size_t msg,
+    unsigned char *done, ts_buf_t *t)
 {
     const ts_index_t  *ix;
+    const ts_message_t  *m;
     const ts_block_t  *b, *first;
     ts_val_t           args;
     ts_names_t         names;
@@ -134,13 +106,14 @@ ts_chat_wrapper_message(ts_request_t *rq, const ts_policy_t *p,
     int                rc;
 
     ix = &rq->ix;
+    m = &ix->messages[msg];
     first = NULL;
     rc = 0;
     ts_names_init(&names);
 
     for (i = m->block_first; rc == 0 && i < m->block_end; i++) {
         b = &ix->blocks[i];
-        k = ts_chat_wrapper_tool(rq, b);
+        k = ts_wrapper_deferred(rq, &b->name);
 
         if (k < 0) {
             continue;
@@ -186,12 +159,10 @@ ts_chat_wrapper_load(ts_request_t *rq)
 
     for (i = 0; i < ix->nblocks; i++) {
         b = &ix->blocks[i];
-        k = ts_chat_wrapper_tool(rq, b);
+        k = ts_wrapper_deferred(rq, &b->name);
 
         if (k >= 0 && !ts_chat_wrapper_fits(rq, b, k)) {
-            rq->defer[k] = 0;
-            rq->tools_deferred--;
-            rq->loaded[k] = 1;
+            ts_wrapper_declare(rq, (size_t) k);
         }
     }
 }
@@ -200,36 +171,11 @@ ts_chat_wrapper_load(ts_request_t *rq)
 int
 ts_chat_wrapper_history(ts_request_t *rq, const ts_policy_t *p)
 {
-    const ts_index_t  *ix;
-    unsigned char     *done;
-    ts_buf_t           t;
-    size_t             i;
-    int                rc;
-
-    ix = &rq->ix;
-
-    if (ix->ntools == 0 || ix->nblocks == 0) {
+    if (rq->ix.nblocks == 0) {
         return 0;
     }
 
     ts_chat_wrapper_load(rq);
 
-    done = calloc(ix->ntools, 1);
-    if (done == NULL) {
-        return -1;
-    }
-
-    ts_buf_init(&t, 0);
-    rc = 0;
-
-    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
-        if (ix->messages[i].block_end > ix->messages[i].block_first) {
-            rc = ts_chat_wrapper_message(rq, p, &ix->messages[i], done, &t);
-        }
-    }
-
-    ts_buf_free(&t);
-    free(done);
-
-    return rc;
+    return ts_wrapper_turns(rq, p, ts_chat_wrapper_message);
 }

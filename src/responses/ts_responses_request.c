@@ -612,7 +612,6 @@ ts_rs_wrapped_call(const ts_request_t *rq, const ts_val_t *item,
 {
     const ts_index_t  *ix;
     ts_val_t           type, ns;
-    size_t             i;
 
     ix = &rq->ix;
 
@@ -629,15 +628,7 @@ ts_rs_wrapped_call(const ts_request_t *rq, const ts_val_t *item,
         args->kind = TS_NONE;
     }
 
-    for (i = 0; i < ix->ntools; i++) {
-        if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
-            && ts_str_same_raw(ix->buf, &ix->tools[i].name, name))
-        {
-            return (long) i;
-        }
-    }
-
-    return -1;
+    return ts_wrapper_deferred(rq, name);
 }
 
 
@@ -665,24 +656,15 @@ ts_rs_wrapper_load(ts_request_t *rq)
                 || id.kind != TS_STRING
                 || !ts_wrapper_turn_fits(ix, (size_t) k, &args)))
         {
-            rq->defer[k] = 0;
-            rq->tools_deferred--;
-            rq->loaded[k] = 1;
+            ts_wrapper_declare(rq, (size_t) k);
         }
     }
 
     if (ts_rs_has(ix->buf, ts_rs_member(ix, TS_RS_TOOL_CHOICE), "name",
-                  &name))
+                  &name)
+        && (k = ts_wrapper_deferred(rq, &name)) >= 0)
     {
-        for (i = 0; i < ix->ntools; i++) {
-            if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
-                && ts_str_same_raw(ix->buf, &ix->tools[i].name, &name))
-            {
-                rq->defer[i] = 0;
-                rq->tools_deferred--;
-                rq->loaded[i] = 1;
-            }
-        }
+        ts_wrapper_declare(rq, (size_t) k);
     }
 }
 
@@ -711,8 +693,8 @@ ts_rs_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
     len = t->len - at;
     ts_buf_str(t, "\",\"name\":\"");
     ts_buf_str(t, p->search_tool);
-    ts_buf_str(t, "\",\"arguments\":\"{\\\"query\\\":\\\"select:");
-    ts_buf_add(t, name.p, name.len);
+    ts_buf_str(t, "\",\"arguments\":\"{\\\"query\\\":\\\"");
+    ts_gateway_select(t, &name, 1);
     ts_buf_str(t, "\\\"}\"},{\"type\":\"function_call_output\",\"call_id\":\"");
     ts_buf_add(t, t->p + at, len);
     ts_buf_str(t, "\",\"output\":\"");
@@ -736,52 +718,38 @@ ts_rs_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
  * it restored before its first call, the same bytes on every turn
  */
 static int
-ts_rs_wrapper_history(ts_request_t *rq, const ts_policy_t *p)
+ts_rs_wrapper_item(ts_request_t *rq, const ts_policy_t *p, size_t msg,
+    unsigned char *done, ts_buf_t *t)
 {
-    const ts_index_t  *ix;
-    unsigned char     *done;
-    ts_val_t           name, args;
-    ts_buf_t           t;
-    size_t             i;
-    long               k;
-    int                rc;
+    const ts_val_t  *item;
+    ts_val_t         name, args;
+    long             k;
+    int              rc;
 
-    ix = &rq->ix;
+    item = &rq->ix.messages[msg].elem;
+    k = ts_rs_wrapped_call(rq, item, &name, &args);
 
-    if (ix->ntools == 0) {
+    if (k < 0) {
         return 0;
     }
 
-    ts_rs_wrapper_load(rq);
-
-    done = calloc(ix->ntools, 1);
-    if (done == NULL) {
-        return -1;
-    }
-
-    ts_buf_init(&t, 0);
     rc = 0;
 
-    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
-        k = ts_rs_wrapped_call(rq, &ix->messages[i].elem, &name, &args);
-
-        if (k < 0) {
-            continue;
-        }
-
-        if (!done[k]) {
-            done[k] = 1;
-            rc = ts_rs_wrapper_restore(rq, p, &ix->messages[i].elem,
-                                       (size_t) k, &t);
-        }
-
-        rc = rc ? rc : ts_wrapper_turn_call(rq, &name, &args, &t);
+    if (!done[k]) {
+        done[k] = 1;
+        rc = ts_rs_wrapper_restore(rq, p, item, (size_t) k, t);
     }
 
-    ts_buf_free(&t);
-    free(done);
+    return rc ? rc : ts_wrapper_turn_call(rq, &name, &args, t);
+}
 
-    return rc;
+
+static int
+ts_rs_wrapper_history(ts_request_t *rq, const ts_policy_t *p)
+{
+    ts_rs_wrapper_load(rq);
+
+    return ts_wrapper_turns(rq, p, ts_rs_wrapper_item);
 }
 
 

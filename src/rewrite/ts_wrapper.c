@@ -658,3 +658,67 @@ ts_wrapper_turn_call(ts_request_t *rq, const ts_val_t *name,
 
     return rc;
 }
+
+
+long
+ts_wrapper_deferred(const ts_request_t *rq, const ts_val_t *name)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    for (i = 0; name->kind == TS_STRING && i < ix->ntools; i++) {
+        if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
+            && ts_str_same_raw(ix->buf, &ix->tools[i].name, name))
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+void
+ts_wrapper_declare(ts_request_t *rq, size_t k)
+{
+    if (rq->defer[k]) {
+        rq->defer[k] = 0;
+        rq->tools_deferred--;
+    }
+
+    rq->loaded[k] = 1;
+}
+
+
+int
+ts_wrapper_turns(ts_request_t *rq, const ts_policy_t *p,
+    ts_wrapper_turn_pt turn)
+{
+    unsigned char  *done;
+    ts_buf_t        t;
+    size_t          i;
+    int             rc;
+
+    if (rq->ix.ntools == 0) {
+        return 0;
+    }
+
+    done = calloc(rq->ix.ntools, 1);
+    if (done == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&t, 0);
+    rc = 0;
+
+    for (i = 0; rc == 0 && i < rq->ix.nmessages; i++) {
+        rc = turn(rq, p, i, done, &t);
+    }
+
+    ts_buf_free(&t);
+    free(done);
+
+    return rc;
+}

@@ -82,4 +82,21 @@ int ts_wrapper_turn_fits(const ts_index_t *ix, size_t k,
 int ts_wrapper_turn_call(ts_request_t *rq, const ts_val_t *name,
     const ts_val_t *args, ts_buf_t *t);
 
+/* the deferred tool of rq named by a string value of its body, or -1 */
+long ts_wrapper_deferred(const ts_request_t *rq, const ts_val_t *name);
+
+/* the deferred tool k declared after all, as without the wrapper */
+void ts_wrapper_declare(ts_request_t *rq, size_t k);
+
+/*
+ * The next turn of a format whose calls carry JSON-string arguments: turn
+ * runs once for each message or item of the conversation, in order, with
+ * done (per tool: its search restored already) and t (scratch)
+ */
+typedef int (*ts_wrapper_turn_pt)(ts_request_t *rq, const ts_policy_t *p,
+    size_t msg, unsigned char *done, ts_buf_t *t);
+
+int ts_wrapper_turns(ts_request_t *rq, const ts_policy_t *p,
+    ts_wrapper_turn_pt turn);
+
 #endif /* TS_WRAPPER_H */
