@@ -163,7 +163,7 @@ bench-search: $(B)/toolsearch $(B)/bench_search
 # gateway search, memory after bursts of gateway searches, what whole
 # sessions cost under prompt caching (Messages, then Chat Completions and
 # Responses under automatic prefix caching), the search figures, then Chat
-# Completions through the module
+# Completions and Responses through the module
 bench: all bench-deps $(B)/bench_engine $(B)/bench_search \
        $(B)/bench_sessions
 	$(PYTHON) bench/engine_bench.py

@@ -12,11 +12,13 @@
  * the median µs a request of the timed passes, and the share of tools
  * recalled in them.
  *
- *   bench_sessions LIST PASSES [--chat] [OPTIONS OF toolsearch rewrite]
+ *   bench_sessions LIST PASSES [--chat | --responses]
+ *       [OPTIONS OF toolsearch rewrite]
  *
  * With --chat the bodies are Chat Completions requests, through what the
  * glue does for them: ts_chat_process, and for gateway search the loop
- * made and given the request's reading (ts_loop_keep), then freed.
+ * made and given the request's reading (ts_loop_keep), then freed; with
+ * --responses Responses requests, the same way (ts_responses_process).
  *
  * Under callgrind, the difference between two runs of different PASSES
  * is the instructions of that many passes: exact, whatever else runs on
@@ -30,11 +32,29 @@
 #include "ts_bench.h"
 #include "cli/ts_cli.h"
 #include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 #include "loop/ts_loop.h"
 
 
 /* bodies a list may name */
 #define TS_SESSIONS_MAX  4096
+
+
+/* an API format: how the glue reads its requests and makes its loop */
+typedef struct {
+    const char      *flag;
+    ts_decision_t  (*process)(ts_request_t *rq, const ts_input_t *in,
+                              const char *body, size_t len);
+    ts_loop_t     *(*loop)(const ts_input_t *in, const ts_request_t *rq);
+} ts_sessions_format_t;
+
+
+/* the first, without a flag, is Messages: no loop (hosted search) */
+static const ts_sessions_format_t  ts_sessions_formats[] = {
+    { NULL, ts_request_process, NULL },
+    { "--chat", ts_chat_process, ts_chat_loop_create },
+    { "--responses", ts_responses_process, ts_responses_loop_create },
+};
 
 
 typedef struct {
@@ -79,7 +99,7 @@ ts_sessions_load(ts_sessions_t *s, const char *list)
 /* the glue's calls for one request; adds its tools seen and recalled */
 static void
 ts_sessions_request(const ts_input_t *in, const char *body, size_t len,
-    int chat, size_t *seen, size_t *recalled)
+    const ts_sessions_format_t *fmt, size_t *seen, size_t *recalled)
 {
     ts_request_t   rq;
     ts_loop_t     *lp;
@@ -88,13 +108,10 @@ ts_sessions_request(const ts_input_t *in, const char *body, size_t len,
 
     lp = NULL;
 
-    if (!chat) {
-        (void) ts_request_process(&rq, in, body, len);
-
-    } else if (ts_chat_process(&rq, in, body, len)
-               == TS_DECISION_DEFERRED_GATEWAY)
+    if (fmt->process(&rq, in, body, len) == TS_DECISION_DEFERRED_GATEWAY
+        && fmt->loop != NULL)
     {
-        lp = ts_chat_loop_create(in, &rq);
+        lp = fmt->loop(in, &rq);
 
         if (lp == NULL) {
             fprintf(stderr, "bench_sessions: no loop\n");
@@ -130,22 +147,32 @@ main(int argc, char **argv)
 {
     static ts_cli_conf_t   c;
     static ts_index_mem_t  mem;
-    static ts_sessions_t   s;
-    ts_input_t             in;
-    const char            *path;
-    double                *t, t0;
-    size_t                 passes, i, k, seen, recalled;
-    int                    chat, skip;
+    static ts_sessions_t          s;
+    ts_input_t                    in;
+    const char                   *path;
+    double                       *t, t0;
+    size_t                        passes, i, k, seen, recalled;
+    int                           skip;
+    const ts_sessions_format_t   *fmt;
 
-    chat = argc > 3 && strcmp(argv[3], "--chat") == 0;
-    skip = 3 + chat;
+    fmt = &ts_sessions_formats[0];
+    skip = 3;
+
+    for (i = 1; argc > 3 && i < sizeof(ts_sessions_formats)
+                                / sizeof(ts_sessions_formats[0]); i++)
+    {
+        if (strcmp(argv[3], ts_sessions_formats[i].flag) == 0) {
+            fmt = &ts_sessions_formats[i];
+            skip = 4;
+        }
+    }
 
     if (argc < 3
         || ts_cli_conf_parse(&c, argc - skip, argv + skip, &path) != 0
         || (passes = strtoul(argv[2], NULL, 10)) == 0)
     {
-        fprintf(stderr, "usage: bench_sessions LIST PASSES [--chat] "
-                "[OPTIONS]\n");
+        fprintf(stderr, "usage: bench_sessions LIST PASSES "
+                "[--chat | --responses] [OPTIONS]\n");
         return 2;
     }
 
@@ -160,12 +187,13 @@ main(int argc, char **argv)
     in.index_mem = &mem;
     mem.tools.size = TS_RECALL_SIZE;
     mem.chat_tools.size = TS_RECALL_SIZE;
+    mem.responses_tools.size = TS_RECALL_SIZE;
     seen = 0;
     recalled = 0;
 
     for (i = 0; i < s.n; i++) {
-        ts_sessions_request(&in, s.body[i], s.len[i], chat, &seen,
-                                &recalled);
+        ts_sessions_request(&in, s.body[i], s.len[i], fmt, &seen,
+                            &recalled);
     }
 
     seen = 0;
@@ -175,8 +203,8 @@ main(int argc, char **argv)
         t0 = ts_bench_now_us();
 
         for (i = 0; i < s.n; i++) {
-            ts_sessions_request(&in, s.body[i], s.len[i], chat, &seen,
-                                &recalled);
+            ts_sessions_request(&in, s.body[i], s.len[i], fmt, &seen,
+                            &recalled);
         }
 
         t[k] = (ts_bench_now_us() - t0) / (double) s.n;

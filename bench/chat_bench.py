@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
-"""Chat Completions through the module against plain proxy_pass, in one
-nginx, in the same run.
+"""Chat Completions and Responses through the module against plain
+proxy_pass, in one nginx, in the same run.
 
-The body is opencode's recorded request in Chat Completions
-(t/chat_fixtures.py, `stream: false`, 77 KB, 63 KB of them tools).  One
-nginx (t/gateway.py, one worker) has /plain/ (proxy_pass) and /module/
-(`toolsearch on;` alone: gateway search, the request a one-call loop);
-its upstream is a second nginx answering a short completion, so that the
-figures measure the gateway.  wrk drives each location in turn,
-interleaved, for RUNS rounds, as bench/proxy_bench.py does.
+The bodies are opencode's request in Chat Completions (t/chat_fixtures.py,
+`stream: false`, 77 KB, 63 KB of them tools) and opencode's recorded
+request on the Responses API (t/fixtures/openai-responses/opencode,
+`stream` left out, `store: false`, 72 KB).  One nginx (t/gateway.py, one
+worker) has /plain/ (proxy_pass) and /module/ (`toolsearch on;` alone:
+gateway search, the request a one-call loop); its upstream is a second
+nginx answering a short completion or response, so that the figures
+measure the gateway.  wrk drives each location in turn, interleaved, for
+RUNS rounds, as bench/proxy_bench.py does.
 
 Then many sessions, as bench/sessions_bench.py makes them for Messages:
 8 tool sets (the last function's description differs) × 64 sessions
 (each its own last message), sent in turn by bench/wrk_sessions.lua, in
 1-s slices, /plain/ and /module/ alternating; and the same bodies in
-process (build/bench_sessions --chat): µs and, under callgrind,
-instructions a request.
+process (build/bench_sessions --chat or --responses): µs and, under
+callgrind, instructions a request, beside opencode's Messages request
+(t/fixtures/clients/opencode) through the Messages path in the same run.
 
-Writes the "chat" section of docs/benchmarks.md.
+Writes the "chat" and "responses" sections of docs/benchmarks.md.
 """
 
 import json
@@ -30,6 +33,8 @@ from gateway import Gateway, free_port     # noqa: E402
 import proxy_bench                  # noqa: E402
 import sessions_bench               # noqa: E402
 from chat_fixtures import chat_requests, tool_bytes     # noqa: E402
+from conftest import client_requests                   # noqa: E402
+import responses_fixtures                              # noqa: E402
 
 RUNS = 5
 LOCATIONS = ("plain", "module")
@@ -46,6 +51,14 @@ GATEWAY = report.NGINX_COMMON + """
 """
 
 SINK = report.NGINX_COMMON + """
+    location = /v1/responses {
+        default_type application/json;
+        return 200 '{"id":"resp_bench","object":"response",\
+"created_at":1764201600,"status":"completed","model":"gpt-4.1","output":\
+[{"type":"message","id":"msg_bench","status":"completed","role":\
+"assistant","content":[{"type":"output_text","text":"ok","annotations":\
+[]}]}],"usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}';
+    }
     location /v1/ {
         default_type application/json;
         return 200 '{"id":"chatcmpl_bench","object":"chat.completion",\
@@ -56,18 +69,62 @@ SINK = report.NGINX_COMMON + """
 """
 
 
-def session_body(base, tool_set, session):
-    """opencode's request as session `session` of tool set `tool_set`
-    sends it"""
-    body = json.loads(json.dumps(base))
+def chat_session(body, tool_set, session):
+    """a Chat Completions body made session `session` of tool set
+    `tool_set`"""
     fn = body["tools"][-1]["function"]
     fn["description"] = fn.get("description", "") + (
         " (team tool set %d)" % tool_set)
     sessions_bench.session_note(body["messages"][-1], session)
-    return json.dumps(body, separators=(",", ":")).encode()
 
 
-def write_sessions(tmp, body):
+def responses_session(body, tool_set, session):
+    """a Responses body made session `session` of tool set `tool_set`:
+    its last function, its last input item (the user's message)"""
+    fn = [t for t in body["tools"] if t.get("type") == "function"][-1]
+    fn["description"] = fn.get("description", "") + (
+        " (team tool set %d)" % tool_set)
+    msg = body["input"][-1]
+    note = "Session %d: what changed since the last turn?" % session
+    if isinstance(msg["content"], str):
+        msg["content"] += "\n\n" + note
+    else:
+        msg["content"].append({"type": "input_text", "text": note})
+
+
+def responses_body():
+    """opencode's recorded Responses request, `stream` left out"""
+    return responses_fixtures.recorded_requests("opencode", False)[0][0]
+
+
+def messages_body():
+    """opencode's Messages request of the same session, for the engine's
+    cost beside the OpenAI formats'"""
+    return next(body for _, body, _ in client_requests("opencode")
+                if json.loads(body).get("tools"))
+
+
+# the formats measured: (section, title, URI, body, session maker, the
+# engine's flag)
+FORMATS = (
+    ("chat", "Chat Completions", "/v1/chat/completions",
+     lambda: chat_requests("opencode", stream=False)[0], chat_session,
+     "--chat"),
+    ("responses", "Responses", "/v1/responses", responses_body,
+     responses_session, "--responses"),
+)
+
+
+def session_body(base, tool_set, session, make):
+    """opencode's request as session `session` of tool set `tool_set`
+    sends it"""
+    body = json.loads(json.dumps(base))
+    make(body, tool_set, session)
+    return json.dumps(body, separators=(",", ":"),
+                      ensure_ascii=False).encode()
+
+
+def write_sessions(tmp, body, make):
     """the sessions' bodies and the list wrk and bench_sessions rotate
     over"""
     base = json.loads(body)
@@ -76,7 +133,7 @@ def write_sessions(tmp, body):
         for k, j in sessions_bench.rotation(*SESSIONS):
             name = os.path.join(tmp, "s%02d-%03d.json" % (k, j))
             with open(name, "wb") as f:
-                f.write(session_body(base, k, j))
+                f.write(session_body(base, k, j, make))
             lst.write(name + "\n")
     return path
 
@@ -94,25 +151,35 @@ def sessions(gw, bodies):
             for loc, v in runs.items()}
 
 
-def engine(bodies):
-    """build/bench_sessions --chat: µs and instructions a request"""
+def engine(bodies, flag):
+    """build/bench_sessions FLAG: µs and instructions a request (the
+    Messages path without a flag, with the anthropic profile's beta)"""
     saved = sessions_bench.ENGINE_ARGS
-    sessions_bench.ENGINE_ARGS = ["--chat"]
+    if flag:
+        sessions_bench.ENGINE_ARGS = [flag]
     try:
         return sessions_bench.engine(bodies)
     finally:
         sessions_bench.ENGINE_ARGS = saved
 
 
-def measure(tmp, body):
-    path = os.path.join(tmp, "chat.json")
+def one_list(tmp, name, body):
+    """a list of one body, as bench_sessions and wrk read it"""
+    path = os.path.join(tmp, name + ".json")
     with open(path, "wb") as f:
         f.write(body)
-    one = os.path.join(tmp, "one.txt")
+    one = os.path.join(tmp, name + ".txt")
     with open(one, "w") as f:
         f.write(path + "\n")
-    many = write_sessions(tmp, body)
-    proxy_bench.PATH = "/v1/chat/completions"
+    return path, one
+
+
+def measure(tmp, body, uri, make, flag):
+    sub = os.path.join(tmp, flag.strip("-"))
+    os.makedirs(sub)
+    path, one = one_list(sub, "one", body)
+    many = write_sessions(sub, body, make)
+    proxy_bench.PATH = uri
     sink = Gateway(free_port(), server=SINK, log_level="warn").start()
     gw = Gateway(sink.port, server=GATEWAY, log_level="warn").start()
     try:
@@ -128,22 +195,40 @@ def measure(tmp, body):
         sink.remove()
     res = {loc: {k: report.median([r[k] for r in runs[loc]])
                  for k in runs[loc][0]} for loc in LOCATIONS}
-    return res, many_res, engine(one), engine(many)
+    return res, many_res, engine(one, flag), engine(many, flag)
 
 
 def main():
-    body = chat_requests("opencode", stream=False)[0]
+    results, figures = {}, {}
     with tempfile.TemporaryDirectory(prefix="chat-bench-") as tmp:
-        res, many, one_engine, many_engine = measure(tmp, body)
-    lines = report.heading("chat", "Chat Completions through the module",
+        # the Messages path's cost in the same run: the baseline
+        _, one = one_list(tmp, "messages", messages_body())
+        baseline = engine(one, None)
+        for name, title, uri, body_of, make, flag in FORMATS:
+            body = body_of()
+            results[name] = measure(tmp, body, uri, make, flag)
+            figures[name] = section(name, title, body, *results[name],
+                                    baseline=baseline)
+    for name, _, _, _, _, _ in FORMATS:
+        report.publish(name, figures[name])
+    json.dump({name: {"same": r[0], "sessions": r[1]}
+               for name, r in results.items()}, sys.stderr)
+    return 0
+
+
+def section(name, title, body, res, many, one_engine, many_engine,
+            baseline):
+    """the text of a format's section"""
+    lines = report.heading(name, title + " through the module",
                            "bench/chat_bench.py")
     lines += [
-        "opencode's request in Chat Completions (%d KB, %d KB of tools), "
-        "`stream: false`, against plain `proxy_pass` to an nginx that "
-        "answers a short completion; with `toolsearch on;` every request "
-        "is gateway search's loop of one call (the model does not search). "
-        "Medians of %d interleaved wrk runs of %d s, %d connections."
-        % (len(body) // 1024, tool_bytes(body) // 1024, RUNS,
+        "opencode's request in %s (%d KB, %d KB of tools), without "
+        "`stream`, against plain `proxy_pass` to an nginx that answers a "
+        "short %s; with `toolsearch on;` every request is gateway "
+        "search's loop of one call (the model does not search). Medians "
+        "of %d interleaved wrk runs of %d s, %d connections."
+        % (title, len(body) // 1024, tool_bytes(body) // 1024,
+           "response" if name == "responses" else "completion", RUNS,
            proxy_bench.SECONDS, proxy_bench.CONNECTIONS), "",
         "| location | req/s | p50 µs | p99 µs | worker CPU µs/request |",
         "|---|---|---|---|---|"]
@@ -174,11 +259,22 @@ def main():
         "| %s |" % (SESSIONS[0], SESSIONS[1], p[0], m[0], many_ratio, p[1],
                     m[1] - p[1], many_engine[0],
                     instructions(many_engine[1])),
+        "| opencode's Messages request, the Messages path (baseline) "
+        "| | | | | | %.1f | %s |" % (baseline[0],
+                                       instructions(baseline[1])),
         "", "*engine*: the bodies in process through what the glue does "
-        "for them (build/bench_sessions --chat: ts_chat_process, the "
+        "for them (build/bench_sessions %s: the dialect's processing, the "
         "output, the loop made and given the request's reading), in "
         "memory kept as a worker's: µs a request, and instructions a "
-        "request under callgrind (exact, whatever else runs).", "",
+        "request under callgrind (exact, whatever else runs). The "
+        "baseline, measured in the same run: the same session's Messages "
+        "request (%d KB) through the Messages path (anthropic profile, "
+        "hosted search): this format's request costs %s its µs and %s "
+        "its instructions." % (
+            "--chat" if name == "chat" else "--responses",
+            len(messages_body()) // 1024,
+            times(one_engine[0], baseline[0]),
+            times(one_engine[1], baseline[1])), "",
         "Goal (issue 33): module ≥ 0.8 × plain req/s: %.2f× on the same "
         "request, %.2f× on many sessions: %s." % (
             ratio, many_ratio,
@@ -186,30 +282,43 @@ def main():
         + " On a machine shared with other work the req/s ratios move "
         "from run to run (by 0.2 in this change's runs); the "
         "instructions do not.",
-        "",
-        "The steps of issue 33, module CPU µs a request in this script's "
-        "runs: 804 (the loop indexed the body as Messages too, and read it "
-        "again for its first call), 421 (no Messages index), 273 (the "
-        "first call takes the handler's reading), 178 (one pass for the "
-        "document and its members, one for the array and each tool's "
-        "members); then the tools array recalled from the worker's memory "
-        "(`toolsearch_recall`, Chat Completions' arrays kept apart from "
-        "Messages'): callgrind, opencode's request in process, 1.45 M "
-        "instructions a request read whole (three passes over the tools "
-        "with the byte scanner), 0.32 M recalled, 0.23 M with what the "
-        "rules say of each tool kept with the recalled array (as the "
-        "Messages path keeps it) instead of made anew (ts_facts_make, "
-        "90 K). The most of what is left: the announcement (59 K), the "
-        "messages read by the byte scanner.",
-        "",
-        report.markers("chat")[1]]
-    report.publish("chat", "\n".join(lines) + "\n")
-    json.dump({"same": res, "sessions": many}, sys.stderr)
-    return 0
+        ""]
+    lines += [HISTORY[name], ""]
+    lines.append(report.markers(name)[1])
+    return "\n".join(lines) + "\n"
+
+
+# how each format's cost came down, in this script's runs
+HISTORY = {"chat": (
+    "The steps of issue 33, module CPU µs a request in this script's "
+    "runs: 804 (the loop indexed the body as Messages too, and read it "
+    "again for its first call), 421 (no Messages index), 273 (the "
+    "first call takes the handler's reading), 178 (one pass for the "
+    "document and its members, one for the array and each tool's "
+    "members); then the tools array recalled from the worker's memory "
+    "(`toolsearch_recall`, Chat Completions' arrays kept apart from "
+    "Messages'): callgrind, opencode's request in process, 1.45 M "
+    "instructions a request read whole (three passes over the tools "
+    "with the byte scanner), 0.32 M recalled, 0.23 M with what the "
+    "rules say of each tool kept with the recalled array (as the "
+    "Messages path keeps it) instead of made anew (ts_facts_make, "
+    "90 K). The most of what is left: the announcement (59 K), the "
+    "messages read by the byte scanner."),
+    "responses": (
+    "The steps of issue 33, callgrind, opencode's request in process: "
+    "1.53 M instructions a request with its tools array read whole "
+    "(module CPU − plain 141 µs a request, 0.35× plain req/s on the "
+    "same request and 0.55× on many sessions), 0.36 M with the array "
+    "recalled from the worker's memory as Chat Completions' arrays are "
+    "(`toolsearch_recall_tools`, a memory of its own).")}
 
 
 def instructions(n):
     return "%.0f" % n if n is not None else "—"
+
+
+def times(n, base):
+    return "%.2f×" % (n / base) if n is not None and base else "—"
 
 
 if __name__ == "__main__":

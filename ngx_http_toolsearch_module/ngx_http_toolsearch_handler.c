@@ -91,8 +91,8 @@ ngx_http_toolsearch_handler(ngx_http_request_t *r)
     if (d != TS_DECISION_NONE) {
         ctx->decision = d;
         ctx->status = NGX_DECLINED;
-        ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
-                                         ctx->count);
+        ngx_http_toolsearch_stat_request(r, ctx->format, ctx->decision,
+                                         ctx->changed, ctx->count);
         return NGX_DECLINED;
     }
 
@@ -285,8 +285,8 @@ ngx_http_toolsearch_body_handler(ngx_http_request_t *r)
     }
 
     ngx_http_toolsearch_process(r, ctx);
-    ngx_http_toolsearch_stat_request(r, ctx->decision, ctx->changed,
-                                     ctx->count);
+    ngx_http_toolsearch_stat_request(r, ctx->format, ctx->decision,
+                                     ctx->changed, ctx->count);
 
     ctx->status = NGX_DECLINED;
     r->preserve_body = 1;
@@ -483,6 +483,7 @@ ngx_http_toolsearch_input(ngx_http_request_t *r,
     ngx_http_toolsearch_index_mem.forget = !tlcf->recall;
     ngx_http_toolsearch_index_mem.tools.size = tlcf->recall_tools;
     ngx_http_toolsearch_index_mem.chat_tools.size = tlcf->recall_tools;
+    ngx_http_toolsearch_index_mem.responses_tools.size = tlcf->recall_tools;
 
     if (tlcf->client_mode) {
         ngx_http_toolsearch_client_mode(r, in);

@@ -661,7 +661,8 @@ ngx_http_toolsearch_loop_stats(ngx_http_request_t *r,
 {
     ts_loop_counters(ctx->shared->count, ctx->loop);
 
-    ngx_http_toolsearch_stat_loop(r, ctx->shared->count);
+    ngx_http_toolsearch_stat_loop(r, ctx->shared->format,
+                                  ctx->shared->count);
 }
 
 

@@ -3,9 +3,11 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * Status and metrics.  The counters live in one shared memory zone
- * (toolsearch_zone) that every worker adds to atomically and that a
- * reload hands over to the new configuration; toolsearch_status prints
- * them as JSON or in the Prometheus text exposition format.
+ * (toolsearch_zone), one set per API format, that every worker adds to
+ * atomically and that a reload hands over to the new configuration;
+ * toolsearch_status prints them as JSON (the sums over the formats, then
+ * each format's) or in the Prometheus text exposition format (every
+ * series labelled with its format).
  */
 
 
@@ -14,6 +16,7 @@
 #include <ngx_http.h>
 
 #include "ngx_http_toolsearch_conf.h"
+#include "rewrite/ts_format.h"
 #include "rewrite/ts_policy.h"
 #include "ngx_http_toolsearch_status.h"
 
@@ -40,8 +43,16 @@ typedef struct {
 
 
 typedef struct {
-    ngx_atomic_t        counter[NGX_HTTP_TOOLSEARCH_STAT_N];
+    ngx_atomic_t        counter[TS_FORMAT_N][NGX_HTTP_TOOLSEARCH_STAT_N];
 } ngx_http_toolsearch_shctx_t;
+
+
+typedef struct ngx_http_toolsearch_format_s  ngx_http_toolsearch_format_t;
+
+
+/* the values of one set of counters, read at once for the status page */
+typedef ngx_atomic_uint_t  ngx_http_toolsearch_values_t[
+                               NGX_HTTP_TOOLSEARCH_STAT_N];
 
 
 /* when the zone adds a counter (the "when" of ts_counters.h) */
@@ -83,17 +94,24 @@ typedef struct {
 } ngx_http_toolsearch_family_t;
 
 
-typedef struct {
+/*
+ * An output format.  A value's format is the API format's word of the
+ * series (Prometheus labels each with it) or NULL (JSON, whose sets are
+ * objects of their own).
+ */
+struct ngx_http_toolsearch_format_s {
     u_char            *(*begin)(u_char *p, ngx_str_t *zone);
     u_char            *(*family)(u_char *p, ngx_str_t *name,
                                  const char *help, const char *label);
     u_char            *(*value)(u_char *p, ngx_str_t *name, const char *label,
                                 const char *key, ngx_atomic_uint_t n,
-                                ngx_uint_t first);
+                                ngx_uint_t first, const char *format);
+    u_char            *(*sets)(u_char *p, ngx_http_toolsearch_format_t *f,
+                               ngx_http_toolsearch_values_t *v);
     ngx_str_t           family_end;
     ngx_str_t           end;
     ngx_str_t           type;
-} ngx_http_toolsearch_format_t;
+};
 
 
 static void ngx_http_toolsearch_stat_add(ngx_atomic_t *c, size_t *count,
@@ -106,14 +124,20 @@ static ngx_int_t ngx_http_toolsearch_init_zone(ngx_shm_zone_t *shm_zone,
 static ngx_int_t ngx_http_toolsearch_status_handler(ngx_http_request_t *r);
 static ngx_uint_t ngx_http_toolsearch_wants_prometheus(ngx_http_request_t *r);
 static size_t ngx_http_toolsearch_status_size(ngx_str_t *zone);
+static u_char *ngx_http_toolsearch_json_sets(u_char *p,
+    ngx_http_toolsearch_format_t *f, ngx_http_toolsearch_values_t *v);
+static u_char *ngx_http_toolsearch_prom_sets(u_char *p,
+    ngx_http_toolsearch_format_t *f, ngx_http_toolsearch_values_t *v);
 static u_char *ngx_http_toolsearch_status_family(u_char *p,
     ngx_http_toolsearch_format_t *f, ngx_http_toolsearch_family_t *fm,
-    ngx_atomic_t *c);
+    ngx_http_toolsearch_values_t *v, ngx_uint_t first, ngx_uint_t last);
 static u_char *ngx_http_toolsearch_status_metric(u_char *p,
     ngx_http_toolsearch_format_t *f, ngx_str_t *name, const char *help,
-    ngx_atomic_uint_t n);
-static u_char *ngx_http_toolsearch_status_render(u_char *p,
-    ngx_http_toolsearch_format_t *f, ngx_str_t *zone, ngx_atomic_t *c);
+    ngx_http_toolsearch_values_t *v, ngx_uint_t counter, ngx_uint_t tokens,
+    ngx_uint_t first, ngx_uint_t last);
+static u_char *ngx_http_toolsearch_status_metrics(u_char *p,
+    ngx_http_toolsearch_format_t *f, ngx_http_toolsearch_values_t *v,
+    ngx_uint_t first, ngx_uint_t last);
 
 
 extern ngx_module_t  ngx_http_toolsearch_module;
@@ -172,7 +196,8 @@ ngx_http_toolsearch_json_family(u_char *p, ngx_str_t *name,
 
 static u_char *
 ngx_http_toolsearch_json_value(u_char *p, ngx_str_t *name, const char *label,
-    const char *key, ngx_atomic_uint_t n, ngx_uint_t first)
+    const char *key, ngx_atomic_uint_t n, ngx_uint_t first,
+    const char *format)
 {
     if (key == NULL) {
         return ngx_sprintf(p, "%uA", n);
@@ -201,14 +226,16 @@ ngx_http_toolsearch_prom_family(u_char *p, ngx_str_t *name,
 
 static u_char *
 ngx_http_toolsearch_prom_value(u_char *p, ngx_str_t *name, const char *label,
-    const char *key, ngx_atomic_uint_t n, ngx_uint_t first)
+    const char *key, ngx_atomic_uint_t n, ngx_uint_t first,
+    const char *format)
 {
     if (label == NULL) {
-        return ngx_sprintf(p, "toolsearch_%V_total %uA\n", name, n);
+        return ngx_sprintf(p, "toolsearch_%V_total{format=\"%s\"} %uA\n",
+                           name, format, n);
     }
 
-    return ngx_sprintf(p, "toolsearch_%V_total{%s=\"%s\"} %uA\n",
-                       name, label, key, n);
+    return ngx_sprintf(p, "toolsearch_%V_total{format=\"%s\",%s=\"%s\"} "
+                          "%uA\n", name, format, label, key, n);
 }
 
 
@@ -216,6 +243,7 @@ static ngx_http_toolsearch_format_t  ngx_http_toolsearch_json = {
     ngx_http_toolsearch_json_begin,
     ngx_http_toolsearch_json_family,
     ngx_http_toolsearch_json_value,
+    ngx_http_toolsearch_json_sets,
     ngx_string("}"),
     ngx_string("\n}\n"),
     ngx_string("application/json")
@@ -226,6 +254,7 @@ static ngx_http_toolsearch_format_t  ngx_http_toolsearch_prometheus = {
     ngx_http_toolsearch_prom_begin,
     ngx_http_toolsearch_prom_family,
     ngx_http_toolsearch_prom_value,
+    ngx_http_toolsearch_prom_sets,
     /* nothing closes a family or the text; "", not NULL, for memcpy() */
     ngx_string(""),
     ngx_string(""),
@@ -233,10 +262,9 @@ static ngx_http_toolsearch_format_t  ngx_http_toolsearch_prometheus = {
 };
 
 
-static ngx_atomic_t *
-ngx_http_toolsearch_counters(ngx_http_request_t *r, ngx_str_t **name)
+static ngx_http_toolsearch_shctx_t *
+ngx_http_toolsearch_shctx(ngx_http_request_t *r, ngx_str_t **name)
 {
-    ngx_http_toolsearch_shctx_t      *sh;
     ngx_http_toolsearch_main_conf_t  *tmcf;
 
     tmcf = ngx_http_get_module_main_conf(r, ngx_http_toolsearch_module);
@@ -249,9 +277,23 @@ ngx_http_toolsearch_counters(ngx_http_request_t *r, ngx_str_t **name)
         *name = &tmcf->zone->shm.name;
     }
 
-    sh = tmcf->zone->data;
+    return tmcf->zone->data;
+}
 
-    return sh->counter;
+
+/* the zone's counters of an API format (ts_format_t) */
+static ngx_atomic_t *
+ngx_http_toolsearch_counters(ngx_http_request_t *r, ngx_uint_t format)
+{
+    ngx_http_toolsearch_shctx_t  *sh;
+
+    sh = ngx_http_toolsearch_shctx(r, NULL);
+
+    if (sh == NULL) {
+        return NULL;
+    }
+
+    return sh->counter[format < TS_FORMAT_N ? format : TS_FORMAT_MESSAGES];
 }
 
 
@@ -308,14 +350,14 @@ ngx_http_toolsearch_stat_add(ngx_atomic_t *c, size_t *count,
  * carries the decision and counts only: never text, tool input or keys.
  */
 void
-ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
+ngx_http_toolsearch_stat_request(ngx_http_request_t *r, ngx_uint_t format,
     ts_decision_t decision, ngx_uint_t changed, size_t *count)
 {
     ngx_atomic_t  *c;
 
     count[TS_COUNTER_internal_errors] = (decision == TS_DECISION_ERROR);
 
-    c = ngx_http_toolsearch_counters(r, NULL);
+    c = ngx_http_toolsearch_counters(r, format);
 
     if (c != NULL) {
         (void) ngx_atomic_fetch_add(&c[NGX_HTTP_TOOLSEARCH_STAT_DECISION
@@ -338,11 +380,12 @@ ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
 
 
 void
-ngx_http_toolsearch_stat_loop(ngx_http_request_t *r, size_t *count)
+ngx_http_toolsearch_stat_loop(ngx_http_request_t *r, ngx_uint_t format,
+    size_t *count)
 {
     ngx_atomic_t  *c;
 
-    c = ngx_http_toolsearch_counters(r, NULL);
+    c = ngx_http_toolsearch_counters(r, format);
 
     if (c != NULL) {
         ngx_http_toolsearch_stat_add(c, count, NGX_HTTP_TOOLSEARCH_ADD_LOOP,
@@ -585,9 +628,11 @@ ngx_http_toolsearch_status_handler(ngx_http_request_t *r)
     ngx_int_t                      rc;
     ngx_buf_t                     *b;
     ngx_str_t                     *zone;
+    ngx_uint_t                     i, j;
     ngx_chain_t                    out;
-    ngx_atomic_t                  *c;
+    ngx_http_toolsearch_shctx_t   *sh;
     ngx_http_toolsearch_format_t  *f;
+    ngx_http_toolsearch_values_t  *v;
 
     if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
         return NGX_HTTP_NOT_ALLOWED;
@@ -598,9 +643,23 @@ ngx_http_toolsearch_status_handler(ngx_http_request_t *r)
         return rc;
     }
 
-    c = ngx_http_toolsearch_counters(r, &zone);
-    if (c == NULL) {
+    sh = ngx_http_toolsearch_shctx(r, &zone);
+    if (sh == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    /* each format's values, then their sums: v[TS_FORMAT_N] */
+    v = ngx_pcalloc(r->pool, (TS_FORMAT_N + 1)
+                             * sizeof(ngx_http_toolsearch_values_t));
+    if (v == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for (i = 0; i < TS_FORMAT_N; i++) {
+        for (j = 0; j < NGX_HTTP_TOOLSEARCH_STAT_N; j++) {
+            v[i][j] = sh->counter[i][j];
+            v[TS_FORMAT_N][j] += v[i][j];
+        }
     }
 
     f = ngx_http_toolsearch_wants_prometheus(r)
@@ -613,7 +672,9 @@ ngx_http_toolsearch_status_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    p = ngx_http_toolsearch_status_render(b->last, f, zone, c);
+    p = f->begin(b->last, zone);
+    p = f->sets(p, f, v);
+    p = ngx_cpymem(p, f->end.data, f->end.len);
     b->last = p;
     b->last_buf = (r == r->main) ? 1 : 0;
     b->last_in_chain = 1;
@@ -694,8 +755,8 @@ ngx_http_toolsearch_status_size(ngx_str_t *zone)
     ngx_http_toolsearch_tokens_t  *t;
     ngx_http_toolsearch_family_t  *fm;
 
-    /* the zone and the JSON braces */
-    size = zone->len + NGX_HTTP_TOOLSEARCH_LINE_LEN;
+    /* the zone, the JSON braces, and each format's set of counters */
+    size = zone->len + (TS_FORMAT_N + 1) * NGX_HTTP_TOOLSEARCH_LINE_LEN;
 
     for (fm = ngx_http_toolsearch_families; fm->name.len; fm++) {
         size += 2 * NGX_HTTP_TOOLSEARCH_LINE_LEN + ngx_strlen(fm->help);
@@ -716,53 +777,68 @@ ngx_http_toolsearch_status_size(ngx_str_t *zone)
         size += 3 * NGX_HTTP_TOOLSEARCH_LINE_LEN + ngx_strlen(t->help);
     }
 
-    return size;
+    /* JSON: the sums and each format's set; Prometheus: a series each */
+    return (TS_FORMAT_N + 1) * size;
 }
 
 
+/* a family's values by decision, of the sets first to last - 1 */
 static u_char *
 ngx_http_toolsearch_status_family(u_char *p, ngx_http_toolsearch_format_t *f,
-    ngx_http_toolsearch_family_t *fm, ngx_atomic_t *c)
+    ngx_http_toolsearch_family_t *fm, ngx_http_toolsearch_values_t *v,
+    ngx_uint_t first, ngx_uint_t last)
 {
-    ngx_uint_t   d;
+    ngx_uint_t   d, i;
     const char  *word;
 
     p = f->family(p, &fm->name, fm->help, fm->label);
 
-    /* "none" is never counted: such a request is never decided */
-    for (d = TS_DECISION_NONE + 1; d < TS_DECISION_N; d++) {
-        word = ts_decision_name(d);
-        p = f->value(p, &fm->name, fm->label, word, c[fm->counter + d],
-                     d == TS_DECISION_NONE + 1);
+    for (i = first; i < last; i++) {
+
+        /* "none" is never counted: such a request is never decided */
+        for (d = TS_DECISION_NONE + 1; d < TS_DECISION_N; d++) {
+            word = ts_decision_name(d);
+            p = f->value(p, &fm->name, fm->label, word, v[i][fm->counter + d],
+                         d == TS_DECISION_NONE + 1, ts_format_name(i));
+        }
     }
 
     return ngx_cpymem(p, f->family_end.data, f->family_end.len);
 }
 
 
+/* a counter's value (or, with tokens, its tokens) in the sets */
 static u_char *
 ngx_http_toolsearch_status_metric(u_char *p, ngx_http_toolsearch_format_t *f,
-    ngx_str_t *name, const char *help, ngx_atomic_uint_t n)
+    ngx_str_t *name, const char *help, ngx_http_toolsearch_values_t *v,
+    ngx_uint_t counter, ngx_uint_t tokens, ngx_uint_t first, ngx_uint_t last)
 {
+    ngx_uint_t         i;
+    ngx_atomic_uint_t  n;
+
     p = f->family(p, name, help, NULL);
 
-    return f->value(p, name, NULL, NULL, n, 1);
+    for (i = first; i < last; i++) {
+        n = tokens ? ts_policy_tokens(v[i][counter]) : v[i][counter];
+        p = f->value(p, name, NULL, NULL, n, 1, ts_format_name(i));
+    }
+
+    return p;
 }
 
 
+/* every family and counter of the sets first to last - 1 */
 static u_char *
-ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
-    ngx_str_t *zone, ngx_atomic_t *c)
+ngx_http_toolsearch_status_metrics(u_char *p, ngx_http_toolsearch_format_t *f,
+    ngx_http_toolsearch_values_t *v, ngx_uint_t first, ngx_uint_t last)
 {
     ngx_uint_t                     i;
     ngx_http_toolsearch_tokens_t  *t;
     ngx_http_toolsearch_family_t  *fm;
     ngx_http_toolsearch_metric_t  *m;
 
-    p = f->begin(p, zone);
-
     for (fm = ngx_http_toolsearch_families; fm->name.len; fm++) {
-        p = ngx_http_toolsearch_status_family(p, f, fm, c);
+        p = ngx_http_toolsearch_status_family(p, f, fm, v, first, last);
     }
 
     for (i = 0; i < TS_COUNTER_N; i++) {
@@ -772,18 +848,54 @@ ngx_http_toolsearch_status_render(u_char *p, ngx_http_toolsearch_format_t *f,
             continue;
         }
 
-        p = ngx_http_toolsearch_status_metric(p, f, &m->name, m->help,
-                                              c[m->counter]);
+        p = ngx_http_toolsearch_status_metric(p, f, &m->name, m->help, v,
+                                              m->counter, 0, first, last);
 
         /* the tokens of a metric's bytes follow it */
         for (t = ngx_http_toolsearch_tokens; t->name.len; t++) {
             if (t->counter == m->counter) {
                 p = ngx_http_toolsearch_status_metric(p, f, &t->name,
-                        t->help, ts_policy_tokens(c[m->counter]));
+                        t->help, v, m->counter, 1, first, last);
             }
         }
     }
 
-    return ngx_cpymem(p, f->end.data, f->end.len);
+    return p;
 }
 
+
+/*
+ * JSON: the sums over the formats (v[TS_FORMAT_N]) at the top, as the
+ * page had them before formats were counted apart, then
+ * "formats":[{"format":WORD, the same keys}, ...].
+ */
+static u_char *
+ngx_http_toolsearch_json_sets(u_char *p, ngx_http_toolsearch_format_t *f,
+    ngx_http_toolsearch_values_t *v)
+{
+    ngx_uint_t  i;
+
+    p = ngx_http_toolsearch_status_metrics(p, f, v, TS_FORMAT_N,
+                                           TS_FORMAT_N + 1);
+    p = ngx_sprintf(p, ",\n\"formats\":[");
+
+    for (i = 0; i < TS_FORMAT_N; i++) {
+        p = ngx_sprintf(p, "%s{\"format\":\"%s\"", i ? ",\n" : "",
+                        ts_format_name(i));
+        p = ngx_http_toolsearch_status_metrics(p, f, v, i, i + 1);
+        *p++ = '}';
+    }
+
+    *p++ = ']';
+
+    return p;
+}
+
+
+/* Prometheus: each metric's series of every format, one group a metric */
+static u_char *
+ngx_http_toolsearch_prom_sets(u_char *p, ngx_http_toolsearch_format_t *f,
+    ngx_http_toolsearch_values_t *v)
+{
+    return ngx_http_toolsearch_status_metrics(p, f, v, 0, TS_FORMAT_N);
+}

@@ -3,7 +3,8 @@
  * Copyright (C) ngx_http_toolsearch_module authors
  *
  * Status and metrics: the counters of the toolsearch_zone shared memory,
- * the toolsearch_status handler, and the per-request info log line.
+ * one set per API format, the toolsearch_status handler, and the
+ * per-request info log line.
  */
 
 
@@ -20,9 +21,9 @@
 
 
 /*
- * The counters of the zone: one slot per ts_counter_t (those the zone
- * adds), then requests by decision and requests forwarded unchanged, one
- * slot per ts_decision_t each.
+ * A set of counters of the zone (one per API format): one slot per
+ * ts_counter_t (those the zone adds), then requests by decision and
+ * requests forwarded unchanged, one slot per ts_decision_t each.
  */
 typedef enum {
     NGX_HTTP_TOOLSEARCH_STAT_DECISION = TS_COUNTER_N,
@@ -34,15 +35,18 @@ typedef enum {
 
 
 /*
- * Counts a decided request (its counters of ts_counters.h but the LOOP
- * ones, internal_errors set here from the decision; changed: body or
- * headers were rewritten) and writes its info log line.
+ * Counts a decided request in its API format's counters (format: a
+ * ts_format_t; its counters of ts_counters.h but the LOOP ones,
+ * internal_errors set here from the decision; changed: body or headers
+ * were rewritten) and writes its info log line.
  */
 void ngx_http_toolsearch_stat_request(ngx_http_request_t *r,
-    ts_decision_t decision, ngx_uint_t changed, size_t *count);
+    ngx_uint_t format, ts_decision_t decision, ngx_uint_t changed,
+    size_t *count);
 
 /* counts the LOOP counters of a gateway loop that has ended */
-void ngx_http_toolsearch_stat_loop(ngx_http_request_t *r, size_t *count);
+void ngx_http_toolsearch_stat_loop(ngx_http_request_t *r, ngx_uint_t format,
+    size_t *count);
 
 /* whether the zone adds the counter of a request with this decision */
 ngx_uint_t ngx_http_toolsearch_counted(ts_decision_t decision,

@@ -109,6 +109,7 @@ def recorded_requests(client, stream=True):
     return recorded_session(RECORDED_DIR, client, stream)
 
 
+
 def tool_bytes(body):
     """What of a Responses body the model sees of its tools."""
     tools = json.loads(body).get("tools", [])

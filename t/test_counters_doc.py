@@ -66,8 +66,12 @@ def test_nginx_has_the_tables_variables_and_metrics(emulator, gateway):
     assert r.status == 200 and r.decision == "deferred_hosted"
 
     status = json.loads(request(gw, "GET", "/status").body)
-    assert set(status) == {"zone"} | set(FAMILIES) | set(counters_doc.metrics())
+    assert set(status) == {"zone", "formats"} | set(FAMILIES) | \
+        set(counters_doc.metrics())
     assert status["tools_seen"] == 149
+    for each in status["formats"]:
+        assert set(each) == {"format"} | set(FAMILIES) | \
+            set(counters_doc.metrics())
 
     prom = request(gw, "GET", "/status?format=prometheus").body.decode()
     shown = re.findall(r"^# TYPE toolsearch_(\w+)_total counter$", prom,

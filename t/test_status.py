@@ -11,7 +11,11 @@ import time
 
 import pytest
 
+import chat_fixtures
+import responses_fixtures
 from conftest import ROOT, load_fixture, post_json, request
+from emulator import chat_seeker
+from emulator_responses import responses_seeker
 from gateway import VALGRIND
 
 ZONE = "toolsearch_zone ts 64k;"
@@ -212,15 +216,52 @@ def test_status_page_is_not_counted_and_takes_only_get(emulator, gateway):
         d: 0 for d in DECISIONS}
 
 
+def test_each_format_is_counted_apart(emulator, gateway):
+    """A Chat Completions and a Responses session's first request go to
+    their own format's counters (the gateway's search, its loop's calls
+    included); the top-level counters are the sums over the formats."""
+    args = {"entities": [{"name": "Alice"}]}
+    emulator.chat_script = chat_seeker("memory_create_entities", args,
+                                       "memory create entities", "done")
+    emulator.responses_script = responses_seeker(
+        "memory_create_entities", args, "memory create entities", "done")
+    gw = status_gateway(gateway)
+    before = counters(gw)
+    for uri, module in (("/v1/chat/completions", chat_fixtures),
+                        ("/v1/responses", responses_fixtures)):
+        body, headers = module.recorded_requests("opencode", False)[0]
+        r = request(gw, "POST", uri, body, headers)
+        assert r.status == 200 and r.decision == "deferred_gateway", r.body
+    after = counters(gw)
+    d = {a["format"]: delta(b, a)
+         for b, a in zip(before["formats"], after["formats"])}
+    for fmt in ("chat_completions", "responses"):
+        assert nonzero(d[fmt]["requests"]) == {"deferred_gateway": 1}, fmt
+        assert (d[fmt]["gateway_searches"], d[fmt]["loop_iterations"]) == \
+            (1, 2), fmt
+        assert d[fmt]["tools_deferred"] > 0, fmt
+    assert nonzero(d["messages"]["requests"]) == {}
+    assert d["messages"]["tools_seen"] == 0
+    for key in ["requests", "passthroughs"] + SCALARS:
+        if isinstance(after[key], dict):
+            assert after[key] == {w: sum(f[key][w] for f in after["formats"])
+                                  for w in after[key]}, key
+        else:
+            assert after[key] == sum(f[key] for f in after["formats"]), key
+
+
 METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)'
-                    r'(?:\{([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)"\})?'
+                    r'\{format="([a-z_]+)"'
+                    r'(?:,([a-zA-Z_][a-zA-Z0-9_]*)="([^"\\\n]*)")?\}'
                     r' (\d+)$')
+FORMATS = ["messages", "chat_completions", "responses"]
 
 
 def parse_prometheus(text):
-    """Checks the text exposition format 0.0.4 as the counters use it and
-    returns {(name, label value or None): value}."""
+    """Checks the text exposition format 0.0.4 as the counters use it
+    (every series labelled with its API format) and returns {(name,
+    format, label value or None): value}."""
     assert text.endswith("\n")
     helped, typed, samples = set(), {}, {}
     for line in text[:-1].split("\n"):
@@ -233,15 +274,17 @@ def parse_prometheus(text):
             name, _, kind = line[7:].partition(" ")
             assert kind == "counter", line
             assert name not in typed and name not in {
-                n for n, _ in samples}, "TYPE after samples: " + line
+                n for n, _, _ in samples}, "TYPE after samples: " + line
             typed[name] = kind
         else:
             m = SAMPLE.match(line)
             assert m, "not a sample line: %r" % line
-            name, label, value, n = m.groups()
+            name, fmt, label, value, n = m.groups()
             assert name in typed, "sample without TYPE: " + line
-            assert name.endswith("_total")
-            key = (name, value if label else None)
+            assert name.endswith("_total") and fmt in FORMATS, line
+            # one group a metric: no other metric's sample since its TYPE
+            assert name == list(typed)[-1], "not grouped: " + line
+            key = (name, fmt, value if label else None)
             assert key not in samples, "duplicate series: " + line
             samples[key] = int(n)
     assert helped == set(typed)
@@ -268,16 +311,19 @@ def test_prometheus_text_parses_and_matches_json(emulator, gateway, path,
 
     js = counters(gw)
     expected = {}
-    for family, label in (("requests", "decision"),
-                          ("passthroughs", "reason")):
-        for word, n in js[family].items():
-            expected[("toolsearch_%s_total" % family, word)] = n
-    for name in SCALARS:
-        expected[("toolsearch_%s_total" % name, None)] = js[name]
+    for each in js["formats"]:
+        fmt = each["format"]
+        for family in ("requests", "passthroughs"):
+            for word, n in each[family].items():
+                expected[("toolsearch_%s_total" % family, fmt, word)] = n
+        for name in SCALARS:
+            expected[("toolsearch_%s_total" % name, fmt, None)] = each[name]
     assert samples == expected
-    assert samples[("toolsearch_requests_total", "deferred_hosted")] == 1
-    assert samples[("toolsearch_tokens_saved_total", None)] == \
+    assert samples[("toolsearch_requests_total", "messages",
+                    "deferred_hosted")] == 1
+    assert samples[("toolsearch_tokens_saved_total", "messages", None)] == \
         101136 * 2 // 5
+    assert samples[("toolsearch_tokens_saved_total", "responses", None)] == 0
 
 
 DASHBOARD = os.path.join(ROOT, "docs", "examples", "grafana-dashboard.json")
@@ -325,10 +371,10 @@ def test_dashboard_queries_only_exported_metrics(emulator, gateway):
     fx = load_fixture("ts-unset/002.json")
     assert request(gw, "POST", fx.url, fx.body, fx.headers).status == 200
     text = status(gw, "/status?format=prometheus").body.decode()
-    exported = {name for name, _ in parse_prometheus(text)}
+    exported = {name for name, _, _ in parse_prometheus(text)}
     # the labels of the series, and those every Prometheus scrape adds
-    exported_labels = set(re.findall(r"\{(\w+)=", text)) | {"instance",
-                                                            "job"}
+    exported_labels = set(re.findall(r"[{,](\w+)=", text)) | {"instance",
+                                                               "job"}
 
     metrics, labels = dashboard_names()
     assert metrics - exported == set()
@@ -337,7 +383,7 @@ def test_dashboard_queries_only_exported_metrics(emulator, gateway):
     for name in ("requests", "passthroughs", "tokens_saved",
                  "hosted_searches", "gateway_searches", "loop_iterations"):
         assert "toolsearch_%s_total" % name in metrics, name
-    assert {"decision", "reason"} <= labels
+    assert {"decision", "reason", "format"} <= labels
 
 
 @pytest.mark.parametrize("path,accept", [
@@ -350,7 +396,12 @@ def test_json_by_default_and_on_request(emulator, gateway, path, accept):
     r = status(gw, path, [("Accept", accept)] if accept else [])
     assert r.header("Content-Type") == "application/json"
     body = json.loads(r.body)
-    assert set(body) == {"zone", "requests", "passthroughs"} | set(SCALARS)
+    assert set(body) == {"zone", "requests", "passthroughs", "formats"} | \
+        set(SCALARS)
+    assert [each["format"] for each in body["formats"]] == FORMATS
+    for each in body["formats"]:
+        assert set(each) == {"format", "requests", "passthroughs"} | \
+            set(SCALARS)
 
 
 def wait_for(predicate, timeout=20.0):

@@ -205,130 +205,6 @@ ts_chat_messages(ts_index_t *ix, const ts_val_t *msgs)
 }
 
 
-/* the worker's memory of tools arrays, NULL when it keeps none */
-static ts_recall_t *
-ts_chat_memory(const ts_input_t *in)
-{
-    ts_index_mem_t  *mem;
-
-    mem = in ? in->index_mem : NULL;
-
-    if (mem == NULL) {
-        return NULL;
-    }
-
-    /* toolsearch_recall off: what was kept goes, nothing is kept */
-    if (mem->forget) {
-        ts_recall_free(&mem->chat_tools);
-        return NULL;
-    }
-
-    /* the bound may have shrunk since the last request */
-    ts_recall_trim(&mem->chat_tools);
-
-    return &mem->chat_tools;
-}
-
-
-/* the tools array's reading: the memory, and what it holds of the body */
-typedef struct {
-    ts_recall_t    *memory;
-    ts_recalled_t  *recalled;
-} ts_chat_recall_t;
-
-
-/*
- * The tools array at the scan, when the memory holds its bytes: the scan
- * goes past it (1), and ts_chat_tools_of() takes its tools from memory
- * once the document is read whole.  Else the scan crosses it (0), and
- * the array is read and kept.
- */
-static int
-ts_chat_recall(ts_scan_t *s, ts_val_t *v, void *data)
-{
-    ts_chat_recall_t  *rc;
-    ts_recalled_t     *e;
-
-    rc = data;
-    e = ts_recall_find(rc->memory, (const char *) s->p, s->end - s->p);
-
-    if (e == NULL) {
-        return 0;
-    }
-
-    rc->recalled = e;
-    v->off = s->p - s->start;
-    v->len = e->len;
-    v->kind = TS_ARRAY;
-    v->esc = 0;
-    s->p += e->len;
-
-    if (s->map != NULL) {
-        ts_strmap_skip(s->map, v->off + v->len);
-    }
-
-    return 1;
-}
-
-
-/* the tools of the array recalled, moved to where it is in the body */
-static ts_status_t
-ts_chat_tools_recalled(ts_index_t *ix, const ts_recalled_t *e,
-    const ts_val_t *tools)
-{
-    ix->tools = malloc((e->n ? e->n : 1) * sizeof(ts_tool_t));
-    if (ix->tools == NULL) {
-        return TS_ERR_NOMEM;
-    }
-
-    memcpy(ix->tools, e->items, e->n * sizeof(ts_tool_t));
-    ts_tools_shift(ix->tools, e->n, 0, tools->off);
-    ix->ntools = e->n;
-    ix->tools_recalled = e->n;
-
-    return TS_OK;
-}
-
-
-/*
- * The index's tools: recalled, or read and kept for the requests that
- * send the array again
- */
-static ts_status_t
-ts_chat_tools_of(ts_index_t *ix, const ts_chat_recall_t *rc,
-    const ts_val_t *tools)
-{
-    ts_tool_t    *kept;
-    ts_status_t   st;
-
-    /*
-     * The memory's copy, with which the rules' facts of its tools are
-     * kept (ts_facts_get): nothing else is kept in it until the request
-     * is decided.
-     */
-    ix->kept_in = rc->memory;
-
-    if (rc->recalled != NULL) {
-        ix->tools_kept = rc->recalled;
-        return ts_chat_tools_recalled(ix, rc->recalled, tools);
-    }
-
-    st = ts_chat_tools(ix, tools);
-
-    if (st == TS_OK && rc->memory != NULL) {
-        kept = ts_recall_add(rc->memory, ix->buf + tools->off, tools->len,
-                             ix->tools, ix->ntools, sizeof(ts_tool_t));
-
-        if (kept != NULL) {
-            ts_tools_shift(kept, ix->ntools, tools->off, 0);
-            ix->tools_kept = rc->memory->mru;
-        }
-    }
-
-    return st;
-}
-
-
 /* 1 when n asks for more choices than one completion can carry */
 static int
 ts_chat_choices(const char *buf, const ts_val_t *n)
@@ -359,18 +235,17 @@ ts_chat_index(ts_request_t *rq, const ts_input_t *in, const char *body,
     size_t len)
 {
     ts_member_reader_t   rd;
-    ts_chat_recall_t     rc;
+    ts_format_recall_t   rc;
+    ts_index_mem_t      *mem;
     ts_index_t          *ix;
     ts_val_t             top, v[TS_CHAT_KEYS];
     ts_decision_t        d;
     size_t               i;
 
     ix = &rq->ix;
-    rc.memory = ts_chat_memory(in);
-    rc.recalled = NULL;
-    rd.key = TS_CHAT_TOOLS;
-    rd.read = ts_chat_recall;
-    rd.data = &rc;
+    mem = in ? in->index_mem : NULL;
+    ts_format_recall_init(&rc, &rd, TS_CHAT_TOOLS, mem,
+                          mem ? &mem->chat_tools : NULL);
 
     d = ts_format_object_read(ix, body, len, ts_chat_keys, TS_CHAT_KEYS,
                               &top, v, rc.memory ? &rd : NULL);
@@ -411,7 +286,8 @@ ts_chat_index(ts_request_t *rq, const ts_input_t *in, const char *body,
     ix->nmembers = TS_CHAT_TOOL_CHOICE + 1;
 
     if ((v[TS_CHAT_TOOLS].kind == TS_ARRAY
-         && ts_chat_tools_of(ix, &rc, &v[TS_CHAT_TOOLS]) != TS_OK)
+         && ts_format_tools_of(ix, &rc, &v[TS_CHAT_TOOLS], ts_chat_tools)
+            != TS_OK)
         || ts_chat_messages(ix, &v[TS_CHAT_MESSAGES]) != TS_OK)
     {
         return TS_DECISION_ERROR;

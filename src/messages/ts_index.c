@@ -734,6 +734,7 @@ ts_index_mem_free(ts_index_mem_t *mem)
     free(mem->map);
     ts_recall_free(&mem->tools);
     ts_recall_free(&mem->chat_tools);
+    ts_recall_free(&mem->responses_tools);
     ts_index_seen_free(&mem->messages_seen);
     memset(mem, 0, sizeof(ts_index_mem_t));
 }

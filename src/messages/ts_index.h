@@ -130,6 +130,7 @@ typedef struct {
     ts_recall_t     tools;
     ts_recall_t     chat_tools;     /* Chat Completions' tools arrays:
                                        the same bytes index otherwise */
+    ts_recall_t     responses_tools;    /* Responses' tools arrays */
     ts_seen_t       messages_seen;
     int             forget;         /* 1: keep no request's bytes, and
                                        drop those kept */

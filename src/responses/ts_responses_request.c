@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_scan.h"
 #include "scan/ts_str.h"
 #include "rewrite/ts_defer.h"
 #include "rewrite/ts_facts.h"
@@ -123,20 +124,36 @@ ts_rs_tool(const char *buf, const ts_val_t *item, ts_tool_t *t)
 }
 
 
+static ts_status_t
+ts_rs_tools(ts_index_t *ix, const ts_val_t *tools)
+{
+    return ts_format_tools(ix, tools, ts_rs_tool);
+}
+
+
 /*
  * The body read into the index: an object with an input (a string or
- * an array of items).  What is not of this shape passes untouched.
+ * an array of items).  What is not of this shape passes untouched.  The
+ * tools array may come from the worker's memory (toolsearch_recall).
  */
 static ts_decision_t
-ts_rs_index(ts_request_t *rq, const char *body, size_t len)
+ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
+    size_t len)
 {
-    ts_index_t     *ix;
-    ts_val_t        top, v[TS_RS_KEYS];
-    ts_decision_t   d;
-    size_t          i;
+    ts_member_reader_t   rd;
+    ts_format_recall_t   rc;
+    ts_index_mem_t      *mem;
+    ts_index_t          *ix;
+    ts_val_t             top, v[TS_RS_KEYS];
+    ts_decision_t        d;
+    size_t               i;
 
     ix = &rq->ix;
-    d = ts_format_object(ix, body, len, ts_rs_keys, TS_RS_KEYS, &top, v);
+    mem = in ? in->index_mem : NULL;
+    ts_format_recall_init(&rc, &rd, TS_RS_TOOLS, mem,
+                          mem ? &mem->responses_tools : NULL);
+    d = ts_format_object_read(ix, body, len, ts_rs_keys, TS_RS_KEYS, &top,
+                              v, rc.memory ? &rd : NULL);
 
     if (d != TS_DECISION_NONE) {
         return d;
@@ -177,7 +194,8 @@ ts_rs_index(ts_request_t *rq, const char *body, size_t len)
                                                              : -1;
 
     if ((v[TS_RS_TOOLS].kind == TS_ARRAY
-         && ts_format_tools(ix, &v[TS_RS_TOOLS], ts_rs_tool) != TS_OK)
+         && ts_format_tools_of(ix, &rc, &v[TS_RS_TOOLS], ts_rs_tools)
+            != TS_OK)
         || (v[TS_RS_INPUT].kind == TS_ARRAY
             && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {
@@ -1001,7 +1019,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
-    rq->decision = ts_rs_index(rq, body, len);
+    rq->decision = ts_rs_index(rq, in, body, len);
 
     if (rq->decision != TS_DECISION_NONE || in == NULL
         || in->policy == NULL)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scan/ts_scan.h"
 #include "rewrite/ts_format.h"
 
 
@@ -158,4 +159,119 @@ ts_format_object_read(ts_index_t *ix, const char *body, size_t len,
     default:
         return TS_DECISION_ERROR;
     }
+}
+
+
+/*
+ * The tools array at the scan, when the memory holds its bytes: the scan
+ * goes past it (1), and ts_format_tools_of() takes its tools from memory
+ * once the document is read whole.  Else the scan crosses it (0), and
+ * the array is read and kept.
+ */
+static int
+ts_format_recall(ts_scan_t *s, ts_val_t *v, void *data)
+{
+    ts_format_recall_t  *rc;
+    ts_recalled_t       *e;
+
+    rc = data;
+    e = ts_recall_find(rc->memory, (const char *) s->p, s->end - s->p);
+
+    if (e == NULL) {
+        return 0;
+    }
+
+    rc->recalled = e;
+    v->off = s->p - s->start;
+    v->len = e->len;
+    v->kind = TS_ARRAY;
+    v->esc = 0;
+    s->p += e->len;
+
+    if (s->map != NULL) {
+        ts_strmap_skip(s->map, v->off + v->len);
+    }
+
+    return 1;
+}
+
+
+void
+ts_format_recall_init(ts_format_recall_t *rc, ts_member_reader_t *rd,
+    size_t key, ts_index_mem_t *mem, ts_recall_t *kept)
+{
+    rc->memory = NULL;
+    rc->recalled = NULL;
+    rd->key = key;
+    rd->read = ts_format_recall;
+    rd->data = rc;
+
+    if (mem == NULL || kept == NULL) {
+        return;
+    }
+
+    /* toolsearch_recall off: what was kept goes, nothing is kept */
+    if (mem->forget) {
+        ts_recall_free(kept);
+        return;
+    }
+
+    /* the bound may have shrunk since the last request */
+    ts_recall_trim(kept);
+
+    rc->memory = kept;
+}
+
+
+/* the tools of the array recalled, moved to where it is in the body */
+static ts_status_t
+ts_format_tools_recalled(ts_index_t *ix, const ts_recalled_t *e,
+    const ts_val_t *tools)
+{
+    ix->tools = malloc((e->n ? e->n : 1) * sizeof(ts_tool_t));
+    if (ix->tools == NULL) {
+        return TS_ERR_NOMEM;
+    }
+
+    memcpy(ix->tools, e->items, e->n * sizeof(ts_tool_t));
+    ts_tools_shift(ix->tools, e->n, 0, tools->off);
+    ix->ntools = e->n;
+    ix->tools_recalled = e->n;
+
+    return TS_OK;
+}
+
+
+ts_status_t
+ts_format_tools_of(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_format_tools_pt read)
+{
+    ts_tool_t    *kept;
+    ts_status_t   st;
+
+    /*
+     * The memory's copy, with which the rules' facts of its tools are
+     * kept (ts_facts_get): nothing else is kept in it until the request
+     * is decided.
+     */
+    ix->kept_in = rc->memory;
+
+    if (rc->recalled != NULL) {
+        ix->tools_kept = rc->recalled;
+        return ts_format_tools_recalled(ix, rc->recalled, tools);
+    }
+
+    st = read(ix, tools);
+
+    if (st == TS_OK && rc->memory != NULL) {
+        kept = ts_recall_add(rc->memory, ix->buf + tools->off, tools->len,
+                             ix->tools, ix->ntools, sizeof(ts_tool_t));
+
+        if (kept != NULL) {
+            ts_tools_shift(kept, ix->ntools, tools->off, 0);
+            ix->tools_kept = rc->memory->mru;
+        }
+    }
+
+    return st;
 }

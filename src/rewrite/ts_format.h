@@ -46,6 +46,35 @@ ts_decision_t ts_format_object_read(ts_index_t *ix, const char *body,
     size_t len, const char *const *keys, size_t nkeys, ts_val_t *top,
     ts_val_t *v, const ts_member_reader_t *rd);
 
+/*
+ * A format's tools arrays remembered by the worker (toolsearch_recall, one
+ * memory of ts_index_mem_t per format: the same bytes index otherwise):
+ * the memory, and the array of the body it holds, if any.
+ */
+typedef struct {
+    ts_recall_t    *memory;
+    ts_recalled_t  *recalled;
+} ts_format_recall_t;
+
+/*
+ * Sets rc to kept, the memory of mem for the format (NULL: none; with
+ * toolsearch_recall off, what it kept goes and rc has none), and rd to
+ * read the member key, the tools array, from it when it holds the bytes
+ */
+void ts_format_recall_init(ts_format_recall_t *rc, ts_member_reader_t *rd,
+    size_t key, ts_index_mem_t *mem, ts_recall_t *kept);
+
+/* reads a tools array into the index's tools, in a format's shape */
+typedef ts_status_t (*ts_format_tools_pt)(ts_index_t *ix,
+    const ts_val_t *tools);
+
+/*
+ * The index's tools: those rc recalled, or read by read and kept for the
+ * requests that send the array again
+ */
+ts_status_t ts_format_tools_of(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_format_tools_pt read);
+
 /* reads one element of a tools array into t, in a format's shape */
 typedef void (*ts_format_tool_pt)(const char *buf, const ts_val_t *item,
     ts_tool_t *t);

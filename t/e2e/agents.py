@@ -25,6 +25,9 @@ PROMPT = "Create a memory entity for Alice, a person who likes tea."
 MORE = "Thank you. Make sure Alice is stored."
 MODEL = "claude-sonnet-4-5"
 CHAT_MODEL = "gpt-4.1"
+# a name continue sends to the Responses API (gpt-5*), of a model without
+# OpenAI's hosted tool search (gpt-5.4 and later have it)
+RESPONSES_MODEL = "gpt-5.1"
 KEY = "sk-ant-test"
 
 # the MCP servers: name -> (package, extra arguments)
@@ -118,22 +121,44 @@ def setup_opencode_chat(work, url, modules):
             "-m", "gateway/" + CHAT_MODEL, PROMPT], {}
 
 
-def setup_opencode_responses(work, url, modules):
-    """opencode on the Responses API: its own openai provider (the AI
-    SDK's @ai-sdk/openai, store false) with a base URL."""
+def opencode_responses_config(work, url):
+    """opencode or kilo on the Responses API: their own openai provider
+    (the AI SDK's @ai-sdk/openai, store false) with a base URL."""
     config = opencode_config(work, url)
     config["provider"] = {"openai": {"options": {
         "baseURL": url + "/v1", "apiKey": KEY}}}
     config["small_model"] = "openai/" + CHAT_MODEL
-    work.write(".config/opencode/opencode.json", config)
+    return config
+
+
+def setup_opencode_responses(work, url, modules):
+    work.write(".config/opencode/opencode.json",
+               opencode_responses_config(work, url))
     return [os.path.join(modules, ".bin", "opencode"), "run", "--auto",
             "-m", "openai/" + CHAT_MODEL, PROMPT], {}
 
 
-def setup_kilo(work, url, modules):
-    path = work.write(".config/kilo/kilo.json", opencode_config(work, url))
+def kilo(work, modules, config, model):
+    """kilo (an opencode fork) reads the same configuration from
+    KILO_CONFIG."""
+    path = work.write(".config/kilo/kilo.json", config)
     return [os.path.join(modules, ".bin", "kilo"), "run", "--auto",
-            "-m", "anthropic/" + MODEL, PROMPT], {"KILO_CONFIG": path}
+            "-m", model, PROMPT], {"KILO_CONFIG": path}
+
+
+def setup_kilo(work, url, modules):
+    return kilo(work, modules, opencode_config(work, url),
+                "anthropic/" + MODEL)
+
+
+def setup_kilo_chat(work, url, modules):
+    return kilo(work, modules, opencode_chat_config(work, url),
+                "gateway/" + CHAT_MODEL)
+
+
+def setup_kilo_responses(work, url, modules):
+    return kilo(work, modules, opencode_responses_config(work, url),
+                "openai/" + CHAT_MODEL)
 
 
 def setup_cline(work, url, modules):
@@ -153,11 +178,11 @@ def setup_cline(work, url, modules):
     return [cline, "--json", "-t", "150", PROMPT], {}
 
 
-def setup_cline_chat(work, url, modules):
+def setup_cline_chat(work, url, modules, provider="openai"):
     """cline on Chat Completions: its openai (compatible) provider, set
     with a base URL by its own auth command."""
     cline = os.path.join(modules, ".bin", "cline")
-    subprocess.run([cline, "auth", "-p", "openai", "-k", KEY, "-m",
+    subprocess.run([cline, "auth", "-p", provider, "-k", KEY, "-m",
                     CHAT_MODEL, "-b", url + "/v1"],
                    env={"PATH": os.environ.get("PATH", ""),
                         "HOME": work.home},
@@ -165,6 +190,12 @@ def setup_cline_chat(work, url, modules):
                    check=True, timeout=120)
     cline_servers(work)
     return [cline, "--json", "-t", "150", PROMPT], {}
+
+
+def setup_cline_responses(work, url, modules):
+    """cline on the Responses API: its openai-native provider with a
+    base URL."""
+    return setup_cline_chat(work, url, modules, "openai-native")
 
 
 def cline_servers(work):
@@ -192,6 +223,12 @@ def setup_continue_chat(work, url, modules):
     """continue's openai provider: Chat Completions for a model name that
     is not gpt-5* or o* (those go to the Responses API)."""
     return setup_continue(work, url, modules, "openai", CHAT_MODEL)
+
+
+def setup_continue_responses(work, url, modules):
+    """continue's openai provider with a gpt-5* model name: the
+    Responses API."""
+    return setup_continue(work, url, modules, "openai", RESPONSES_MODEL)
 
 
 def setup_qwen(work, url, modules, search=True, auth="anthropic"):
@@ -261,15 +298,23 @@ def setup_claude_code(work, url, modules):
         "IS_SANDBOX": "1", "MCP_CONNECTION_NONBLOCKING": "false"}
 
 
+LANGCHAIN_OPENAI = ("langchain", "@langchain/openai",
+                    "@langchain/mcp-adapters")
+MASTRA_OPENAI = ("@mastra/core", "@mastra/mcp", "@ai-sdk/openai")
+
 # client -> (how to configure and start it, the npm packages it is)
 CLIENTS = {
     "opencode": (setup_opencode, ("opencode-ai",)),
     "opencode-chat": (setup_opencode_chat, ("opencode-ai",)),
     "cline-chat": (setup_cline_chat, ("cline",)),
     "continue-chat": (setup_continue_chat, ("@continuedev/cli",)),
+    "cline-responses": (setup_cline_responses, ("cline",)),
+    "continue-responses": (setup_continue_responses, ("@continuedev/cli",)),
     "qwen-code-chat": (setup_qwen_chat, ("@qwen-code/qwen-code",)),
     "opencode-responses": (setup_opencode_responses, ("opencode-ai",)),
     "kilo": (setup_kilo, ("@kilocode/cli",)),
+    "kilo-chat": (setup_kilo_chat, ("@kilocode/cli",)),
+    "kilo-responses": (setup_kilo_responses, ("@kilocode/cli",)),
     "cline": (setup_cline, ("cline",)),
     "continue": (setup_continue, ("@continuedev/cli",)),
     "qwen-code": (setup_qwen, ("@qwen-code/qwen-code",)),
@@ -307,6 +352,23 @@ CLIENTS = {
                    "@langchain/mcp-adapters")),
     "mastra": (sdk_setup("mastra.mjs"),
                ("@mastra/core", "@mastra/mcp", "@ai-sdk/anthropic")),
+    # LangChain.js (@langchain/openai's ChatOpenAI) and Mastra (on
+    # @ai-sdk/openai) on both OpenAI formats, streaming and not
+    "langchain-chat": (sdk_setup("langchain.mjs", api="chat"),
+                       LANGCHAIN_OPENAI),
+    "langchain-chat-stream": (sdk_setup("langchain.mjs", True, "chat"),
+                              LANGCHAIN_OPENAI),
+    "langchain-responses": (sdk_setup("langchain.mjs", api="responses"),
+                            LANGCHAIN_OPENAI),
+    "langchain-responses-stream": (
+        sdk_setup("langchain.mjs", True, "responses"), LANGCHAIN_OPENAI),
+    "mastra-chat": (sdk_setup("mastra.mjs", api="chat"), MASTRA_OPENAI),
+    "mastra-chat-stream": (sdk_setup("mastra.mjs", True, "chat"),
+                           MASTRA_OPENAI),
+    "mastra-responses": (sdk_setup("mastra.mjs", api="responses"),
+                         MASTRA_OPENAI),
+    "mastra-responses-stream": (sdk_setup("mastra.mjs", True, "responses"),
+                                MASTRA_OPENAI),
     "claude-agent-sdk": (sdk_setup("agentsdk.mjs"),
                          ("@anthropic-ai/claude-agent-sdk",)),
     "claude-code": (setup_claude_code, ("@anthropic-ai/claude-code",)),

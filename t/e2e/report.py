@@ -1,5 +1,7 @@
 """Writes the measured tables of docs/clients.md from the measurements of
-the last `make e2e` run (build/e2e/measurements.json, written by the tests).
+the last `make e2e` run (build/e2e/measurements.json, written by the tests):
+Claude Code and the TypeScript SDK on the Messages API, the agent clients
+on Chat Completions and Responses (t/e2e/test_e2e_agents.py).
 
     python3 t/e2e/report.py [MEASUREMENTS] [DOC]
 
@@ -31,6 +33,15 @@ def side(run, key):
     return mean([r[key] for r in run["requests"]])
 
 
+# a scenario's API, as the tables name it (Messages when it says none)
+FORMATS = {"messages": "Messages", "chat_completions": "Chat Completions",
+           "responses": "Responses"}
+
+
+def api(sc):
+    return FORMATS[sc.get("format", "messages")]
+
+
 def summary_row(sc):
     w, wo = sc["with"], sc["without"]
     ctx_w, ctx_wo = side(w, "context_bytes"), side(wo, "context_bytes")
@@ -41,8 +52,9 @@ def summary_row(sc):
     else:
         saved = "session fails without the module"
         without = "%s (≈ %s), then 400" % (num(ctx_wo), num(tokens(ctx_wo)))
-    return "| %s | %s | `%s` | %d / %d | %s / %s | %s (≈ %s) | %s | %s |" % (
-        sc["client"], sc["title"], sc["decision"],
+    return ("| %s | %s | %s | `%s` | %d / %d | %s / %s | %s (≈ %s) | %s "
+            "| %s |") % (
+        sc["client"], api(sc), sc["title"], sc["decision"],
         len(w["requests"]), len(wo["requests"]),
         num(side(w, "tools_bytes")), num(side(wo, "tools_bytes")),
         num(ctx_w), num(tokens(ctx_w)), without, saved)
@@ -54,14 +66,14 @@ def turns(run):
 
 def render(data):
     out = [
-        "Measured with Claude Code %s and @anthropic-ai/sdk %s. Per "
-        "upstream request, averaged over the session:" % (
-            data["claude_code"], data["sdk"]),
+        "Measured with Claude Code %s, @anthropic-ai/sdk %s and the agent "
+        "clients `t/e2e/agents/package.json` pins. Per upstream request, "
+        "averaged over the session:" % (data["claude_code"], data["sdk"]),
         "",
-        "| client | scenario | decision | upstream requests, with / "
+        "| client | API | scenario | decision | upstream requests, with / "
         "without | `tools[]` bytes sent, with / without | tool definitions "
         "the model sees, with: bytes (≈ tokens) | without | saved |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     out += [summary_row(sc) for sc in data["scenarios"]]
     out += [
@@ -69,12 +81,12 @@ def render(data):
         "Tool definitions the model sees, bytes, request by request "
         "(with the module; without it):",
         "",
-        "| client | scenario | with | without |",
-        "|---|---|---|---|",
+        "| client | API | scenario | with | without |",
+        "|---|---|---|---|---|",
     ]
-    out += ["| %s | %s | %s | %s |" % (sc["client"], sc["title"],
-                                       turns(sc["with"]), turns(sc["without"]))
-            for sc in data["scenarios"]]
+    out += ["| %s | %s | %s | %s | %s |" % (
+        sc["client"], api(sc), sc["title"], turns(sc["with"]),
+        turns(sc["without"])) for sc in data["scenarios"]]
     return "\n".join(out) + "\n"
 
 

