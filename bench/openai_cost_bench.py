@@ -28,6 +28,12 @@ CONFIGURATIONS = (
     ("default (gateway search), select: queries", "toolsearch on;",
      "select", None, CLIENTS),
     ("default, keyword queries", "toolsearch on;", "words", None, CLIENTS),
+    ("toolsearch_found_tools tools, select: queries",
+     "toolsearch on; toolsearch_found_tools tools;", "select", None,
+     CLIENTS),
+    ("toolsearch_found_tools tools, keyword queries",
+     "toolsearch on; toolsearch_found_tools tools;", "words", None,
+     CLIENTS),
     ("hosted tool_search: openai upstream, gpt-5.4",
      "toolsearch on; toolsearch_upstream openai;", "select", "gpt-5.4",
      ("opencode-responses",)),
@@ -131,9 +137,12 @@ def section(results):
         "gateway's loop appended breaks nothing), with that difference "
         "and the tokens paid again; *what the breaks cost* is those "
         "tokens at 0.9 (uncached instead of read), and the next column "
-        "the session without them: what a `tools[]` that never changes "
-        "(the search function and a call wrapper) would save, before "
-        "its own costs."
+        "the session without them. *default* is the call wrapper "
+        "(`toolsearch_found_tools wrapper`: `tools[]` never changes, "
+        "the found definitions as text); `toolsearch_found_tools tools` "
+        "puts found functions in `tools[]`, as before the wrapper. The "
+        "sessions call the found tools with the arguments their schemas "
+        "require (the wrapper checks them)."
         % (cost_session.TURNS, ", ".join(
             str(t) for t in cost_session.DISCOVERY_TURNS)), ""]
     return report.discovery_section("openai-cost", lines, results, table)

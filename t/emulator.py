@@ -1226,12 +1226,47 @@ def chat_tools(body):
     return [t["function"]["name"] for t in body.get("tools", [])]
 
 
+def chat_called(call):
+    """The function a tool call runs: the one it names, or through the
+    call wrapper the one its arguments name."""
+    name = call["function"]["name"]
+    if name == WRAPPER:
+        try:
+            inner = json.loads(call["function"]["arguments"])
+            return inner["name"] if isinstance(inner["name"], str) else name
+        except (ValueError, TypeError, KeyError):
+            return name
+    return name
+
+
+def chat_wrapped(body):
+    """The functions a model can call through the gateway's call wrapper:
+    the request declares it, and a tool message gave their definitions."""
+    if WRAPPER not in chat_tools(body):
+        return set()
+    out = set()
+    for m in body["messages"]:
+        if m.get("role") == "tool" and isinstance(m.get("content"), str):
+            out.update(WRAPPED.findall(m["content"] + "\n"))
+    return out
+
+
+def chat_call_of(body, name, arguments, id_):
+    """The model's call (name, arguments, id) of a function it can call,
+    or None: directly when declared, else through the call wrapper."""
+    if name in chat_tools(body):
+        return (name, arguments, id_)
+    if name in chat_wrapped(body):
+        return (WRAPPER, {"name": name, "arguments": arguments}, id_)
+    return None
+
+
 def chat_answered(body):
-    """{tool_call_id: the function the call named} for answered calls."""
+    """{tool_call_id: the function the call ran} for answered calls."""
     names, out = {}, {}
     for m in body["messages"]:
         for c in m.get("tool_calls") or []:
-            names[c["id"]] = c["function"]["name"]
+            names[c["id"]] = chat_called(c)
         if m["role"] == "tool":
             out[m["tool_call_id"]] = names.get(m["tool_call_id"])
     return out
@@ -1256,12 +1291,12 @@ def chat_seeker(target, arguments, query, final, search="tool_search"):
         if last["role"] == "tool" and answered.get(
                 last["tool_call_id"]) == target:
             return ChatReply(final)
-        if target in declared:
-            # a call id of its own, as an API gives, on a later turn too
-            call_id = "call_target_%d" % len(body["messages"]) \
-                if answered else "call_target"
-            return ChatReply("Calling %s." % target,
-                             [(target, arguments, call_id)])
+        # a call id of its own, as an API gives, on a later turn too
+        call = chat_call_of(body, target, arguments,
+                            "call_target_%d" % len(body["messages"])
+                            if answered else "call_target")
+        if call:
+            return ChatReply("Calling %s." % target, [call])
         if last["role"] == "tool" and answered.get(
                 last["tool_call_id"]) == search:
             return ChatReply("The search did not find %s." % target)

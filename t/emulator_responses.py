@@ -98,10 +98,50 @@ class Context:
         calls, out = {}, {}
         for it in self.items:
             if it.get("type") == "function_call":
-                calls[it["call_id"]] = it["name"]
+                calls[it["call_id"]] = called(it)
             elif it.get("type") == "function_call_output":
                 out[it["call_id"]] = calls.get(it["call_id"])
         return out
+
+    def wrapped(self):
+        """The functions the model can call through the gateway's call
+        wrapper: declared, and a search's output gave their definitions."""
+        if (None, WRAPPER) not in self.functions:
+            return set()
+        out = set()
+        for it in self.items:
+            if it.get("type") == "function_call_output" and \
+                    isinstance(it.get("output"), str):
+                out.update(WRAPPED.findall(it["output"] + "\n"))
+        return out
+
+
+WRAPPER = "call_tool"
+WRAPPED = re.compile(r"\n\nTool: ([^\n]+)\n")
+
+
+def called(item):
+    """The function a function_call runs: the one it names, or through
+    the call wrapper the one its arguments name."""
+    if item.get("name") == WRAPPER:
+        try:
+            inner = json.loads(item["arguments"])
+            if isinstance(inner["name"], str):
+                return inner["name"]
+        except (ValueError, TypeError, KeyError):
+            pass
+    return item.get("name")
+
+
+def call_of(ctx, name, arguments, call_id, namespace=None):
+    """The model's call (name, arguments, call_id, namespace) of a
+    function it can call, or None: directly when declared, else through
+    the wrapper (top-level functions only)."""
+    if (namespace, name) in ctx.functions:
+        return (name, arguments, call_id, namespace)
+    if namespace is None and name in ctx.wrapped():
+        return (WRAPPER, {"name": name, "arguments": arguments}, call_id)
+    return None
 
 
 # set by t/emulator.py, whose classes these are
@@ -298,12 +338,12 @@ def responses_seeker(target, arguments, query, final, search="tool_search",
         if last.get("type") == "function_call_output" and \
                 answered.get(last["call_id"]) == target:
             return ResponsesReply(final)
-        if key in ctx.functions:
-            # a call id of its own, as the API gives, on a later turn too
-            call_id = "call_target_%d" % len(ctx.items) if answered \
-                else "call_target"
-            return ResponsesReply("Calling %s." % target,
-                                  [(target, arguments, call_id, namespace)])
+        # a call id of its own, as the API gives, on a later turn too
+        direct = call_of(ctx, target, arguments,
+                         "call_target_%d" % len(ctx.items) if answered
+                         else "call_target", namespace)
+        if direct:
+            return ResponsesReply("Calling %s." % target, [direct])
         if key in ctx.deferred and ctx.hosted:
             found = dict(ctx.deferred[key])
             found.pop("defer_loading", None)

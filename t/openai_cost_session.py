@@ -35,7 +35,8 @@ import billing
 import chat_fixtures
 import cost_session
 import responses_fixtures
-from emulator import ChatReply, Emulator, chat_answered, chat_tools
+from emulator import (WRAPPER, ChatReply, Emulator, chat_answered, chat_tools,
+                      chat_wrapped, valid_input)
 from emulator_responses import ResponsesReply
 from conftest import request
 from gateway import Gateway
@@ -81,6 +82,14 @@ class Client:
         self.result = result            # text -> a tool message's content
         self.result_first = result_first    # content before tool_call_id
 
+    def schema(self, name):
+        """the input schema of one of the recorded request's tools"""
+        for t in json.loads(self.first()[0]).get("tools", []):
+            fn = t.get("function", t)
+            if fn.get("name") == name:
+                return fn.get("parameters") or {}
+        return {}
+
     def first(self):
         """the recorded first request with tools: (body, headers)"""
         if self.format == "chat":
@@ -123,12 +132,20 @@ def turn_of(answered):
 
 
 def arguments(client, name, turn):
-    return client.builtin[1] if name == client.builtin[0] \
-        else {"value": "turn %d" % turn}
+    """the call's arguments: the reader's recorded ones, else what the
+    tool's schema requires (the gateway's call wrapper checks them), or a
+    value of the turn"""
+    if name == client.builtin[0]:
+        return client.builtin[1]
+    return valid_input(client.schema(name), "turn %d" % turn) or \
+        {"value": "turn %d" % turn}
 
 
-def decide(client, calls, answered, declared, turns, query):
-    """what the model does: (text, [(name, arguments, id)])"""
+def decide(client, calls, answered, declared, turns, query,
+           wrapped=frozenset()):
+    """what the model does: (text, [(name, arguments, id)]); a function
+    whose definition a search gave as text (wrapped) it calls through the
+    gateway's call wrapper"""
     turn = turn_of(answered)
     if turn >= turns:
         return "Done.", []
@@ -136,6 +153,10 @@ def decide(client, calls, answered, declared, turns, query):
     if name in declared:
         return "Calling %s." % name, [(name, arguments(client, name, turn),
                                        call_id(turn))]
+    if name in wrapped:
+        return "Calling %s." % name, [(WRAPPER, {
+            "name": name, "arguments": arguments(client, name, turn)},
+            call_id(turn))]
     search_id = "call_s%02d" % turn
     if search_id in answered or SEARCH not in declared:
         return "%s was not found." % name, []
@@ -145,7 +166,8 @@ def decide(client, calls, answered, declared, turns, query):
 def chat_model(client, calls, turns, query):
     def answer(body):
         text, out = decide(client, calls, chat_answered(body),
-                           set(chat_tools(body)), turns, query)
+                           set(chat_tools(body)), turns, query,
+                           chat_wrapped(body))
         return ChatReply(text, out)
     return answer
 
@@ -164,7 +186,8 @@ def responses_model(client, calls, turns, query):
                 [(name, arguments(client, name, turn), call_id(turn))],
                 [([name], [found])])
         text, out = decide(client, calls, ctx.answered(),
-                           {n for _, n in ctx.functions}, turns, query)
+                           {n for _, n in ctx.functions}, turns, query,
+                           ctx.wrapped())
         return ResponsesReply(text, out)
     return answer
 

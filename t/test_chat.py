@@ -120,7 +120,11 @@ def test_search_then_call_is_one_completion(gw, emulator, stream, uri):
     first, second = ups
     assert TARGET not in function_names(first)
     assert "tool_search" in function_names(first)
-    assert TARGET in function_names(second)
+    # the call wrapper: the found function stays deferred, tools[] the
+    # same on both calls, and the search's result gives its definition
+    assert function_names(first)[-2:] == ["tool_search", "call_tool"]
+    assert second["tools"] == first["tools"]
+    assert "\n\nTool: %s\n" % TARGET in second["messages"][-1]["content"]
     # the announcement names what the search can load
     assert TARGET in first["messages"][0]["content"]
     # the continuation carries the search call and its answer
@@ -141,7 +145,12 @@ def test_search_then_call_is_one_completion(gw, emulator, stream, uri):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_next_turn_loads_the_called_tool_from_history(gw, emulator, stream):
+def test_next_turn_loads_the_called_tool_from_history(gateway, emulator,
+                                                      stream):
+    """toolsearch_found_tools tools: found functions join tools[]."""
+    emulator.chat_script = chat_seeker(TARGET, ARGS, "memory create entities",
+                                       "done")
+    gw = gateway(server="toolsearch on; toolsearch_found_tools tools;")
     body = first_request(stream)
     r = send(gw, body)
     _, message, _, _ = completion(r, stream)
@@ -192,7 +201,8 @@ def test_strict_and_other_fields_pass_with_the_tools(gw, emulator):
         assert up["reasoning_effort"] == "low"
         assert all(t["function"].get("strict") is False
                    for t in up["tools"]
-                   if t["function"]["name"] != "tool_search")
+                   if t["function"]["name"] not in ("tool_search",
+                                                    "call_tool"))
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -451,3 +461,176 @@ def test_unit_fixtures_are_built_ones():
                                     ("kilo-001.json", "kilo", True, 0)):
         with open(os.path.join(here, name), "rb") as f:
             assert f.read() == chat_requests(client, stream=stream)[i], name
+
+
+WRAPPER_HEADER = ("add_header X-Toolsearch-Found-Tools $toolsearch_found_tools "
+                  "always;")
+
+
+def answered_turn(body, message, result="created Alice"):
+    """The client's next turn: the completion's message and its calls'
+    results, as a client appends them."""
+    body["messages"].append({
+        "role": "assistant", "content": message["content"],
+        "tool_calls": [{"id": c["id"], "type": "function",
+                        "function": c["function"]}
+                       for c in message["tool_calls"]]})
+    body["messages"] += [{"role": "tool", "tool_call_id": c["id"],
+                          "content": result}
+                         for c in message["tool_calls"]]
+    return body
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_wrapper_next_turns_keep_the_prompt(gateway, emulator, stream):
+    """The call wrapper (the default): the found function never enters
+    tools[]; on the next turns the client's call of it goes back as the
+    model's call of call_tool, after the search restored before it, the
+    same bytes on every later turn; tools[] the same on every call."""
+    emulator.chat_script = chat_seeker(TARGET, ARGS, "memory create entities",
+                                       "done")
+    gw = gateway(server="toolsearch on; " + WRAPPER_HEADER)
+    body = first_request(stream)
+    r = send(gw, body)
+    assert r.header("X-Toolsearch-Found-Tools") == "wrapper"
+    _, message, _, _ = completion(r, stream)
+    assert [c["function"]["name"] for c in message["tool_calls"]] == [TARGET]
+    turn1 = upstream_bodies(emulator)
+    emulator.reset()
+
+    r = send(gw, answered_turn(body, message))
+    _, message, finish, _ = completion(r, stream)
+    assert (message["content"], finish) == ("done", "stop")
+    turn2 = upstream_bodies(emulator)
+    assert len(turn2) == 1
+    emulator.reset()
+
+    body["messages"] += [{"role": "assistant", "content": "done"},
+                         {"role": "user", "content": "thanks"}]
+    emulator.chat_script = lambda b: ChatReply("welcome")
+    r = send(gw, body)
+    completion(r, stream)
+    turn3 = upstream_bodies(emulator)
+
+    assert turn1[0]["tools"] == turn1[1]["tools"] == turn2[0]["tools"] \
+        == turn3[0]["tools"]
+    assert TARGET not in function_names(turn2[0])
+    # the client's messages up to its call, as turn 1 sent them
+    n = len(turn1[0]["messages"])
+    assert turn2[0]["messages"][:n] == turn1[0]["messages"]
+    search, found, call, result = turn2[0]["messages"][n:n + 4]
+    assert search["tool_calls"][0]["function"]["name"] == "tool_search"
+    assert json.loads(search["tool_calls"][0]["function"]["arguments"]) == \
+        {"query": "select:" + TARGET}
+    assert found["tool_call_id"] == search["tool_calls"][0]["id"]
+    assert "\n\nTool: %s\n" % TARGET in found["content"]
+    fn = call["tool_calls"][0]["function"]
+    assert fn["name"] == "call_tool"
+    assert json.loads(fn["arguments"]) == {"name": TARGET, "arguments": ARGS}
+    assert result["role"] == "tool"
+    assert turn3[0]["messages"][:len(turn2[0]["messages"])] == \
+        turn2[0]["messages"]
+
+
+def test_wrapper_restore_is_byte_stable(gateway, emulator):
+    """The bytes the next turn writes for the call (the restored search,
+    the wrapper's call) are those of every turn after it: the upstream's
+    prompt cache keeps them."""
+    emulator.chat_script = chat_seeker(TARGET, ARGS, "memory create entities",
+                                       "done")
+    gw = gateway(server="toolsearch on;")
+    body = first_request(False)
+    _, message, _, _ = completion(send(gw, body), False)
+    body = answered_turn(body, message)
+    emulator.reset()
+    completion(send(gw, body), False)
+    up2 = emulator.requests[0].body
+    body["messages"] += [{"role": "assistant", "content": "done"},
+                         {"role": "user", "content": "thanks"}]
+    emulator.reset()
+    emulator.chat_script = lambda b: ChatReply("welcome")
+    completion(send(gw, body), False)
+    up3 = emulator.requests[0].body
+    end = up2.index(b'"created Alice"') + len(b'"created Alice"')
+    assert up3[:end] == up2[:end]
+    assert b'"name":"call_tool"' in up2[:end]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
+                                                      stream):
+    """An invalid call of the wrapper gets a tool message with why and the
+    loop goes on; the corrected call reaches the client as its tool's."""
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body):
+        last = body["messages"][-1]
+        if last["role"] == "tool" and "Tool: " + TARGET in last["content"]:
+            return ChatReply(None, [("call_tool", {"name": TARGET,
+                                                   "arguments": {}},
+                                     "call_bad")])
+        if last["role"] == "tool" and last["tool_call_id"] == "call_bad":
+            return ChatReply(None, [("call_tool", {"name": TARGET,
+                                                   "arguments": ARGS},
+                                     "call_target")])
+        return seek(body)
+    emulator.chat_script = model
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, first_request(stream))
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    assert [c["function"]["name"] for c in message["tool_calls"]] == [TARGET]
+    assert message["tool_calls"][0]["id"] == "call_target"
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) \
+        == ARGS
+    ups = upstream_bodies(emulator)
+    assert len(ups) == 3
+    refused = ups[2]["messages"][-1]
+    assert refused["role"] == "tool" and refused["tool_call_id"] == "call_bad"
+    assert refused["content"].startswith("The call did not run")
+    assert "entities" in refused["content"]
+    assert "call_tool" not in r.body.decode()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_wrapper_refusals_are_bounded(gateway, emulator, stream):
+    """A model that keeps calling the wrapper invalidly gets the budget,
+    then its call reaches the client as a call of the tool it names."""
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body):
+        if "Tool: " + TARGET in json.dumps(body["messages"]):
+            return ChatReply(None, [("call_tool", {"name": TARGET,
+                                                   "arguments": {}},
+                                     "call_bad_%d" % len(body["messages"]))])
+        return seek(body)
+    emulator.chat_script = model
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
+    r = send(gw, first_request(stream))
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    assert [c["function"]["name"] for c in message["tool_calls"]] == [TARGET]
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) \
+        == {}
+    # the search, two refusals, then the client
+    assert len(upstream_bodies(emulator)) == 4
+
+
+def test_wrapper_name_taken_by_a_client_function(gateway, emulator):
+    """A client function named call_tool: found functions join tools[] as
+    without the wrapper, and the client's call_tool stays its own."""
+    emulator.chat_script = chat_seeker(TARGET, ARGS, "memory create entities",
+                                       "done")
+    gw = gateway(server="toolsearch on; " + WRAPPER_HEADER)
+    body = first_request(False)
+    body["tools"].insert(0, {"type": "function", "function": {
+        "name": "call_tool", "description": "the client's own",
+        "parameters": {"type": "object", "properties": {}}}})
+    r = send(gw, body)
+    assert r.header("X-Toolsearch-Found-Tools") == "tools"
+    _, message, _, _ = completion(r, False)
+    assert message["tool_calls"][0]["function"]["name"] == TARGET
+    first, second = upstream_bodies(emulator)
+    assert TARGET in function_names(second)
+    assert function_names(second).index(TARGET) > \
+        function_names(second).index("tool_search")

@@ -22,6 +22,7 @@ import openai_cost_session as ocs
 
 ON = "toolsearch on;"
 OFF = "toolsearch off;"
+TOOLS = "toolsearch on; toolsearch_found_tools tools;"
 CLIENTS = sorted(ocs.CLIENTS)
 
 
@@ -43,18 +44,41 @@ def announcement(body):
     return body["instructions"]
 
 
+def said(client, answer):
+    if ocs.CLIENTS[client].format == "chat":
+        return answer["choices"][0]["message"]["content"]
+    return answer["output"][-1]["content"][0]["text"]
+
+
 @pytest.mark.parametrize("client", CLIENTS)
-def test_a_discovery_breaks_the_prefix_once(client):
-    r = ocs.run(client, "default", ON)
-    c = ocs.CLIENTS[client]
+@pytest.mark.parametrize("query", ["select", "words"])
+def test_wrapper_session_never_breaks_the_prefix(client, query):
+    """The call wrapper (the default; Responses with store false): tools[]
+    is the same on every call and turn, the loop's calls only append, and
+    the next turn restores the search before the call: no request after
+    the first pays again for what the one before it had cached."""
+    r = ocs.run(client, "default", ON, query=query)
+    base = ocs.run(client, "off", OFF)
     bodies = [q.json() for q in r.requests]
 
     assert r.rejected() == []
     assert len(r.requests) > ocs.TURNS
-    last = r.answers[-1]
-    said = last["choices"][0]["message"]["content"] if c.format == "chat" \
-        else last["output"][-1]["content"][0]["text"]
-    assert said.endswith("Done.")
+    assert said(client, r.answers[-1]).endswith("Done.")
+    assert r.bill.breaks() == []
+    assert len({billing.compact(b["tools"]) for b in bodies}) == 1
+    assert names(bodies[0]["tools"])[-2:] == [ocs.SEARCH, "call_tool"]
+    assert r.bill.units() < base.bill.units()
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_discovery_breaks_the_prefix_once(client):
+    """toolsearch_found_tools tools: found functions join tools[]."""
+    r = ocs.run(client, "default", TOOLS)
+    bodies = [q.json() for q in r.requests]
+
+    assert r.rejected() == []
+    assert len(r.requests) > ocs.TURNS
+    assert said(client, r.answers[-1]).endswith("Done.")
     # the only breaks are the loop's calls that load what a search found:
     # no turn's first request breaks, the client's next turn included
     searched = loop_calls(r)
@@ -77,7 +101,7 @@ def test_a_discovery_breaks_the_prefix_once(client):
 def test_found_tools_keep_their_places(client):
     # each found tool goes after those found before it, so that a
     # discovery leaves their definitions in the cached prefix
-    r = ocs.run(client, "default", ON)
+    r = ocs.run(client, "default", TOOLS)
     before = []
     for q in r.requests:
         tools = q.json()["tools"]

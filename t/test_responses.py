@@ -112,7 +112,11 @@ def test_search_then_call_is_one_response(gw, emulator, stream, uri):
     assert json.loads(calls_of(resp)[0]["arguments"]) == ARGS
     first, second = upstream_bodies(emulator)
     assert TARGET not in names(first) and "tool_search" in names(first)
-    assert TARGET in names(second)
+    # the call wrapper (store false): tools[] the same on both calls, the
+    # found definition as text in the search's output
+    assert names(first)[-2:] == ["tool_search", "call_tool"]
+    assert second["tools"] == first["tools"]
+    assert "\n\nTool: %s\n" % TARGET in second["input"][-1]["output"]
     assert TARGET in first["instructions"]
     # the continuation carries the answer (its reasoning with the
     # encrypted content, without the ids store false cannot resolve), the
@@ -162,9 +166,16 @@ def test_client_session_completes(gateway, emulator, client, stream):
     resp = response_of(send(gw, body), stream)
     assert text_of(resp) == "done" and not calls_of(resp)
     turn2 = upstream_bodies(emulator)
-    assert len(turn2) == 1 and target in names(turn2[0])
-    cut = names(turn1[-1]).index("tool_search") + 1
-    assert turn2[0]["tools"][:cut] == turn1[-1]["tools"][:cut]
+    # the call wrapper: the called function stays deferred, tools[] the
+    # same on every call and turn, the call back as call_tool's after
+    # its search restored
+    assert len(turn2) == 1 and target not in names(turn2[0])
+    assert turn2[0]["tools"] == turn1[0]["tools"] == turn1[-1]["tools"]
+    restored = [it for it in turn2[0]["input"]
+                if it.get("type") == "function_call"]
+    assert [it["name"] for it in restored] == ["tool_search", "call_tool"]
+    assert json.loads(restored[1]["arguments"]) == \
+        {"name": target, "arguments": ARGS}
     assert turn2[0]["instructions"] == turn1[0]["instructions"]
     sent = tool_bytes(json.dumps(body).encode())
     for b in turn1 + turn2:
@@ -755,3 +766,65 @@ def test_emulator_is_strict(gateway, emulator):
                        "call_id": None, "tools": [ns]}] * 2
     r = send(gw, body)
     assert r.status == 400 and "two tool_search_output" in r.body.decode()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
+                                                      stream):
+    """Store false, the call wrapper: an invalid call of call_tool gets a
+    function_call_output with why and the loop goes on; the corrected
+    call reaches the client as a function_call of its function, the same
+    call_id, in one response whose events number without a gap."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("type") == "function_call_output" and \
+                "Tool: " + TARGET in last.get("output", ""):
+            return ResponsesReply(None, [("call_tool", {
+                "name": TARGET, "arguments": {"entities": "Alice"}},
+                "call_bad")])
+        if last.get("call_id") == "call_bad":
+            return ResponsesReply("Again.", [("call_tool", {
+                "name": TARGET, "arguments": ARGS}, "call_target")])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; add_header X-Found "
+                 "$toolsearch_found_tools always;")
+    r = send(gw, first_request(stream))
+    assert r.header("X-Found") == "wrapper"
+    resp = response_of(r, stream)
+    [call] = calls_of(resp)
+    assert call["name"] == TARGET and call["call_id"] == "call_target"
+    assert json.loads(call["arguments"]) == ARGS
+    assert b"call_tool" not in r.body
+    ups = upstream_bodies(emulator)
+    assert len(ups) == 3
+    refused = ups[2]["input"][-1]
+    assert refused["type"] == "function_call_output"
+    assert refused["call_id"] == "call_bad"
+    assert refused["output"].startswith("The call did not run")
+    assert "entities" in refused["output"]
+
+
+def test_wrapper_not_for_stored_responses(gw, emulator):
+    """A stored response keeps the wrapper's calls where the client's next
+    request cannot turn them back: found functions load as tools."""
+    body = first_request(False, shape="agents")
+    body.pop("store", None)
+    send(gw, body)
+    first, second = upstream_bodies(emulator)
+    assert "call_tool" not in names(first)
+    assert TARGET in names(second)
+
+
+def test_wrapper_name_taken_by_a_client_function(gw, emulator):
+    body = first_request(False)
+    body["tools"].insert(0, {"type": "function", "name": "call_tool",
+                             "description": "the client's own",
+                             "parameters": {"type": "object",
+                                            "properties": {}}})
+    resp = response_of(send(gw, body), False)
+    assert [c["name"] for c in calls_of(resp)] == [TARGET]
+    first, second = upstream_bodies(emulator)
+    assert TARGET in names(second)

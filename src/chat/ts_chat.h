@@ -28,6 +28,13 @@
 ts_decision_t ts_chat_process(ts_request_t *rq, const ts_input_t *in,
     const char *body, size_t len);
 
+/*
+ * With the call wrapper, history's calls of deferred functions become
+ * calls of the wrapper, and the search that found them is restored
+ * before the first (ts_chat_wrapper.c)
+ */
+int ts_chat_wrapper_history(ts_request_t *rq, const ts_policy_t *p);
+
 /* 1 when the request asks for a stream ("stream": true) */
 int ts_chat_stream(const ts_request_t *rq);
 

@@ -17,6 +17,7 @@
 
 #include "scan/ts_str.h"
 #include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
 #include "loop/ts_loop_state.h"
 #include "chat/ts_chat.h"
 
@@ -28,8 +29,11 @@ typedef struct {
     char           *id;
     char           *name;
     ts_buf_t        args;
+    char           *error;      /* an invalid wrapper call's, escaped */
     unsigned        search:1;   /* a search, or an implicit select: */
     unsigned        implicit:1;
+    unsigned        wrapper:1;  /* a call of the call wrapper */
+    unsigned        ended:1;    /* a wrapper call checked */
 } ts_chat_call_t;
 
 
@@ -43,14 +47,21 @@ typedef struct {
     size_t          ncalls;
     long            nclient;
     unsigned        held;
+    unsigned        wrapped;    /* calls of the call wrapper */
     ts_buf_t        text;       /* the assistant's content */
     char            finish[32];
     cJSON          *head;       /* a chunk's id, object, created, model */
     int             usage_seen;
     int             done;       /* data: [DONE] came */
     int             finished;   /* a finish_reason came */
+    int             fin_held;   /* the finish was held back */
     int             errored;
 } ts_chat_loop_t;
+
+
+static int ts_chat_id(ts_chat_loop_t *st, cJSON *j);
+static void ts_chat_emit(ts_buf_t *out, cJSON *j);
+static int ts_chat_goes_on(const ts_loop_t *lp);
 
 
 static void
@@ -61,12 +72,14 @@ ts_chat_answer_reset(ts_chat_loop_t *st)
     for (i = 0; i < st->ncalls; i++) {
         free(st->calls[i].id);
         free(st->calls[i].name);
+        free(st->calls[i].error);
         ts_buf_free(&st->calls[i].args);
     }
 
     st->ncalls = 0;
     st->nclient = 0;
     st->held = 0;
+    st->wrapped = 0;
     ts_buf_free(&st->text);
     ts_buf_init(&st->text, TS_LOOP_ANSWER_MAX);
     st->finish[0] = '\0';
@@ -74,6 +87,7 @@ ts_chat_answer_reset(ts_chat_loop_t *st)
     st->head = NULL;
     st->done = 0;
     st->finished = 0;
+    st->fin_held = 0;
     st->errored = 0;
 }
 
@@ -142,6 +156,13 @@ ts_chat_call_add(ts_loop_t *lp, long index, const char *id,
     if (name != NULL && strcmp(name, lp->tool) == 0) {
         c->search = 1;
 
+    } else if (name != NULL && lp->rq.load_wrapper
+               && strcmp(name, TS_WRAPPER_NAME) == 0)
+    {
+        /* held until its arguments end: ts_chat_wrapper_end() */
+        c->wrapper = 1;
+        st->wrapped++;
+
     } else if (name != NULL && ts_loop_unloaded(lp, name) >= 0) {
         c->search = 1;
         c->implicit = 1;
@@ -171,6 +192,225 @@ ts_chat_call_find(ts_chat_loop_t *st, long index)
 }
 
 
+/* a string as JSON text, added to b */
+static void
+ts_chat_quoted(ts_buf_t *b, const char *s)
+{
+    cJSON  *j;
+    char   *p;
+
+    j = cJSON_CreateString(s);
+    p = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+
+    if (p == NULL) {
+        b->failed = 1;
+        return;
+    }
+
+    ts_buf_str(b, p);
+    free(p);
+}
+
+
+/*
+ * The client's call of the tool a wrapper call names: the same id, the
+ * tool's name, its arguments the wrapper's as a string; with its index
+ * in a stream's delta (index >= 0)
+ */
+static cJSON *
+ts_chat_wrapper_call(const ts_chat_call_t *c, const ts_wrapper_call_t *call,
+    long index)
+{
+    ts_buf_t   b;
+    cJSON     *j;
+
+    ts_buf_init(&b, 0);
+    ts_buf_str(&b, "{");
+
+    if (index >= 0) {
+        ts_buf_str(&b, "\"index\":");
+        ts_buf_num(&b, (size_t) index);
+        ts_buf_str(&b, ",");
+    }
+
+    ts_buf_str(&b, "\"id\":");
+    ts_chat_quoted(&b, c->id);
+    ts_buf_str(&b, ",\"type\":\"function\",\"function\":{\"name\":");
+    ts_buf_add(&b, call->buf + call->name.off, call->name.len);
+    ts_buf_str(&b, ",\"arguments\":\"");
+    ts_buf_escaped(&b, call->buf + call->args.off, call->args.len);
+    ts_buf_str(&b, "\"}}");
+
+    j = b.failed ? NULL : cJSON_ParseWithLength(b.p, b.len);
+    ts_buf_free(&b);
+
+    return j;
+}
+
+
+/*
+ * A wrapper call whose arguments ended, checked: a valid one is the
+ * client's call of its tool (returned, numbered as the client's next),
+ * an invalid one is held with why (NULL), answered in the loop
+ */
+static cJSON *
+ts_chat_wrapper_end(ts_loop_t *lp, ts_chat_call_t *c, int sse)
+{
+    ts_chat_loop_t     *st = lp->format;
+    ts_wrapper_call_t   call;
+    ts_buf_t            err;
+    cJSON              *j;
+
+    c->ended = 1;
+    j = NULL;
+    ts_buf_init(&err, 0);
+
+    if (ts_wrapper_check(&lp->rq.ix, c->args.p ? c->args.p : "",
+                         c->args.len, &call, &err) == 0)
+    {
+        j = ts_chat_wrapper_call(c, &call, sse ? st->nclient : -1);
+        lp->ans.broken |= j == NULL;
+        c->client = j ? st->nclient++ : -1;
+        ts_buf_free(&err);
+
+        return j;
+    }
+
+    /* held as a search is: the answer's end decides */
+    c->search = 1;
+    st->held++;
+
+    if (ts_buf_add(&err, "", 1) == 0) {
+        c->error = err.p;
+
+    } else {
+        ts_buf_free(&err);
+        lp->ans.broken = 1;
+    }
+
+    return NULL;
+}
+
+
+/*
+ * A chunk of the gateway's on the answer's head: its one choice at *c,
+ * the choice's delta at *d; NULL without a head or memory
+ */
+static cJSON *
+ts_chat_chunk_new(ts_chat_loop_t *st, cJSON **c, cJSON **d)
+{
+    cJSON  *j, *choices;
+
+    if (st->head == NULL || (j = cJSON_Duplicate(st->head, 1)) == NULL) {
+        return NULL;
+    }
+
+    (void) ts_chat_id(st, j);
+    choices = cJSON_AddArrayToObject(j, "choices");
+    *c = cJSON_CreateObject();
+    cJSON_AddItemToArray(choices, *c);
+    cJSON_AddNumberToObject(*c, "index", 0);
+    *d = cJSON_AddObjectToObject(*c, "delta");
+
+    return j;
+}
+
+
+/* a stream's chunk with one tool call's delta, on the answer's head */
+static void
+ts_chat_call_chunk(ts_chat_loop_t *st, cJSON *call, ts_buf_t *out)
+{
+    cJSON  *j, *c, *d, *calls;
+
+    j = ts_chat_chunk_new(st, &c, &d);
+
+    if (j == NULL) {
+        cJSON_Delete(call);
+        return;
+    }
+
+    calls = cJSON_AddArrayToObject(d, "tool_calls");
+    cJSON_AddItemToArray(calls, call);
+    cJSON_AddNullToObject(c, "finish_reason");
+    ts_chat_emit(out, j);
+    cJSON_Delete(j);
+}
+
+
+/*
+ * A stream's wrapper calls at the finish: each checked, a valid one
+ * given to the client as one delta with its id, name and arguments
+ */
+static void
+ts_chat_wrapper_stream(ts_loop_t *lp, ts_buf_t *out)
+{
+    ts_chat_loop_t  *st = lp->format;
+    ts_chat_call_t  *c;
+    cJSON           *j;
+    size_t           i;
+
+    for (i = 0; i < st->ncalls; i++) {
+        c = &st->calls[i];
+
+        if (c->wrapper && !c->ended
+            && (j = ts_chat_wrapper_end(lp, c, 1)) != NULL)
+        {
+            ts_chat_call_chunk(st, j, out);
+        }
+    }
+}
+
+
+/*
+ * The loop cannot go on (a client call in the same answer, the budget
+ * spent): an invalid wrapper call of a tool of the request reaches the
+ * client, whose tool judges its arguments, into calls (a completion's
+ * array) or out (a stream)
+ */
+static void
+ts_chat_wrapper_pass(ts_loop_t *lp, cJSON *calls, ts_buf_t *out)
+{
+    ts_chat_loop_t     *st = lp->format;
+    ts_wrapper_call_t   call;
+    ts_chat_call_t     *c;
+    ts_buf_t            err;
+    cJSON              *j;
+    size_t              i;
+
+    ts_buf_init(&err, 0);
+
+    for (i = 0; !lp->ans.broken && i < st->ncalls; i++) {
+        c = &st->calls[i];
+
+        if (c->error == NULL) {
+            continue;
+        }
+
+        ts_buf_reset(&err);
+        (void) ts_wrapper_check(&lp->rq.ix, c->args.p ? c->args.p : "",
+                                c->args.len, &call, &err);
+
+        if (call.tool < 0) {
+            continue;
+        }
+
+        j = ts_chat_wrapper_call(c, &call, calls ? -1 : st->nclient);
+        lp->ans.broken |= j == NULL;
+        c->client = st->nclient++;
+
+        if (calls != NULL) {
+            cJSON_AddItemToArray(calls, j);
+
+        } else {
+            ts_chat_call_chunk(st, j, out);
+        }
+    }
+
+    ts_buf_free(&err);
+}
+
+
 /*
  * The calls of an answer's tool_calls array (a whole message's, or a
  * chunk's deltas); held ones are taken out, the client's renumbered.
@@ -181,7 +421,7 @@ ts_chat_calls(ts_loop_t *lp, cJSON *calls, int whole)
 {
     ts_chat_loop_t  *st = lp->format;
     ts_chat_call_t  *c;
-    cJSON           *tc, *fn, *next, *idx;
+    cJSON           *tc, *fn, *next, *idx, *wc;
     const char      *args;
     long             index, n;
     int              changed;
@@ -217,7 +457,20 @@ ts_chat_calls(ts_loop_t *lp, cJSON *calls, int whole)
             ts_buf_str(&c->args, args);
         }
 
-        if (c->search) {
+        if (c->wrapper && whole) {
+            wc = ts_chat_wrapper_end(lp, c, 0);
+
+            if (wc != NULL) {
+                cJSON_ReplaceItemViaPointer(calls, tc, wc);
+
+            } else {
+                cJSON_DetachItemViaPointer(calls, tc);
+                cJSON_Delete(tc);
+            }
+
+            changed = 1;
+
+        } else if (c->search || c->wrapper) {
             cJSON_DetachItemViaPointer(calls, tc);
             cJSON_Delete(tc);
             changed = 1;
@@ -393,10 +646,18 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
         st->finished = 1;
         strncpy(st->finish, s, sizeof(st->finish) - 1);
 
+        /* the wrapper's calls come before the finish, or are answered */
+        ts_chat_wrapper_stream(lp, out);
+
+        if (st->held && !ts_chat_goes_on(lp)) {
+            ts_chat_wrapper_pass(lp, NULL, out);
+        }
+
         /* the end decides how the completion finishes */
         if (st->held && st->nclient == 0) {
             cJSON_ReplaceItemInObjectCaseSensitive(choice, "finish_reason",
                                                    cJSON_CreateNull());
+            st->fin_held = 1;
             changed = 1;
         }
     }
@@ -418,6 +679,7 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
 
 /* a search's tool message: what it loaded, or what exists */
 typedef struct {
+    ts_loop_t       *lp;
     ts_buf_t        *turns;
     ts_chat_call_t  *call;
 } ts_chat_found_t;
@@ -442,7 +704,8 @@ ts_chat_found(void *arg, const ts_name_t *names, size_t n,
     ts_buf_str(f->turns, ",{\"role\":\"tool\",\"tool_call_id\":");
     ts_buf_str(f->turns, s);
     ts_buf_str(f->turns, ",\"content\":\"");
-    ts_gateway_result_text(f->turns, names, n, 1, servers);
+    ts_gateway_found_text(f->turns, names, n, 1, servers,
+                          f->lp->rq.load_wrapper ? &f->lp->rq.ix : NULL);
     ts_buf_str(f->turns, "\"}");
     free(s);
 
@@ -528,7 +791,8 @@ ts_chat_turn(ts_loop_t *lp, char **inputs)
         cJSON_AddStringToObject(c, "id", st->calls[i].id);
         cJSON_AddStringToObject(c, "type", "function");
         fn = cJSON_AddObjectToObject(c, "function");
-        cJSON_AddStringToObject(fn, "name", lp->tool);
+        cJSON_AddStringToObject(fn, "name", st->calls[i].wrapper
+                                            ? TS_WRAPPER_NAME : lp->tool);
         cJSON_AddStringToObject(fn, "arguments", inputs[k++]);
     }
 
@@ -589,6 +853,20 @@ ts_chat_searches(ts_loop_t *lp)
             continue;
         }
 
+        if (st->calls[i].error != NULL) {
+            /* an invalid wrapper call: why, for the model to correct it */
+            ts_buf_str(&turns, ",{\"role\":\"tool\",\"tool_call_id\":");
+            ts_chat_quoted(&turns, st->calls[i].id);
+            ts_buf_str(&turns, ",\"content\":\"");
+            ts_buf_str(&turns, st->calls[i].error);
+            ts_buf_str(&turns, "\"}");
+            lp->refusals++;
+            k++;
+            ok = !turns.failed;
+            continue;
+        }
+
+        f.lp = lp;
         f.turns = &turns;
         f.call = &st->calls[i];
         ok = ts_loop_search(lp, inputs[k++], ts_chat_found, &f) == 0;
@@ -624,7 +902,7 @@ ts_chat_goes_on(const ts_loop_t *lp)
     return st->held > 0 && st->nclient == 0 && !lp->ans.broken
            && strcmp(st->finish, "length") != 0
            && strcmp(st->finish, "content_filter") != 0
-           && lp->searches + st->held <= max;
+           && lp->searches + st->held <= max && lp->refusals < max;
 }
 
 
@@ -633,22 +911,15 @@ static void
 ts_chat_stream_end(ts_loop_t *lp, ts_buf_t *out)
 {
     ts_chat_loop_t  *st = lp->format;
-    cJSON           *j, *choices, *c, *d;
+    cJSON           *j, *c, *d;
 
-    if (st->head != NULL && st->held && st->nclient == 0) {
-        j = cJSON_Duplicate(st->head, 1);
-        (void) ts_chat_id(st, j);
-        choices = cJSON_AddArrayToObject(j, "choices");
-        c = cJSON_CreateObject();
-        cJSON_AddItemToArray(choices, c);
-        cJSON_AddNumberToObject(c, "index", 0);
-        d = cJSON_AddObjectToObject(c, "delta");
-
-        if (st->text.len == 0) {
+    if (st->fin_held && (j = ts_chat_chunk_new(st, &c, &d)) != NULL) {
+        if (st->text.len == 0 && st->nclient == 0) {
             cJSON_AddStringToObject(d, "content", ts_loop_openai_spent);
         }
 
-        cJSON_AddStringToObject(c, "finish_reason", "stop");
+        cJSON_AddStringToObject(c, "finish_reason",
+                                st->nclient ? "tool_calls" : "stop");
         ts_chat_emit(out, j);
         cJSON_Delete(j);
     }
@@ -746,7 +1017,7 @@ ts_chat_json_final(ts_loop_t *lp, cJSON *j, cJSON *calls, ts_buf_t *out)
         }
     }
 
-    if (st->held) {
+    if (st->held || st->wrapped) {
         if (cJSON_GetArraySize(calls) == 0) {
             cJSON_DeleteItemFromObjectCaseSensitive(msg, "tool_calls");
             cJSON_ReplaceItemInObjectCaseSensitive(choice, "finish_reason",
@@ -799,7 +1070,11 @@ ts_chat_end(ts_loop_t *lp, ts_buf_t *out)
     }
 
     if (!lp->sse) {
-        if (lp->calls == 1 && st->held == 0) {
+        if (st->held) {
+            ts_chat_wrapper_pass(lp, calls, out);
+        }
+
+        if (lp->calls == 1 && st->held == 0 && st->wrapped == 0) {
             ts_buf_add(out, lp->pending.p, lp->pending.len);
 
         } else {

@@ -21,6 +21,7 @@
 #include "rewrite/ts_facts.h"
 #include "rewrite/ts_format.h"
 #include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
 #include "chat/ts_chat.h"
 
 
@@ -330,6 +331,41 @@ ts_chat_load_named(ts_request_t *rq, const ts_val_t *name, int call)
 }
 
 
+/* the function tool_choice names, as a string value; 0 when none */
+static int
+ts_chat_choice(const ts_index_t *ix, ts_val_t *name)
+{
+    ts_val_t  choice, fn;
+
+    choice = ix->members[TS_CHAT_TOOL_CHOICE].val;
+
+    return choice.kind == TS_OBJECT
+           && ts_object_member(ix->buf, &choice, "function", &fn) == TS_OK
+           && fn.kind == TS_OBJECT
+           && ts_object_member(ix->buf, &fn, "name", name) == TS_OK
+           && name->kind == TS_STRING;
+}
+
+
+/*
+ * With the call wrapper, a function found stays deferred, but one that
+ * tool_choice names is declared: the API refuses a choice of a function
+ * tools[] does not have
+ */
+static void
+ts_chat_keep_choice(ts_request_t *rq)
+{
+    ts_val_t  name;
+    long      k;
+
+    if (ts_chat_choice(&rq->ix, &name)
+        && (k = ts_wrapper_deferred(rq, &name)) >= 0)
+    {
+        ts_wrapper_declare(rq, (size_t) k);
+    }
+}
+
+
 /*
  * Stateless turns: a tool the conversation has called (an assistant's
  * tool_calls) stays loaded, as does the function tool_choice names.
@@ -341,7 +377,7 @@ static void
 ts_chat_history(ts_request_t *rq)
 {
     const ts_index_t  *ix;
-    ts_val_t           fn, choice;
+    ts_val_t           fn;
     size_t             i;
 
     ix = &rq->ix;
@@ -351,13 +387,7 @@ ts_chat_history(ts_request_t *rq)
                                                    1);
     }
 
-    choice = ix->members[TS_CHAT_TOOL_CHOICE].val;
-
-    if (choice.kind == TS_OBJECT
-        && ts_object_member(ix->buf, &choice, "function", &fn) == TS_OK
-        && fn.kind == TS_OBJECT
-        && ts_object_member(ix->buf, &fn, "name", &fn) == TS_OK)
-    {
+    if (ts_chat_choice(ix, &fn)) {
         (void) ts_chat_load_named(rq, &fn, 0);
     }
 }
@@ -507,6 +537,10 @@ ts_chat_process(ts_request_t *rq, const ts_input_t *in, const char *body,
         rq->mode = TS_DEFER_OFF;
     }
 
+    /* a client function of the wrapper's name: found ones load as tools */
+    rq->load_wrapper = policy.found_tools == TS_FOUND_WRAPPER
+                       && ts_wrapper_free(&rq->ix);
+
     if (ts_chat_loaded(rq, in) != 0) {
         rq->decision = TS_DECISION_ERROR;
         return rq->decision;
@@ -516,8 +550,13 @@ ts_chat_process(ts_request_t *rq, const ts_input_t *in, const char *body,
     memset(&h, 0, sizeof(ts_history_t));
     rq->decision = ts_defer_decide(rq, &gin, &h);
 
+    if (rq->decision == TS_DECISION_DEFERRED_GATEWAY && rq->load_wrapper) {
+        ts_chat_keep_choice(rq);
+    }
+
     if (rq->decision == TS_DECISION_DEFERRED_GATEWAY
-        && ts_gateway_apply_as(rq, &gin, &ts_chat_form) != 0)
+        && ((rq->load_wrapper && ts_chat_wrapper_history(rq, &policy) != 0)
+            || ts_gateway_apply_as(rq, &gin, &ts_chat_form) != 0))
     {
         rq->decision = TS_DECISION_ERROR;
         ts_edits_free(&rq->edits);

@@ -19,6 +19,7 @@
 
 #include "scan/ts_str.h"
 #include "rewrite/ts_gateway.h"
+#include "rewrite/ts_wrapper.h"
 #include "loop/ts_loop_state.h"
 #include "responses/ts_responses.h"
 
@@ -40,9 +41,11 @@ typedef struct {
     long            client;     /* the client's; -1: held back */
     cJSON          *item;       /* as the answer gave it, when done */
     ts_buf_t        args;       /* a held call's arguments so far */
+    char           *error;      /* an invalid wrapper call's, escaped */
     unsigned        search:1;   /* a search, or an implicit select: */
     unsigned        implicit:1;
     unsigned        reasoning:1;
+    unsigned        wrapper:1;  /* a call of the call wrapper */
 } ts_rs_item_t;
 
 
@@ -69,6 +72,7 @@ typedef struct {
     ts_rs_item_t    items[TS_LOOP_BLOCKS_MAX];
     size_t          nitems;
     unsigned        held;
+    unsigned        wrapped;    /* calls of the call wrapper */
     long            nclient;    /* calls the client runs */
     cJSON          *terminal;   /* its response.completed (or other end) */
     char            status[32];
@@ -87,11 +91,13 @@ ts_rs_answer_reset(ts_rs_loop_t *st)
 
     for (i = 0; i < st->nitems; i++) {
         cJSON_Delete(st->items[i].item);
+        free(st->items[i].error);
         ts_buf_free(&st->items[i].args);
     }
 
     st->nitems = 0;
     st->held = 0;
+    st->wrapped = 0;
     st->nclient = 0;
     cJSON_Delete(st->terminal);
     st->terminal = NULL;
@@ -230,6 +236,12 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
     if (type != NULL && strcmp(type, "function_call") == 0 && name != NULL) {
         if (strcmp(name, lp->tool) == 0) {
             it->search = 1;
+
+        } else if (lp->rq.load_wrapper && strcmp(name, TS_WRAPPER_NAME) == 0) {
+            /* numbered when it ends: ts_rs_wrapper_end() */
+            it->wrapper = 1;
+            st->wrapped++;
+            return it;
 
         } else if (ts_loop_unloaded(lp, name) >= 0) {
             it->search = 1;
@@ -457,6 +469,125 @@ ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
 }
 
 
+/*
+ * A wrapper call's item when it is done, checked: a valid one becomes
+ * the client's function_call of its function (the same ids, the
+ * arguments the wrapper's) under the client's next output_index (1); an
+ * invalid one is held with why, answered in the loop (0)
+ */
+static int
+ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it)
+{
+    ts_rs_loop_t       *st = lp->format;
+    ts_wrapper_call_t   call;
+    ts_buf_t            err, args;
+    const char         *s;
+    cJSON              *name;
+
+    s = cJSON_GetStringValue(cJSON_GetObjectItem(it->item, "arguments"));
+    s = s ? s : "";
+    ts_buf_init(&err, 0);
+
+    if (ts_wrapper_check(&lp->rq.ix, s, strlen(s), &call, &err) == 0) {
+        ts_buf_free(&err);
+        ts_buf_init(&args, 0);
+        name = cJSON_ParseWithLength(call.buf + call.name.off, call.name.len);
+
+        if (ts_buf_add(&args, call.buf + call.args.off, call.args.len) != 0
+            || ts_buf_add(&args, "", 1) != 0 || !cJSON_IsString(name))
+        {
+            cJSON_Delete(name);
+            ts_buf_free(&args);
+            lp->ans.broken = 1;
+            return 0;
+        }
+
+        ts_rs_put(it->item, "arguments", cJSON_CreateString(args.p));
+        ts_rs_put(it->item, "name", name);
+        ts_buf_free(&args);
+
+        it->client = st->nout++;
+        st->nclient++;
+
+        if (st->output != NULL) {
+            cJSON_AddItemToArray(st->output, cJSON_Duplicate(it->item, 1));
+        }
+
+        return 1;
+    }
+
+    /* held as a search is: the answer's end decides */
+    it->search = 1;
+    st->held++;
+
+    if (ts_buf_add(&err, "", 1) == 0) {
+        it->error = err.p;
+
+    } else {
+        ts_buf_free(&err);
+        lp->ans.broken = 1;
+    }
+
+    return 0;
+}
+
+
+/* one event of the gateway's, numbered, of the item at the client's index */
+static int
+ts_rs_item_emit(ts_rs_loop_t *st, const char *type, const ts_rs_item_t *it,
+    const char *key, cJSON *v, ts_buf_t *out)
+{
+    cJSON  *e;
+    int     rc;
+
+    e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "type", type);
+    cJSON_AddNumberToObject(e, "sequence_number", (double) st->seq++);
+    cJSON_AddNumberToObject(e, "output_index", (double) it->client);
+
+    if (strcmp(key, "item") != 0) {
+        cJSON_AddItemToObject(e, "item_id", cJSON_Duplicate(
+            cJSON_GetObjectItem(it->item, "id"), 1));
+    }
+
+    cJSON_AddItemToObject(e, key, v);
+    rc = ts_loop_emit_json(out, type, e);
+    cJSON_Delete(e);
+
+    return rc;
+}
+
+
+/*
+ * A valid wrapper call in a stream: its events held until its item was
+ * done, then added, one arguments delta, its done and the item's done
+ */
+static int
+ts_rs_wrapper_events(ts_rs_loop_t *st, const ts_rs_item_t *it,
+    ts_buf_t *out)
+{
+    cJSON       *added;
+    const char  *args;
+    int          rc;
+
+    args = cJSON_GetStringValue(cJSON_GetObjectItem(it->item, "arguments"));
+    added = cJSON_Duplicate(it->item, 1);
+    ts_rs_put(added, "arguments", cJSON_CreateString(""));
+    ts_rs_put(added, "status", cJSON_CreateString("in_progress"));
+
+    rc = ts_rs_item_emit(st, "response.output_item.added", it, "item", added,
+                         out);
+    rc |= ts_rs_item_emit(st, "response.function_call_arguments.delta", it,
+                          "delta", cJSON_CreateString(args), out);
+    rc |= ts_rs_item_emit(st, "response.function_call_arguments.done", it,
+                          "arguments", cJSON_CreateString(args), out);
+    rc |= ts_rs_item_emit(st, "response.output_item.done", it, "item",
+                          cJSON_Duplicate(it->item, 1), out);
+
+    return rc;
+}
+
+
 /* an event of one output item: held, or the client's under its index */
 static int
 ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
@@ -485,12 +616,18 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
         cJSON_Delete(it->item);
         it->item = cJSON_Duplicate(item, 1);
 
-        if (!it->search && st->output != NULL) {
+        if (!it->search && !it->wrapper && st->output != NULL) {
             cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
+        }
+
+        if (it->wrapper && it->client < 0 && !it->search
+            && ts_rs_wrapper_end(lp, it))
+        {
+            return ts_rs_wrapper_events(st, it, out);
         }
     }
 
-    if (it->search) {
+    if (it->search || (it->wrapper && it->client < 0)) {
         s = cJSON_GetStringValue(cJSON_GetObjectItem(j, "delta"));
 
         if (s != NULL) {
@@ -601,7 +738,7 @@ ts_rs_goes_on(const ts_loop_t *lp)
     max = lp->in.policy->max_searches;
 
     return st->held > 0 && st->nclient == 0 && !lp->ans.broken
-           && strcmp(st->status, "completed") == 0
+           && strcmp(st->status, "completed") == 0 && lp->refusals < max
            && (lp->searches + st->held <= max
                || (st->stored && st->spent < TS_RS_SPENT_MAX));
 }
@@ -609,8 +746,9 @@ ts_rs_goes_on(const ts_loop_t *lp)
 
 /* a search's function_call_output: what it loaded, or what exists */
 typedef struct {
-    ts_buf_t        *turns;
-    const char      *call_id;
+    ts_buf_t          *turns;
+    const char        *call_id;
+    const ts_index_t  *defs;        /* the call wrapper's definitions */
 } ts_rs_found_t;
 
 
@@ -641,7 +779,7 @@ ts_rs_found(void *arg, const ts_name_t *names, size_t n,
     ts_rs_found_t  *f = arg;
 
     ts_rs_output_open(f->turns, f->call_id);
-    ts_gateway_result_text(f->turns, names, n, 1, servers);
+    ts_gateway_found_text(f->turns, names, n, 1, servers, f->defs);
     ts_buf_str(f->turns, "\"}");
 
     return f->turns->failed ? -1 : 0;
@@ -761,12 +899,20 @@ ts_rs_searches(ts_loop_t *lp)
             ts_buf_str(&turns, s);
         }
 
-        if (ok && it->search && spent) {
+        if (ok && it->error != NULL) {
+            /* an invalid wrapper call: why, for the model to correct it */
+            ts_rs_output_open(&turns, call_id);
+            ts_buf_str(&turns, it->error);
+            ts_buf_str(&turns, "\"}");
+            lp->refusals++;
+
+        } else if (ok && it->search && spent) {
             ts_rs_output(&turns, call_id, ts_rs_spent_output);
 
         } else if (ok && it->search) {
             f.turns = &turns;
             f.call_id = call_id;
+            f.defs = lp->rq.load_wrapper ? &lp->rq.ix : NULL;
             ok = ts_loop_search(lp, input, ts_rs_found, &f) == 0;
         }
 
@@ -819,7 +965,10 @@ ts_rs_json_items(ts_loop_t *lp, const cJSON *output)
 
         it->item = cJSON_Duplicate(item, 1);
 
-        if (!it->search && st->output != NULL) {
+        if (it->wrapper) {
+            (void) ts_rs_wrapper_end(lp, it);
+
+        } else if (!it->search && st->output != NULL) {
             cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
         }
     }
@@ -997,7 +1146,7 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
         return TS_LOOP_DONE;
     }
 
-    if (lp->calls == 1 && st->held == 0) {
+    if (lp->calls == 1 && st->held == 0 && st->wrapped == 0) {
         ts_buf_add(out, lp->pending.p, lp->pending.len);
 
     } else {

@@ -578,17 +578,37 @@ ts_gateway_result(ts_buf_t *b, const char *id, size_t id_len,
     }
 
     ts_buf_str(b, ",\"content\":\"");
+    ts_gateway_found_text(b, names, n, ran, servers, defs);
+    ts_buf_str(b, "\"}");
 
+    return b->failed ? -1 : 0;
+}
+
+
+void
+ts_gateway_select(ts_buf_t *b, const ts_name_t *names, size_t n)
+{
+    size_t  i;
+
+    ts_buf_str(b, "select:");
+
+    for (i = 0; i < n; i++) {
+        ts_buf_str(b, i ? "," : "");
+        ts_buf_add(b, names[i].p, names[i].len);
+    }
+}
+
+
+void
+ts_gateway_found_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers, const ts_index_t *defs)
+{
     if (defs != NULL && ran && n > 0) {
         ts_wrapper_found_text(b, defs, names, n);
 
     } else {
         ts_gateway_result_text(b, names, n, ran, servers);
     }
-
-    ts_buf_str(b, "\"}");
-
-    return b->failed ? -1 : 0;
 }
 
 
@@ -710,6 +730,15 @@ ts_gateway_openai_tools(ts_request_t *rq, const ts_policy_t *p,
     ts_buf_str(b, open);
     ts_gateway_search_fields(b, p, "parameters");
     ts_buf_str(b, close);
+
+    /* with the call wrapper, found functions stay deferred: none follow */
+    if (rq->load_wrapper) {
+        ts_buf_str(b, ",");
+        ts_buf_str(b, open);
+        ts_wrapper_tool(b, p, "parameters");
+        ts_buf_str(b, close);
+    }
+
     ts_gateway_openai_found_tools(rq, b);
     ts_buf_str(b, "]");
 
@@ -780,8 +809,8 @@ ts_gateway_search_tool(ts_buf_t *b, const ts_policy_t *p,
     ts_gateway_search_fields(b, p, "input_schema");
 
     if (rq->load_wrapper) {
-        ts_buf_str(b, "},");
-        ts_wrapper_tool(b, p);
+        ts_buf_str(b, "},{");
+        ts_wrapper_tool(b, p, "input_schema");
     }
 
     ts_gateway_search_cache(b, &rq->ix, moved, kept);
@@ -1082,7 +1111,6 @@ ts_restore_gateway_search(ts_request_t *rq, const ts_policy_t *p,
     const ts_block_t *first, const ts_names_t *names, ts_buf_t *t)
 {
     ts_buf_t  id, none;
-    size_t    i;
     int       rc;
 
     ts_buf_init(&id, 0);
@@ -1097,12 +1125,8 @@ ts_restore_gateway_search(ts_request_t *rq, const ts_policy_t *p,
     ts_buf_add(t, id.p, id.len);
     ts_buf_str(t, ",\"name\":\"");
     ts_buf_str(t, p->search_tool);
-    ts_buf_str(t, "\",\"input\":{\"query\":\"select:");
-
-    for (i = 0; i < names->n; i++) {
-        ts_buf_str(t, i ? "," : "");
-        ts_buf_add(t, names->items[i].p, names->items[i].len);
-    }
+    ts_buf_str(t, "\",\"input\":{\"query\":\"");
+    ts_gateway_select(t, names->items, names->n);
 
     ts_buf_str(t, "\"}}]},{\"role\":\"user\",\"content\":[");
 

@@ -91,6 +91,19 @@ void ts_gateway_result_text(ts_buf_t *b, const ts_name_t *names, size_t n,
     int ran, const ts_buf_t *servers);
 
 /*
+ * The query of a restored search: select: of names, which
+ * ts_defer_restorable() allows in a JSON string as they are
+ */
+void ts_gateway_select(ts_buf_t *b, const ts_name_t *names, size_t n);
+
+/*
+ * The same, or with the call wrapper (defs: the request's index) the
+ * found tools' definitions as text (ts_wrapper_found_text)
+ */
+void ts_gateway_found_text(ts_buf_t *b, const ts_name_t *names, size_t n,
+    int ran, const ts_buf_t *servers, const ts_index_t *defs);
+
+/*
  * The search tool's name, description and schema as object members, the
  * schema under the format's key ("input_schema", "parameters")
  */

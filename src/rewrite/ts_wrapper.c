@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rewrite/ts_defer.h"
 #include "rewrite/ts_wrapper.h"
 #include "scan/ts_str.h"
 
@@ -33,11 +34,13 @@ ts_wrapper_free(const ts_index_t *ix)
 
 
 void
-ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p)
+ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p, const char *schema)
 {
-    ts_buf_str(b, "{\"name\":\"" TS_WRAPPER_NAME "\",\"description\":\"");
+    ts_buf_str(b, "\"name\":\"" TS_WRAPPER_NAME "\",\"description\":\"");
     ts_buf_str(b, ts_wrapper_description);
-    ts_buf_str(b, "\",\"input_schema\":{\"type\":\"object\",\"properties\":"
+    ts_buf_str(b, "\",\"");
+    ts_buf_str(b, schema);
+    ts_buf_str(b, "\":{\"type\":\"object\",\"properties\":"
                   "{\"name\":{\"type\":\"string\",\"description\":\"the "
                   "name of a tool that ");
     ts_buf_str(b, p->search_tool);
@@ -562,6 +565,160 @@ ts_wrapper_history(ts_request_t *rq)
 
     ts_buf_free(&t);
     ts_names_free(&deferred);
+
+    return rc;
+}
+
+
+/* a JSON-string argument decoded (malloc'ed, its object at *obj), or NULL */
+static char *
+ts_wrapper_decoded(const char *buf, const ts_val_t *args, ts_val_t *obj)
+{
+    char    *s;
+    size_t   n;
+
+    if (args->kind != TS_STRING || (s = malloc(args->len)) == NULL) {
+        return NULL;
+    }
+
+    n = ts_str_decode(buf, args, s, args->len);
+
+    if (n == (size_t) -1 || ts_value_parse(s, n, obj) != TS_OK
+        || obj->kind != TS_OBJECT)
+    {
+        free(s);
+        return NULL;
+    }
+
+    return s;
+}
+
+
+int
+ts_wrapper_turn_fits(const ts_index_t *ix, size_t k, const ts_val_t *args)
+{
+    const ts_val_t  *name;
+    ts_val_t         obj;
+    char            *s;
+
+    name = &ix->tools[k].name;
+
+    if (name->kind != TS_STRING || name->esc
+        || !ts_defer_restorable(ix->buf + name->off + 1, name->len - 2))
+    {
+        return 0;
+    }
+
+    s = ts_wrapper_decoded(ix->buf, args, &obj);
+    free(s);
+
+    return s != NULL;
+}
+
+
+int
+ts_wrapper_turn_call(ts_request_t *rq, const ts_val_t *name,
+    const ts_val_t *args, ts_buf_t *t)
+{
+    const char  *buf;
+    ts_val_t     obj;
+    ts_buf_t     inner;
+    char        *s;
+    int          rc;
+
+    buf = rq->ix.buf;
+    s = ts_wrapper_decoded(buf, args, &obj);
+
+    if (s == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&inner, 0);
+    ts_buf_str(&inner, "{\"name\":");
+    ts_buf_add(&inner, buf + name->off, name->len);
+    ts_buf_str(&inner, ",\"arguments\":");
+    ts_buf_add(&inner, s + obj.off, obj.len);
+    ts_buf_str(&inner, "}");
+    free(s);
+
+    ts_buf_reset(t);
+    ts_buf_str(t, "\"");
+    ts_buf_escaped(t, inner.p, inner.len);
+    ts_buf_str(t, "\"");
+
+    rc = (inner.failed || t->failed
+          || ts_edit_replace(&rq->edits, name->off, name->len,
+                             "\"" TS_WRAPPER_NAME "\"",
+                             sizeof(TS_WRAPPER_NAME) + 1) != 0
+          || ts_edit_replace(&rq->edits, args->off, args->len, t->p, t->len)
+             != 0)
+         ? -1 : 0;
+
+    ts_buf_free(&inner);
+
+    return rc;
+}
+
+
+long
+ts_wrapper_deferred(const ts_request_t *rq, const ts_val_t *name)
+{
+    const ts_index_t  *ix;
+    size_t             i;
+
+    ix = &rq->ix;
+
+    for (i = 0; name->kind == TS_STRING && i < ix->ntools; i++) {
+        if (rq->defer[i] && ix->tools[i].name.kind == TS_STRING
+            && ts_str_same_raw(ix->buf, &ix->tools[i].name, name))
+        {
+            return (long) i;
+        }
+    }
+
+    return -1;
+}
+
+
+void
+ts_wrapper_declare(ts_request_t *rq, size_t k)
+{
+    if (rq->defer[k]) {
+        rq->defer[k] = 0;
+        rq->tools_deferred--;
+    }
+
+    rq->loaded[k] = 1;
+}
+
+
+int
+ts_wrapper_turns(ts_request_t *rq, const ts_policy_t *p,
+    ts_wrapper_turn_pt turn)
+{
+    unsigned char  *done;
+    ts_buf_t        t;
+    size_t          i;
+    int             rc;
+
+    if (rq->ix.ntools == 0) {
+        return 0;
+    }
+
+    done = calloc(rq->ix.ntools, 1);
+    if (done == NULL) {
+        return -1;
+    }
+
+    ts_buf_init(&t, 0);
+    rc = 0;
+
+    for (i = 0; rc == 0 && i < rq->ix.nmessages; i++) {
+        rc = turn(rq, p, i, done, &t);
+    }
+
+    ts_buf_free(&t);
+    free(done);
 
     return rc;
 }

@@ -23,8 +23,12 @@
 /* 1 when no tool of the request is named like the wrapper */
 int ts_wrapper_free(const ts_index_t *ix);
 
-/* the wrapper tool's object, in tools[] after the search tool */
-void ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p);
+/*
+ * The wrapper tool's members (name, description, and its input schema
+ * under the key schema: input_schema, parameters), without the braces of
+ * the object the format wraps them in; in tools[] after the search tool
+ */
+void ts_wrapper_tool(ts_buf_t *b, const ts_policy_t *p, const char *schema);
 
 /*
  * What a search's result says of the tools it found, JSON-escaped: their
@@ -59,5 +63,40 @@ int ts_wrapper_check(const ts_index_t *ix, const char *input, size_t len,
  * the arguments)
  */
 int ts_wrapper_history(ts_request_t *rq);
+
+/*
+ * Formats whose calls carry their arguments as a JSON string (Chat
+ * Completions, Responses): 1 when history's call of the deferred tool k,
+ * its arguments args, can go back as the wrapper's call (the arguments
+ * decode to an object; a select: can carry the name), else its tool
+ * loads as without the wrapper
+ */
+int ts_wrapper_turn_fits(const ts_index_t *ix, size_t k,
+    const ts_val_t *args);
+
+/*
+ * The edits of such a call: its name (the value name) becomes the
+ * wrapper's, its arguments the string of {"name": …, "arguments": the
+ * decoded object}; t is scratch
+ */
+int ts_wrapper_turn_call(ts_request_t *rq, const ts_val_t *name,
+    const ts_val_t *args, ts_buf_t *t);
+
+/* the deferred tool of rq named by a string value of its body, or -1 */
+long ts_wrapper_deferred(const ts_request_t *rq, const ts_val_t *name);
+
+/* the deferred tool k declared after all, as without the wrapper */
+void ts_wrapper_declare(ts_request_t *rq, size_t k);
+
+/*
+ * The next turn of a format whose calls carry JSON-string arguments: turn
+ * runs once for each message or item of the conversation, in order, with
+ * done (per tool: its search restored already) and t (scratch)
+ */
+typedef int (*ts_wrapper_turn_pt)(ts_request_t *rq, const ts_policy_t *p,
+    size_t msg, unsigned char *done, ts_buf_t *t);
+
+int ts_wrapper_turns(ts_request_t *rq, const ts_policy_t *p,
+    ts_wrapper_turn_pt turn);
 
 #endif /* TS_WRAPPER_H */

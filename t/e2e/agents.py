@@ -503,8 +503,9 @@ def model(request):
 def chat_model(body):
     """The scripted model in Chat Completions: the same job, searching
     with the gateway's search function when the target is deferred."""
-    from emulator import ChatReply, chat_seeker, chat_tools
-    target = next((n for n in chat_tools(body)
+    from emulator import ChatReply, chat_seeker, chat_tools, chat_wrapped
+    # with the gateway's call wrapper, what its searches found too
+    target = next((n for n in chat_tools(body) + sorted(chat_wrapped(body))
                    if n.endswith(TARGET_SUFFIX)), None)
     if target is None and "tool_search" not in chat_tools(body):
         return ChatReply("Alice")
@@ -517,6 +518,7 @@ def responses_model(body, ctx):
     a namespace's member, as Codex sends MCP tools, or a function)."""
     from emulator_responses import ResponsesReply, responses_seeker
     key = next((k for k in list(ctx.functions) + list(ctx.deferred)
+                + [(None, n) for n in sorted(ctx.wrapped())]
                 if k[1].endswith(TARGET_SUFFIX)), None)
     searched = any(it.get("type") == "tool_search_output"
                    for it in ctx.items)

@@ -174,13 +174,21 @@ def history(body):
 
 
 def called(body):
-    """The functions the conversation's calls name, in either format."""
-    names = []
+    """The functions the conversation's calls run, in either format: a
+    call of the gateway's call_tool runs the one it names; the searches
+    the gateway restored before a call (call_search_ and that call's id)
+    are not the model's."""
+    from emulator import chat_called
+    from emulator_responses import called as item_called
+    calls = []
     for m in history(body):
-        names += [c["function"]["name"] for c in m.get("tool_calls") or []]
+        calls += [(c["id"], chat_called(c)) for c in m.get("tool_calls") or []]
         if m.get("type") == "function_call":
-            names.append(m["name"])
-    return names
+            calls.append((m.get("call_id"), item_called(m)))
+    ids = {i for i, _ in calls}
+    return [name for i, name in calls
+            if not (isinstance(i, str) and i.startswith("call_search_")
+                    and i[len("call_search_"):] in ids)]
 
 
 def tool_bytes(body):

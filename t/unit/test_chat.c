@@ -85,16 +85,18 @@ test_chat_request(void)
     CHECK(chat_run(&r, &t, CHEAD CTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
     chat_names(&r, names, sizeof(names));
-    CHECK(strcmp(names, "bash,tool_search") == 0);
+    CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
     CHECK(strstr(chat_system(&r), "Be brief.\n\nCall tool_search") != NULL);
     CHECK(strstr(chat_system(&r), "mcp__mem__create, mcp__mem__read.")
           != NULL);
     trun_free(&r);
 
     /*
-     * called in history, named by tool_choice: after the search tool,
-     * history's calls first
+     * toolsearch_found_tools tools: called in history, named by
+     * tool_choice: after the search tool, history's calls first
      */
+    t.p.found_tools = TS_FOUND_TOOLS;
+
     CHECK(chat_run(&r, &t, "{'model':'m','messages':[{'role':'user',"
                    "'content':'hi'},{'role':'assistant','tool_calls':[{"
                    "'id':'c1','type':'function','function':{'name':"
@@ -130,6 +132,15 @@ test_chat_request(void)
     chat_names(&r, names, sizeof(names));
     CHECK(strcmp(names, "bash,tool_search,mcp__mem__read,mcp__mem__create")
           == 0);
+    trun_free(&r);
+    t.p.found_tools = TS_FOUND_WRAPPER;
+
+    /* a client function named like the wrapper: found ones load as tools */
+    CHECK(chat_run(&r, &t, CHEAD "'tools':[" FN("call_tool") ","
+                   FN("mcp__mem__create") "," FN("mcp__mem__read") "]}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    chat_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "call_tool,tool_search") == 0);
     trun_free(&r);
 
     /* what passes untouched */
@@ -211,6 +222,28 @@ test_chat_loop_round(void)
         "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},"
         "\"finish_reason\":\"tool_calls\"}]}\n\n"
         "data: [DONE]\n\n";
+    static const char  wrapped_bad[] =
+        "data: {\"id\":\"c2\",\"choices\":[{\"index\":0,\"delta\":"
+        "{\"tool_calls\":[{\"index\":0,\"id\":\"w1\",\"type\":\"function\","
+        "\"function\":{\"name\":\"call_tool\",\"arguments\":"
+        "\"{\\\"name\\\":\\\"mcp__mem__read\\\",\\\"arguments\\\":1}\"}}]},"
+        "\"finish_reason\":null}]}\n\n"
+        "data: {\"id\":\"c2\",\"choices\":[{\"index\":0,\"delta\":{},"
+        "\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    static const char  wrapped_ok[] =
+        "data: {\"id\":\"c3\",\"choices\":[{\"index\":0,\"delta\":"
+        "{\"tool_calls\":[{\"index\":0,\"id\":\"w2\",\"type\":\"function\","
+        "\"function\":{\"name\":\"call_tool\",\"arguments\":"
+        "\"{\\\"name\\\":\\\"mcp__mem__read\\\",\"}}]},"
+        "\"finish_reason\":null}]}\n\n"
+        "data: {\"id\":\"c3\",\"choices\":[{\"index\":0,\"delta\":"
+        "{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":"
+        "\"\\\"arguments\\\":{\\\"k\\\":1}}\"}}]},"
+        "\"finish_reason\":null}]}\n\n"
+        "data: {\"id\":\"c3\",\"choices\":[{\"index\":0,\"delta\":{},"
+        "\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
     tpol_t        t;
     ts_loop_t    *lp;
     ts_buf_t      call, out;
@@ -243,8 +276,47 @@ test_chat_loop_round(void)
     CHECK(ts_loop_request(lp, &call) == 0);
     CHECK(has_text(call.p, call.len, "\"tool_call_id\":\"s1\""));
     CHECK(has_text(call.p, call.len, "Loaded: mcp__mem__read."));
-    CHECK(has_text(call.p, call.len, "\"name\":\"mcp__mem__read\""));
     CHECK(ts_loop_calls(lp) == 2);
+
+    /* the call wrapper: the definition as text, tools[] as before */
+    CHECK(has_text(call.p, call.len, "\\n\\nTool: mcp__mem__read\\n"
+                   "Description: D mcp__mem__read\\nInput schema: {}"));
+    CHECK(!has_text(call.p, call.len, "\"name\":\"mcp__mem__read\""));
+    CHECK(has_text(call.p, call.len, "{\"type\":\"function\",\"function\":"
+                   "{\"name\":\"call_tool\",\"description\":"));
+
+    /* an invalid call of the wrapper: answered here, with why */
+    ts_buf_reset(&out);
+    ts_loop_start(lp, 1);
+    CHECK(ts_loop_feed(lp, wrapped_bad, sizeof(wrapped_bad) - 1, &out) == 0);
+    CHECK(ts_loop_end(lp, &out) == TS_LOOP_AGAIN);
+    CHECK(!has_text(out.p, out.len, "call_tool"));
+    CHECK(!has_text(out.p, out.len, "finish_reason\":\"tool_calls"));
+    CHECK(ts_loop_request(lp, &call) == 0);
+    CHECK(has_text(call.p, call.len, "{\"role\":\"tool\",\"tool_call_id\":"
+                   "\"w1\",\"content\":\"The call did not run: the input "
+                   "of call_tool is an object"));
+    CHECK(has_text(call.p, call.len, "{\"id\":\"w1\",\"type\":\"function\","
+                   "\"function\":{\"name\":\"call_tool\",\"arguments\":"
+                   "\"{\\\"name\\\":\\\"mcp__mem__read\\\",\\\"arguments"
+                   "\\\":1}\"}}"));
+
+    /* a valid one: the client's call of the tool, in one delta */
+    ts_buf_reset(&out);
+    ts_loop_start(lp, 1);
+
+    for (i = 0; i < sizeof(wrapped_ok) - 1; i++) {
+        CHECK(ts_loop_feed(lp, wrapped_ok + i, 1, &out) == 0);
+    }
+
+    CHECK(ts_loop_end(lp, &out) == TS_LOOP_DONE);
+    CHECK(!has_text(out.p, out.len, "call_tool"));
+    CHECK(has_text(out.p, out.len, "\"tool_calls\":[{\"index\":0,\"id\":"
+                   "\"w2\",\"type\":\"function\",\"function\":{\"name\":"
+                   "\"mcp__mem__read\",\"arguments\":\"{\\\"k\\\":1}\"}}]"));
+    CHECK(has_text(out.p, out.len, "\"finish_reason\":\"tool_calls\""));
+    CHECK(has_text(out.p, out.len, "data: [DONE]"));
+    CHECK(ts_loop_calls(lp) == 3);
 
     ts_buf_free(&call);
     ts_buf_free(&out);
@@ -395,6 +467,92 @@ tst_recall(tst_process_pt process, const char *const *paths, size_t npaths,
 }
 
 
+/* a body's output as a C string, for byte comparisons */
+static char *
+chat_out(const trun_t *r)
+{
+    char  *s;
+
+    s = malloc(r->len + 1);
+    if (s != NULL) {
+        memcpy(s, r->out, r->len);
+        s[r->len] = '\0';
+    }
+
+    return s;
+}
+
+
+#define WHIST  "{'model':'m','messages':[{'role':'user','content':'hi'}," \
+               "{'role':'assistant','content':'On it.','tool_calls':[{" \
+               "'id':'call_7','type':'function','function':{'name':" \
+               "'mcp__mem__read','arguments':'{\\\"k\\\": 1}'}}]},{'role':" \
+               "'tool','tool_call_id':'call_7','content':'ok'}"
+
+
+/*
+ * The call wrapper's next turn: a call of a deferred function goes back
+ * as the call of the wrapper, its search restored before it, the same
+ * bytes on the turn after; arguments that are no object load the function
+ */
+static void
+test_chat_wrapper_history(void)
+{
+    tpol_t   t;
+    trun_t   r;
+    char     names[256], *one, *two, *cut;
+
+    tpol_init(&t);
+
+    CHECK(chat_run(&r, &t, WHIST "]," CTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    chat_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
+    one = chat_out(&r);
+    CHECK(has_text(r.out, r.len, "{\"role\":\"user\",\"content\":\"hi\"},"
+          "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":"
+          "\"call_search_call_7\",\"type\":\"function\",\"function\":{"
+          "\"name\":\"tool_search\",\"arguments\":\"{\\\"query\\\":"
+          "\\\"select:mcp__mem__read\\\"}\"}}]},{\"role\":\"tool\","
+          "\"tool_call_id\":\"call_search_call_7\",\"content\":\"Loaded: "
+          "mcp__mem__read. They are not in your tool list"));
+    CHECK(has_text(r.out, r.len, "\\n\\nTool: mcp__mem__read\\nDescription: "
+          "D mcp__mem__read\\nInput schema: {}\"},{\"role\":\"assistant\","
+          "\"content\":\"On it.\",\"tool_calls\":[{\"id\":\"call_7\","
+          "\"type\":\"function\",\"function\":{\"name\":\"call_tool\","
+          "\"arguments\":\"{\\\"name\\\":\\\"mcp__mem__read\\\","
+          "\\\"arguments\\\":{\\\"k\\\": 1}}\"}}]}"));
+    trun_free(&r);
+
+    /* a turn later: everything before the new turn as it was */
+    CHECK(chat_run(&r, &t, WHIST ",{'role':'assistant','content':'Done.'},"
+                   "{'role':'user','content':'more'}]," CTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    two = chat_out(&r);
+    cut = one ? strstr(one, ",{\"role\":\"tool\",\"tool_call_id\":\"call_7\"")
+              : NULL;
+    CHECK(cut != NULL && two != NULL
+          && strncmp(one, two, cut - one) == 0);
+    free(one);
+    free(two);
+    trun_free(&r);
+
+    /* arguments that are no JSON object: the function loads as a tool */
+    CHECK(chat_run(&r, &t, "{'model':'m','messages':[{'role':'user',"
+                   "'content':'hi'},{'role':'assistant','tool_calls':[{"
+                   "'id':'c1','type':'function','function':{'name':"
+                   "'mcp__mem__read','arguments':'not json'}}]},{'role':"
+                   "'tool','tool_call_id':'c1','content':'ok'}]," CTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    chat_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,call_tool,mcp__mem__read") == 0);
+    CHECK(!has_text(r.out, r.len, "call_search_"));
+    trun_free(&r);
+
+    tpol_free(&t);
+}
+
+
 static void
 test_chat_recall(void)
 {
@@ -425,5 +583,6 @@ const tst_case_t  tst_chat_tests[] = {
     { "chat request", test_chat_request },
     { "chat lone surrogate", test_chat_lone_surrogate },
     { "chat loop round", test_chat_loop_round },
+    { "chat wrapper history", test_chat_wrapper_history },
     { NULL, NULL }
 };

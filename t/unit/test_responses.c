@@ -81,11 +81,37 @@ test_responses_paths(void)
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false," RTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
     rs_names(&r, names, sizeof(names));
-    CHECK(strcmp(names, "bash,tool_search") == 0);
+    CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
     ins = cJSON_GetStringValue(cJSON_GetObjectItem(r.json, "instructions"));
     CHECK(ins != NULL && strncmp(ins, "Be brief.\n\nCall tool_search", 27)
           == 0);
     trun_free(&r);
+
+    /*
+     * the call wrapper: a call in the input goes back as call_tool's, its
+     * search restored before it; the function stays deferred
+     */
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
+                 "'function_call','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{\\\"k\\\":1}'},{'type':"
+                 "'function_call_output','call_id':'c','output':'ok'}],"
+                 RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
+    CHECK(has_text(r.out, r.len, "\"input\":[{\"type\":\"function_call\","
+                   "\"call_id\":\"call_search_c\",\"name\":\"tool_search\","
+                   "\"arguments\":\"{\\\"query\\\":\\\"select:mcp__mem__read"
+                   "\\\"}\"},{\"type\":\"function_call_output\",\"call_id\":"
+                   "\"call_search_c\",\"output\":\"Loaded: mcp__mem__read."));
+    CHECK(has_text(r.out, r.len, "{\"type\":\"function_call\",\"call_id\":"
+                   "\"c\",\"name\":\"call_tool\",\"arguments\":\"{\\\"name"
+                   "\\\":\\\"mcp__mem__read\\\",\\\"arguments\\\":{\\\"k"
+                   "\\\":1}}\"}"));
+    trun_free(&r);
+
+    /* toolsearch_found_tools tools: loaded after the search function */
+    t.p.found_tools = TS_FOUND_TOOLS;
 
     /* called in the input: loaded after the search function */
     CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
@@ -112,6 +138,7 @@ test_responses_paths(void)
     CHECK(strcmp(names, "bash,tool_search,mcp__mem__read,mcp__mem__create")
           == 0);
     trun_free(&r);
+    t.p.found_tools = TS_FOUND_WRAPPER;
 
     /* stored, or going on from a stored response: the search too */
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") RTOOLS "}")
