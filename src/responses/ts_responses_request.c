@@ -971,15 +971,17 @@ ts_rs_restore_searches(ts_request_t *rq, const unsigned char *restore)
  * with a namespace is main's, never the wrapper's)
  */
 static long
-ts_rs_wrapped_call(const ts_request_t *rq, const ts_val_t *item,
-    ts_val_t *name, ts_val_t *args)
+ts_rs_wrapped_call(const ts_request_t *rq, size_t i, ts_val_t *name,
+    ts_val_t *args)
 {
     const ts_index_t  *ix;
+    const ts_val_t    *item;
     ts_val_t           type, ns;
 
     ix = &rq->ix;
+    item = &ix->messages[i].elem;
 
-    if (!ts_rs_has(ix->buf, item, "type", &type)
+    if (!ts_rs_item_type(ix, i, &type)
         || !ts_str_eq(ix->buf, &type, "function_call")
         || ts_rs_has(ix->buf, item, "namespace", &ns)
         || !ts_rs_has(ix->buf, item, "name", name)
@@ -1013,7 +1015,7 @@ ts_rs_wrapper_load(ts_request_t *rq)
     ix = &rq->ix;
 
     for (i = 0; i < ix->nmessages; i++) {
-        k = ts_rs_wrapped_call(rq, &ix->messages[i].elem, &name, &args);
+        k = ts_rs_wrapped_call(rq, i, &name, &args);
 
         if (k >= 0
             && (!ts_rs_has(ix->buf, &ix->messages[i].elem, "call_id", &id)
@@ -1091,7 +1093,7 @@ ts_rs_wrapper_item(ts_request_t *rq, const ts_policy_t *p, size_t msg,
     int              rc;
 
     item = &rq->ix.messages[msg].elem;
-    k = ts_rs_wrapped_call(rq, item, &name, &args);
+    k = ts_rs_wrapped_call(rq, msg, &name, &args);
 
     if (k < 0) {
         return 0;
