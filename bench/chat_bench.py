@@ -310,7 +310,17 @@ HISTORY = {"chat": (
     "(module CPU − plain 141 µs a request, 0.35× plain req/s on the "
     "same request and 0.55× on many sessions), 0.36 M with the array "
     "recalled from the worker's memory as Chat Completions' arrays are "
-    "(`toolsearch_recall_tools`, a memory of its own).")}
+    "(`toolsearch_recall_tools`, a memory of its own), 0.23 M with "
+    "each input item's role, content and type read in one pass with "
+    "the array instead of the type looked up again in every item (some "
+    "KB each) by four readers, the call wrapper's among them (module "
+    "CPU − plain 36 µs → 24 µs), the announcement's names sorted by a "
+    "merge sort of their own and escaped a table look-up a byte, a "
+    "loop's answer not cleared before it is freed. The most of what is "
+    "left: the document read and validated (55 K), the input items "
+    "(45 K), the announcement (40 K), the recalled tools copied and "
+    "moved (25 K); in the worker, the answer parsed whole by cJSON "
+    "(ts_rs_end, some 5 % of the worker's time).")}
 
 
 def instructions(n):
