@@ -76,7 +76,12 @@ ts_chat_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
     ts_gateway_select(t, names->items, names->n);
 
     ts_buf_str(t, "\\\"}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"");
-    ts_buf_add(t, t->p + id, idlen);
+
+    /* the id again: room first, as adding may move what it copies */
+    if (ts_buf_space(t, idlen) == 0) {
+        ts_buf_add(t, t->p + id, idlen);
+    }
+
     ts_buf_str(t, "\",\"content\":\"");
     ts_gateway_found_text(t, names->items, names->n, 1, &none, &rq->ix);
     ts_buf_str(t, "\"},");

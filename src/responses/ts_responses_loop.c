@@ -241,6 +241,7 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
             /* numbered when it ends: ts_rs_wrapper_end() */
             it->wrapper = 1;
             st->wrapped++;
+            free(name);
             return it;
 
         } else if (ts_loop_unloaded(lp, name) >= 0) {

@@ -1062,7 +1062,12 @@ ts_rs_wrapper_restore(ts_request_t *rq, const ts_policy_t *p,
     ts_buf_str(t, "\",\"arguments\":\"{\\\"query\\\":\\\"");
     ts_gateway_select(t, &name, 1);
     ts_buf_str(t, "\\\"}\"},{\"type\":\"function_call_output\",\"call_id\":\"");
-    ts_buf_add(t, t->p + at, len);
+
+    /* the id again: room first, as adding may move what it copies */
+    if (ts_buf_space(t, len) == 0) {
+        ts_buf_add(t, t->p + at, len);
+    }
+
     ts_buf_str(t, "\",\"output\":\"");
     ts_gateway_found_text(t, &name, 1, 1, &none, ix);
     ts_buf_str(t, "\"},");
