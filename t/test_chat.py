@@ -616,6 +616,63 @@ def test_wrapper_refusals_are_bounded(gateway, emulator, stream):
     assert len(upstream_bodies(emulator)) == 4
 
 
+def first_seen(body):
+    """A stream's tool calls in the order their first delta came:
+    (index, id) each; every later delta of a call is checked to come
+    before the next call begins, as openai-node's stream helper takes a
+    new index for the end of the one before."""
+    seen = []
+    for c in sse_chunks(body)[:-1]:
+        for ch in c["choices"]:
+            for tc in ch["delta"].get("tool_calls", []):
+                if not seen or seen[-1][0] != tc["index"]:
+                    assert tc["index"] not in [i for i, _ in seen], \
+                        "call %d came back after another" % tc["index"]
+                    seen.append((tc["index"], tc.get("id")))
+    return seen
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("valid", [True, False])
+@pytest.mark.parametrize("wrapper_first", [True, False])
+def test_wrapper_call_keeps_its_place(gateway, emulator, stream, valid,
+                                      wrapper_first):
+    """A call of the wrapper beside a call of a loaded function reaches
+    the client in the place the model gave it: in a stream under its own
+    index, as soon as the next call begins, so the indexes run from 0 in
+    the model's order.  An invalid one goes to the client too: the loop
+    cannot go on with a client call in the answer."""
+    seek = chat_seeker(TARGET, ARGS, "memory create entities", "done")
+    wrapped = ("call_tool", {"name": TARGET,
+                             "arguments": ARGS if valid else {}},
+               "call_target")
+    client = ("bash", {"command": "ls"}, "call_b")
+
+    def model(body):
+        last = body["messages"][-1]
+        if last["role"] == "tool" and "Tool: " + TARGET in last["content"]:
+            return ChatReply(None, [wrapped, client] if wrapper_first
+                             else [client, wrapped])
+        return seek(body)
+    emulator.chat_script = model
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, first_request(stream))
+    _, message, finish, _ = completion(r, stream)
+    assert finish == "tool_calls"
+    order = [TARGET, "bash"] if wrapper_first else ["bash", TARGET]
+    assert [c["function"]["name"] for c in message["tool_calls"]] == order
+    ids = [c["id"] for c in message["tool_calls"]]
+    assert ids == (["call_target", "call_b"] if wrapper_first
+                   else ["call_b", "call_target"])
+    target = message["tool_calls"][order.index(TARGET)]
+    assert json.loads(target["function"]["arguments"]) == \
+        (ARGS if valid else {})
+    assert len(upstream_bodies(emulator)) == 2
+    assert "call_tool" not in r.body.decode()
+    if stream:
+        assert first_seen(r.body) == list(enumerate(ids))
+
+
 def test_wrapper_name_taken_by_a_client_function(gateway, emulator):
     """A client function named call_tool: found functions join tools[] as
     without the wrapper, and the client's call_tool stays its own."""

@@ -167,8 +167,6 @@ ts_chat_call_add(ts_loop_t *lp, long index, const char *id,
         c->search = 1;
         c->implicit = 1;
 
-    } else {
-        c->client = st->nclient++;
     }
 
     st->held += c->search;
@@ -250,50 +248,6 @@ ts_chat_wrapper_call(const ts_chat_call_t *c, const ts_wrapper_call_t *call,
 
 
 /*
- * A wrapper call whose arguments ended, checked: a valid one is the
- * client's call of its tool (returned, numbered as the client's next),
- * an invalid one is held with why (NULL), answered in the loop
- */
-static cJSON *
-ts_chat_wrapper_end(ts_loop_t *lp, ts_chat_call_t *c, int sse)
-{
-    ts_chat_loop_t     *st = lp->format;
-    ts_wrapper_call_t   call;
-    ts_buf_t            err;
-    cJSON              *j;
-
-    c->ended = 1;
-    j = NULL;
-    ts_buf_init(&err, 0);
-
-    if (ts_wrapper_check(&lp->rq.ix, c->args.p ? c->args.p : "",
-                         c->args.len, &call, &err) == 0)
-    {
-        j = ts_chat_wrapper_call(c, &call, sse ? st->nclient : -1);
-        lp->ans.broken |= j == NULL;
-        c->client = j ? st->nclient++ : -1;
-        ts_buf_free(&err);
-
-        return j;
-    }
-
-    /* held as a search is: the answer's end decides */
-    c->search = 1;
-    st->held++;
-
-    if (ts_buf_add(&err, "", 1) == 0) {
-        c->error = err.p;
-
-    } else {
-        ts_buf_free(&err);
-        lp->ans.broken = 1;
-    }
-
-    return NULL;
-}
-
-
-/*
  * A chunk of the gateway's on the answer's head: its one choice at *c,
  * the choice's delta at *d; NULL without a head or memory
  */
@@ -339,37 +293,62 @@ ts_chat_call_chunk(ts_chat_loop_t *st, cJSON *call, ts_buf_t *out)
 
 
 /*
- * A stream's wrapper calls at the finish: each checked, a valid one
- * given to the client as one delta with its id, name and arguments
+ * A call given to the client in its place: into a chunk's or the
+ * completion's array before at (the call that follows it; at the end
+ * without one), or, without an array, as a chunk of its own
  */
 static void
-ts_chat_wrapper_stream(ts_loop_t *lp, ts_buf_t *out)
+ts_chat_give(ts_chat_loop_t *st, cJSON *j, cJSON *calls, cJSON *at,
+    ts_buf_t *out)
 {
-    ts_chat_loop_t  *st = lp->format;
-    ts_chat_call_t  *c;
-    cJSON           *j;
-    size_t           i;
+    cJSON  *e, *next;
 
-    for (i = 0; i < st->ncalls; i++) {
-        c = &st->calls[i];
+    if (calls == NULL) {
+        ts_chat_call_chunk(st, j, out);
+        return;
+    }
 
-        if (c->wrapper && !c->ended
-            && (j = ts_chat_wrapper_end(lp, c, 1)) != NULL)
-        {
-            ts_chat_call_chunk(st, j, out);
-        }
+    /*
+     * Added last, then the items from at on follow it (cJSON 1.7.15's
+     * cJSON_InsertItemInArray refuses a place after the first)
+     */
+    cJSON_AddItemToArray(calls, j);
+
+    for (e = at; e != NULL && e != j; e = next) {
+        next = e->next;
+        cJSON_DetachItemViaPointer(calls, e);
+        cJSON_AddItemToArray(calls, e);
     }
 }
 
 
 /*
- * The loop cannot go on (a client call in the same answer, the budget
- * spent): an invalid wrapper call of a tool of the request reaches the
- * client, whose tool judges its arguments, into calls (a completion's
- * array) or out (a stream)
+ * 1 when this answer can no longer go on to another call: a call of the
+ * client's came, the answer broke, or its searches and refusals would
+ * pass the budget.  None of these can turn back within an answer, so a
+ * held call's fate is known as soon as this holds.
+ */
+static int
+ts_chat_stuck(const ts_loop_t *lp)
+{
+    const ts_chat_loop_t  *st = lp->format;
+    unsigned               max;
+
+    max = lp->in.policy->max_searches;
+
+    return st->nclient > 0 || lp->ans.broken
+           || lp->searches + st->held > max || lp->refusals >= max;
+}
+
+
+/*
+ * The loop cannot go on: each held invalid wrapper call that names a tool
+ * of the request reaches the client as a call of that tool, whose own
+ * check judges its arguments, numbered as the client's next and given
+ * in its place (ts_chat_give); one that names none stays held, dropped
  */
 static void
-ts_chat_wrapper_pass(ts_loop_t *lp, cJSON *calls, ts_buf_t *out)
+ts_chat_wrapper_pass(ts_loop_t *lp, cJSON *calls, cJSON *at, ts_buf_t *out)
 {
     ts_chat_loop_t     *st = lp->format;
     ts_wrapper_call_t   call;
@@ -383,7 +362,7 @@ ts_chat_wrapper_pass(ts_loop_t *lp, cJSON *calls, ts_buf_t *out)
     for (i = 0; !lp->ans.broken && i < st->ncalls; i++) {
         c = &st->calls[i];
 
-        if (c->error == NULL) {
+        if (c->error == NULL || !c->search) {
             continue;
         }
 
@@ -395,16 +374,17 @@ ts_chat_wrapper_pass(ts_loop_t *lp, cJSON *calls, ts_buf_t *out)
             continue;
         }
 
-        j = ts_chat_wrapper_call(c, &call, calls ? -1 : st->nclient);
-        lp->ans.broken |= j == NULL;
-        c->client = st->nclient++;
+        j = ts_chat_wrapper_call(c, &call, lp->sse ? st->nclient : -1);
 
-        if (calls != NULL) {
-            cJSON_AddItemToArray(calls, j);
-
-        } else {
-            ts_chat_call_chunk(st, j, out);
+        if (j == NULL) {
+            lp->ans.broken = 1;
+            break;
         }
+
+        c->search = 0;
+        st->held--;
+        c->client = st->nclient++;
+        ts_chat_give(st, j, calls, at, out);
     }
 
     ts_buf_free(&err);
@@ -412,22 +392,96 @@ ts_chat_wrapper_pass(ts_loop_t *lp, cJSON *calls, ts_buf_t *out)
 
 
 /*
+ * A wrapper call whose arguments ended (the next call began, the choice
+ * finished, or a completion's call), checked: a valid one reaches the
+ * client at once as the call of its tool, numbered as the client's next
+ * after the held invalid calls before it (which can then only go to the
+ * client); an invalid one is held with why, answered in the loop, unless
+ * the loop can no longer go on.  Either is given in its place.
+ */
+static void
+ts_chat_wrapper_end(ts_loop_t *lp, ts_chat_call_t *c, cJSON *calls,
+    cJSON *at, ts_buf_t *out)
+{
+    ts_chat_loop_t     *st = lp->format;
+    ts_wrapper_call_t   call;
+    ts_buf_t            err;
+    cJSON              *j;
+
+    c->ended = 1;
+    ts_buf_init(&err, 0);
+
+    if (ts_wrapper_check(&lp->rq.ix, c->args.p ? c->args.p : "",
+                         c->args.len, &call, &err) == 0)
+    {
+        ts_buf_free(&err);
+        ts_chat_wrapper_pass(lp, calls, at, out);
+        j = ts_chat_wrapper_call(c, &call, lp->sse ? st->nclient : -1);
+
+        if (j == NULL) {
+            lp->ans.broken = 1;
+            return;
+        }
+
+        c->client = st->nclient++;
+        ts_chat_give(st, j, calls, at, out);
+
+        return;
+    }
+
+    /* held as a search is: the answer's end decides */
+    c->search = 1;
+    st->held++;
+
+    if (ts_buf_add(&err, "", 1) == 0) {
+        c->error = err.p;
+
+    } else {
+        ts_buf_free(&err);
+        lp->ans.broken = 1;
+    }
+
+    if (ts_chat_stuck(lp)) {
+        ts_chat_wrapper_pass(lp, calls, at, out);
+    }
+}
+
+
+/* a call began or the choice finished: the wrapper calls before it end */
+static void
+ts_chat_wrappers_end(ts_loop_t *lp, cJSON *calls, cJSON *at, ts_buf_t *out)
+{
+    ts_chat_loop_t  *st = lp->format;
+    size_t           i;
+
+    for (i = 0; i < st->ncalls; i++) {
+        if (st->calls[i].wrapper && !st->calls[i].ended) {
+            ts_chat_wrapper_end(lp, &st->calls[i], calls, at, out);
+        }
+    }
+}
+
+
+/*
  * The calls of an answer's tool_calls array (a whole message's, or a
- * chunk's deltas); held ones are taken out, the client's renumbered.
- * Returns 1 when the array changed.
+ * chunk's deltas); held ones are taken out, the client's renumbered in
+ * the order the upstream gave them: a call that begins ends the wrapper
+ * calls before it, which reach the client first.  Returns 1 when the
+ * array changed.
  */
 static int
 ts_chat_calls(ts_loop_t *lp, cJSON *calls, int whole)
 {
     ts_chat_loop_t  *st = lp->format;
     ts_chat_call_t  *c;
-    cJSON           *tc, *fn, *next, *idx, *wc;
+    cJSON           *tc, *fn, *next, *idx;
     const char      *args;
-    long             index, n;
+    long             index, n, given;
     int              changed;
 
     changed = 0;
     n = 0;
+    given = st->nclient;
 
     for (tc = calls ? calls->child : NULL; tc != NULL; tc = next, n++) {
         next = tc->next;
@@ -437,6 +491,8 @@ ts_chat_calls(ts_loop_t *lp, cJSON *calls, int whole)
         c = whole ? NULL : ts_chat_call_find(st, index);
 
         if (c == NULL) {
+            ts_chat_wrappers_end(lp, calls, tc, NULL);
+
             c = ts_chat_call_add(lp,
                     whole ? n : index,
                     cJSON_GetStringValue(
@@ -448,29 +504,26 @@ ts_chat_calls(ts_loop_t *lp, cJSON *calls, int whole)
                 lp->ans.broken = 1;
                 continue;
             }
+
+            if (!c->search && !c->wrapper) {
+                /* the loop cannot go on: held invalid calls are given */
+                ts_chat_wrapper_pass(lp, calls, tc, NULL);
+                c->client = st->nclient++;
+            }
         }
 
         args = cJSON_GetStringValue(
                    cJSON_GetObjectItemCaseSensitive(fn, "arguments"));
 
-        if (args != NULL) {
+        if (args != NULL && !c->ended) {
             ts_buf_str(&c->args, args);
         }
 
         if (c->wrapper && whole) {
-            wc = ts_chat_wrapper_end(lp, c, 0);
+            ts_chat_wrapper_end(lp, c, calls, tc, NULL);
+        }
 
-            if (wc != NULL) {
-                cJSON_ReplaceItemViaPointer(calls, tc, wc);
-
-            } else {
-                cJSON_DetachItemViaPointer(calls, tc);
-                cJSON_Delete(tc);
-            }
-
-            changed = 1;
-
-        } else if (c->search || c->wrapper) {
+        if (c->search || c->wrapper) {
             cJSON_DetachItemViaPointer(calls, tc);
             cJSON_Delete(tc);
             changed = 1;
@@ -481,7 +534,7 @@ ts_chat_calls(ts_loop_t *lp, cJSON *calls, int whole)
         }
     }
 
-    return changed;
+    return changed || st->nclient != given;
 }
 
 
@@ -574,6 +627,7 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
     ts_chat_loop_t  *st = lp->format;
     cJSON           *j, *choices, *choice, *delta, *calls, *fin, *u;
     const char      *s;
+    long             given;
     int              changed;
 
     if (ev->data_len == 6 && memcmp(ev->data, "[DONE]", 6) == 0) {
@@ -631,12 +685,12 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
 
     calls = cJSON_GetObjectItemCaseSensitive(delta, "tool_calls");
 
-    if (cJSON_IsArray(calls) && ts_chat_calls(lp, calls, 0)) {
-        changed = 1;
+    if (!cJSON_IsArray(calls)) {
+        calls = NULL;
+    }
 
-        if (cJSON_GetArraySize(calls) == 0) {
-            cJSON_DeleteItemFromObjectCaseSensitive(delta, "tool_calls");
-        }
+    if (calls != NULL && ts_chat_calls(lp, calls, 0)) {
+        changed = 1;
     }
 
     fin = cJSON_GetObjectItemCaseSensitive(choice, "finish_reason");
@@ -645,13 +699,19 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
     if (s != NULL) {
         st->finished = 1;
         strncpy(st->finish, s, sizeof(st->finish) - 1);
+        given = st->nclient;
 
-        /* the wrapper's calls come before the finish, or are answered */
-        ts_chat_wrapper_stream(lp, out);
+        /*
+         * The last wrapper call ends with the choice: given after this
+         * chunk's calls (or in a chunk of its own before it), or held
+         */
+        ts_chat_wrappers_end(lp, calls, NULL, out);
 
         if (st->held && !ts_chat_goes_on(lp)) {
-            ts_chat_wrapper_pass(lp, NULL, out);
+            ts_chat_wrapper_pass(lp, calls, NULL, out);
         }
+
+        changed |= calls != NULL && st->nclient != given;
 
         /* the end decides how the completion finishes */
         if (st->held && st->nclient == 0) {
@@ -660,6 +720,10 @@ ts_chat_chunk(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out)
             st->fin_held = 1;
             changed = 1;
         }
+    }
+
+    if (calls != NULL && cJSON_GetArraySize(calls) == 0) {
+        cJSON_DeleteItemFromObjectCaseSensitive(delta, "tool_calls");
     }
 
     if (!changed) {
@@ -895,14 +959,10 @@ static int
 ts_chat_goes_on(const ts_loop_t *lp)
 {
     const ts_chat_loop_t  *st = lp->format;
-    unsigned               max;
 
-    max = lp->in.policy->max_searches;
-
-    return st->held > 0 && st->nclient == 0 && !lp->ans.broken
+    return st->held > 0 && !ts_chat_stuck(lp)
            && strcmp(st->finish, "length") != 0
-           && strcmp(st->finish, "content_filter") != 0
-           && lp->searches + st->held <= max && lp->refusals < max;
+           && strcmp(st->finish, "content_filter") != 0;
 }
 
 
@@ -1070,8 +1130,8 @@ ts_chat_end(ts_loop_t *lp, ts_buf_t *out)
     }
 
     if (!lp->sse) {
-        if (st->held) {
-            ts_chat_wrapper_pass(lp, calls, out);
+        if (st->held && calls != NULL) {
+            ts_chat_wrapper_pass(lp, calls, NULL, out);
         }
 
         if (lp->calls == 1 && st->held == 0 && st->wrapped == 0) {
