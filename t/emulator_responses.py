@@ -36,7 +36,9 @@ Rules checked (ApiError, status 400):
 * every function_call is answered by a function_call_output, and each
   output answers a call before it;
 * with parallel_tool_calls false an answer has one call at most (the
-  script's first).
+  script's first); with tool_choice "none" it has none: the model
+  answers in text whatever the script asked (its text, or a sentence of
+  the emulator's), as the API holds a model to it.
 
 The model is emu.responses_script(body, ctx) -> ResponsesReply, where ctx
 is the whole context (stored history and the input, references
@@ -362,6 +364,23 @@ def responses_seeker(target, arguments, query, final, search="tool_search",
     return model
 
 
+def responses_searcher(query="nothing like this"):
+    """A model that ignores what its searches answer, the budget's end
+    too: it calls the gateway's search function on every call it may
+    (tool_choice "none" holds it to text, as the API does)."""
+    def model(body, ctx):
+        return ResponsesReply(None, [("tool_search", {"query": query},
+                                      "call_search_%d" % len(ctx.items))])
+    return model
+
+
+def message_item(emu, text):
+    return {"type": "message", "id": emu.next_id("msg"),
+            "status": "completed", "role": "assistant",
+            "content": [{"type": "output_text", "text": text,
+                         "annotations": []}]}
+
+
 def response_object(emu, body, reply, ctx, size):
     out = []
     if body.get("reasoning"):
@@ -370,7 +389,8 @@ def response_object(emu, body, reply, ctx, size):
         if "reasoning.encrypted_content" in (body.get("include") or []):
             item["encrypted_content"] = "enc_%d" % len(ctx.items)
         out.append(item)
-    for paths, tools in reply.searches:
+    none = body.get("tool_choice") == "none"
+    for paths, tools in [] if none else reply.searches:
         out.append({"type": "tool_search_call",
                     "id": emu.next_id("tsc"), "execution": "server",
                     "call_id": None, "status": "completed",
@@ -378,19 +398,20 @@ def response_object(emu, body, reply, ctx, size):
         out.append({"type": "tool_search_output",
                     "id": emu.next_id("tso"), "execution": "server",
                     "call_id": None, "status": "completed", "tools": tools})
-    if reply.client_search is not None:
+    if reply.client_search is not None and not none:
         out.append({"type": "tool_search_call", "id": emu.next_id("tsc"),
                     "execution": "client", "call_id": emu.next_id("call"),
                     "status": "completed",
                     "arguments": reply.client_search})
     if reply.text:
-        out.append({"type": "message", "id": emu.next_id("msg"),
-                    "status": "completed", "role": "assistant",
-                    "content": [{"type": "output_text", "text": reply.text,
-                                 "annotations": []}]})
+        out.append(message_item(emu, reply.text))
     # parallel_tool_calls false: one call an answer at most
     calls = reply.calls[:1] if body.get("parallel_tool_calls") is False \
         else reply.calls
+    if none:
+        calls = []
+        if not reply.text:
+            out.append(message_item(emu, "I will answer without tools."))
     for call in calls:
         name, args, call_id = call[:3]
         item = {"type": "function_call", "id": emu.next_id("fc"),

@@ -17,7 +17,8 @@ import pytest
 
 from conftest import assert_search_then_load, request
 from emulator import ApiError, Fault
-from emulator_responses import ResponsesReply, responses_seeker
+from emulator_responses import (ResponsesReply, responses_searcher,
+                                 responses_seeker)
 from responses_fixtures import (CLIENT_HEADERS, RECORDED, function_keys,
                                 qualified, recorded_requests,
                                 responses_requests, sse_events, tool_bytes)
@@ -622,6 +623,53 @@ def test_stored_searches_past_the_budget_are_answered(gateway, emulator,
     assert text_of(resp2) == "Hello again."
 
 
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("choice", ["auto", None])
+def test_stored_model_ignoring_the_budget_leaves_no_open_call(gateway,
+                                                              emulator,
+                                                              stream,
+                                                              choice):
+    """A model that searches on and on, past the budget and past being
+    told it is spent: the kept response still ends answered.  The first
+    search past the budget is answered as spent; the second too, on a
+    call with "tool_choice": "none" (the only call that differs), so the
+    model answers in text and the next request can go on from the
+    response the client got."""
+    emulator.responses_script = responses_searcher()
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 1;")
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    body.pop("tool_choice", None)
+    if choice:
+        body["tool_choice"] = choice
+    resp, bodies = stored_turn(gw, emulator, body, stream)
+    assert not calls_of(resp) and text_of(resp)
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[{"role": "user", "content": "Hi."}])
+    resp2, bodies2 = stored_turn(gw, emulator, nxt, stream)
+    assert bodies2[0]["previous_response_id"] == resp["id"]
+    assert not calls_of(resp2) and text_of(resp2)
+    assert len(bodies) == 4
+    assert [b.get("tool_choice") for b in bodies] == [choice] * 3 + ["none"]
+    for b in bodies[2:]:
+        assert "No more tool searches" in b["input"][0]["output"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_unstored_model_ignoring_the_budget_ends_in_text(gateway, emulator,
+                                                         stream):
+    """With store false nothing is kept: the budget's end is the spent
+    note, with no call past it and no tool_choice of the gateway's."""
+    emulator.responses_script = responses_searcher()
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 1;")
+    resp = response_of(send(gw, first_request(stream)), stream)
+    assert not calls_of(resp) and "spent" in text_of(resp)
+    bodies = upstream_bodies(emulator)
+    assert len(bodies) == 2
+    choice = first_request(stream).get("tool_choice")
+    assert [b.get("tool_choice") for b in bodies] == [choice, choice]
+
+
 def test_conversation_passes_byte_identical(gw, emulator):
     """A conversation the upstream holds: the gateway's exchange would go
     into it in an order only the upstream knows (server_state)."""
@@ -805,6 +853,65 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     assert refused["call_id"] == "call_bad"
     assert refused["output"].startswith("The call did not run")
     assert "entities" in refused["output"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_wrapper_invalid_call_past_the_budget_reaches_the_client(
+        gateway, emulator, stream):
+    """Store false: a model that keeps calling the wrapper invalidly gets
+    the budget of answers, then its call reaches the client as a
+    function_call of the function it names (the client's tool judges the
+    arguments), as on Chat Completions and Messages: nothing the client
+    could run is dropped."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        if any("Tool: " + TARGET in str(it.get("output", ""))
+               for it in ctx.items):
+            return ResponsesReply(None, [("call_tool", {
+                "name": TARGET, "arguments": {"entities": "Alice"}},
+                "call_bad_%d" % len(ctx.items))])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
+    r = send(gw, first_request(stream))
+    resp = response_of(r, stream)
+    [call] = calls_of(resp)
+    assert call["name"] == TARGET and call["call_id"].startswith("call_bad")
+    assert json.loads(call["arguments"]) == {"entities": "Alice"}
+    assert "spent" not in text_of(resp)
+    assert b"call_tool" not in r.body
+    # the search, two answered refusals, then the client
+    assert len(upstream_bodies(emulator)) == 4
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("wrapper_first", [True, False])
+def test_wrapper_invalid_call_beside_a_client_call(gateway, emulator, stream,
+                                                   wrapper_first):
+    """Store false: an invalid wrapper call in the answer of a client
+    call cannot be answered in the loop (the client must run its call
+    first): it reaches the client as a call of the function it names, in
+    its place among the answer's items."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+    bad = ("call_tool", {"name": TARGET, "arguments": {}}, "call_bad")
+    client = ("bash", {"command": "ls"}, "call_b")
+
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("type") == "function_call_output" and \
+                "Tool: " + TARGET in last.get("output", ""):
+            return ResponsesReply(None, [bad, client] if wrapper_first
+                                  else [client, bad])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, first_request(stream))
+    resp = response_of(r, stream)
+    order = [TARGET, "bash"] if wrapper_first else ["bash", TARGET]
+    assert [c["name"] for c in calls_of(resp)] == order
+    assert b"call_tool" not in r.body
+    assert len(upstream_bodies(emulator)) == 2
 
 
 def test_wrapper_not_for_stored_responses(gw, emulator):

@@ -22,6 +22,7 @@
 
 
 static const char  ts_rs_one_call[] = "\"parallel_tool_calls\":false,";
+static const char  ts_rs_no_call[] = "\"tool_choice\":\"none\",";
 
 
 /* where a tool of the index goes in gateway search's tools[] */
@@ -376,6 +377,31 @@ ts_rs_resume(ts_request_t *rq, const ts_input_t *in)
 }
 
 
+/*
+ * The last call of a stored exchange whose model searched on past the
+ * budget: "tool_choice": "none" (in place of the client's, or first in
+ * the body), so that the response the client goes on from ends in text
+ */
+static int
+ts_rs_text_only(ts_request_t *rq)
+{
+    const ts_val_t  *choice;
+    size_t           n;
+
+    choice = ts_rs_member(&rq->ix, TS_RS_TOOL_CHOICE);
+    n = sizeof("\"tool_choice\":") - 1;
+
+    if (choice->kind != TS_NONE) {
+        return ts_edit_replace(&rq->edits, choice->off, choice->len,
+                               ts_rs_no_call + n,
+                               sizeof(ts_rs_no_call) - 2 - n);
+    }
+
+    return ts_edit_replace(&rq->edits, rq->ix.members[TS_RS_KEYS].val.off + 1,
+                           0, ts_rs_no_call, sizeof(ts_rs_no_call) - 1);
+}
+
+
 int
 ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
 {
@@ -396,6 +422,10 @@ ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in)
                            0, ts_rs_one_call, sizeof(ts_rs_one_call) - 1)
            != 0)
     {
+        return -1;
+    }
+
+    if (in->text_only && ts_rs_text_only(rq) != 0) {
         return -1;
     }
 

@@ -155,9 +155,13 @@ ts_rs_called(const cJSON *item)
 }
 
 
-/* an output item seen first: a held call, or the client's */
+/*
+ * An output item seen first: a held call, or the client's.  A call of
+ * the client's ends the loop: the held invalid wrapper calls before it
+ * reach the client first (out: a stream's).
+ */
 ts_rs_item_t *
-ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
+ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item, ts_buf_t *out)
 {
     ts_rs_loop_t  *st = lp->format;
     ts_rs_item_t  *it;
@@ -200,11 +204,15 @@ ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item)
 
     if (it->search) {
         st->held++;
-
-    } else {
-        it->client = st->nout++;
-        st->nclient += ts_rs_client_call(type);
+        return it;
     }
+
+    if (ts_rs_client_call(type)) {
+        ts_rs_wrapper_pass(lp, out);
+        st->nclient++;
+    }
+
+    it->client = st->nout++;
 
     return it;
 }
@@ -272,19 +280,130 @@ ts_rs_first(ts_rs_loop_t *st, const cJSON *resp)
 
 
 /*
- * A wrapper call's item when it is done, checked: a valid one becomes
- * the client's function_call of its function (the same ids, the
- * arguments the wrapper's) under the client's next output_index (1); an
- * invalid one is held with why, answered in the loop (0)
+ * A wrapper call the client gets: its item made the client's
+ * function_call of the function it names (the same ids, the arguments
+ * the wrapper's), under the client's next output_index; 0 without memory
  */
-int
-ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it)
+static int
+ts_rs_wrapper_give(ts_loop_t *lp, ts_rs_item_t *it,
+    const ts_wrapper_call_t *call)
+{
+    ts_rs_loop_t  *st = lp->format;
+    ts_buf_t       args;
+    cJSON         *name;
+
+    ts_buf_init(&args, 0);
+    name = cJSON_ParseWithLength(call->buf + call->name.off, call->name.len);
+
+    if (ts_buf_add(&args, call->buf + call->args.off, call->args.len) != 0
+        || ts_buf_add(&args, "", 1) != 0 || !cJSON_IsString(name))
+    {
+        cJSON_Delete(name);
+        ts_buf_free(&args);
+        lp->ans.broken = 1;
+        return 0;
+    }
+
+    ts_rs_put(it->item, "arguments", cJSON_CreateString(args.p));
+    ts_rs_put(it->item, "name", name);
+    ts_buf_free(&args);
+
+    it->client = st->nout++;
+    st->nclient++;
+
+    if (st->output != NULL) {
+        cJSON_AddItemToArray(st->output, cJSON_Duplicate(it->item, 1));
+    }
+
+    return 1;
+}
+
+
+/*
+ * 1 when the answer can no longer go on to another call with its held
+ * calls answered: a call of the client's came, the answer broke, the
+ * refusals are spent, or (the upstream keeping nothing) the searches.
+ * None of these turns back within an answer.
+ */
+static int
+ts_rs_stuck(const ts_loop_t *lp)
+{
+    const ts_rs_loop_t  *st = lp->format;
+    unsigned             max;
+
+    max = lp->in.policy->max_searches;
+
+    return st->nclient > 0 || lp->ans.broken || lp->refusals >= max
+           || (!st->stored && lp->searches + st->held > max);
+}
+
+
+/*
+ * The loop cannot go on: each held invalid wrapper call that names a
+ * function of the request reaches the client as a call of it, whose own
+ * check judges its arguments (as on the other formats: nothing the
+ * client could run is dropped), in the answer's order, its events
+ * written in a stream (out); one that names none stays held
+ */
+void
+ts_rs_wrapper_pass(ts_loop_t *lp, ts_buf_t *out)
 {
     ts_rs_loop_t       *st = lp->format;
     ts_wrapper_call_t   call;
-    ts_buf_t            err, args;
+    ts_rs_item_t       *it;
+    ts_buf_t            err;
     const char         *s;
-    cJSON              *name;
+    size_t              i;
+
+    ts_buf_init(&err, 0);
+
+    for (i = 0; !lp->ans.broken && i < st->nitems; i++) {
+        it = &st->items[i];
+
+        if (it->error == NULL || !it->search) {
+            continue;
+        }
+
+        s = cJSON_GetStringValue(cJSON_GetObjectItem(it->item,
+                                                     "arguments"));
+        s = s ? s : "";
+        ts_buf_reset(&err);
+        (void) ts_wrapper_check(&lp->rq.ix, s, strlen(s), &call, &err);
+
+        if (call.tool < 0) {
+            continue;
+        }
+
+        it->search = 0;
+        st->held--;
+
+        if (ts_rs_wrapper_give(lp, it, &call) && out != NULL && lp->sse) {
+            if (ts_rs_holding(lp)) {
+                (void) ts_rs_open(st, out);
+            }
+
+            (void) ts_rs_wrapper_events(st, it, out);
+        }
+    }
+
+    ts_buf_free(&err);
+}
+
+
+/*
+ * A wrapper call's item when it is done, checked: a valid one becomes
+ * the client's function_call of its function, after the held invalid
+ * calls before it, which then go to the client too (1); an invalid one
+ * is held with why, answered in the loop, unless the loop can no longer
+ * go on, where it goes to the client (out: a stream's) (0)
+ */
+int
+ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it, ts_buf_t *out)
+{
+    ts_rs_loop_t       *st = lp->format;
+    ts_wrapper_call_t   call;
+    ts_buf_t            err;
+    const char         *s;
 
     s = cJSON_GetStringValue(cJSON_GetObjectItem(it->item, "arguments"));
     s = s ? s : "";
@@ -292,30 +411,9 @@ ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it)
 
     if (ts_wrapper_check(&lp->rq.ix, s, strlen(s), &call, &err) == 0) {
         ts_buf_free(&err);
-        ts_buf_init(&args, 0);
-        name = cJSON_ParseWithLength(call.buf + call.name.off, call.name.len);
+        ts_rs_wrapper_pass(lp, out);
 
-        if (ts_buf_add(&args, call.buf + call.args.off, call.args.len) != 0
-            || ts_buf_add(&args, "", 1) != 0 || !cJSON_IsString(name))
-        {
-            cJSON_Delete(name);
-            ts_buf_free(&args);
-            lp->ans.broken = 1;
-            return 0;
-        }
-
-        ts_rs_put(it->item, "arguments", cJSON_CreateString(args.p));
-        ts_rs_put(it->item, "name", name);
-        ts_buf_free(&args);
-
-        it->client = st->nout++;
-        st->nclient++;
-
-        if (st->output != NULL) {
-            cJSON_AddItemToArray(st->output, cJSON_Duplicate(it->item, 1));
-        }
-
-        return 1;
+        return ts_rs_wrapper_give(lp, it, &call);
     }
 
     /* held as a search is: the answer's end decides */
@@ -328,6 +426,10 @@ ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it)
     } else {
         ts_buf_free(&err);
         lp->ans.broken = 1;
+    }
+
+    if (ts_rs_stuck(lp)) {
+        ts_rs_wrapper_pass(lp, out);
     }
 
     return 0;
@@ -346,7 +448,7 @@ ts_rs_json_items(ts_loop_t *lp, const cJSON *output)
     n = 0;
 
     cJSON_ArrayForEach(item, output) {
-        it = ts_rs_item_add(lp, n++, item);
+        it = ts_rs_item_add(lp, n++, item, NULL);
 
         if (it == NULL) {
             return;
@@ -355,7 +457,7 @@ ts_rs_json_items(ts_loop_t *lp, const cJSON *output)
         it->item = cJSON_Duplicate(item, 1);
 
         if (it->wrapper) {
-            (void) ts_rs_wrapper_end(lp, it);
+            (void) ts_rs_wrapper_end(lp, it, NULL);
 
         } else if (!it->search && st->output != NULL) {
             cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
@@ -460,6 +562,10 @@ ts_rs_end(ts_loop_t *lp, ts_buf_t *out)
     if (ts_rs_goes_on(lp) && ts_rs_searches(lp)) {
         cJSON_Delete(j);
         return TS_LOOP_AGAIN;
+    }
+
+    if (st->held) {
+        ts_rs_wrapper_pass(lp, out);
     }
 
     if (lp->sse) {

@@ -67,7 +67,8 @@ ts_rs_item_t *ts_rs_item_find(ts_rs_loop_t *st, long index);
 
 char *ts_rs_called(const cJSON *item);
 
-ts_rs_item_t *ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item);
+ts_rs_item_t *ts_rs_item_add(ts_loop_t *lp, long index, const cJSON *item,
+    ts_buf_t *out);
 
 void ts_rs_usage(ts_rs_loop_t *st, const cJSON *u);
 
@@ -75,7 +76,9 @@ void ts_rs_put(cJSON *obj, const char *key, cJSON *v);
 
 void ts_rs_first(ts_rs_loop_t *st, const cJSON *resp);
 
-int ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it);
+int ts_rs_wrapper_end(ts_loop_t *lp, ts_rs_item_t *it, ts_buf_t *out);
+
+void ts_rs_wrapper_pass(ts_loop_t *lp, ts_buf_t *out);
 
 cJSON *ts_rs_spent_item(void);
 
@@ -92,10 +95,15 @@ int ts_rs_event(ts_loop_t *lp, const ts_sse_event_t *ev, ts_buf_t *out);
 
 void ts_rs_stream_end(ts_loop_t *lp, ts_buf_t *out);
 
+int ts_rs_wrapper_events(ts_rs_loop_t *st, const ts_rs_item_t *it,
+    ts_buf_t *out);
+
 
 /* ts_responses_next.c */
 
 int ts_rs_goes_on(const ts_loop_t *lp);
+
+int ts_rs_past(const ts_loop_t *lp);
 
 int ts_rs_searches(ts_loop_t *lp);
 

@@ -21,7 +21,8 @@
 
 /*
  * Searches past the budget in a stored exchange are answered, not left
- * open in the response the client goes on from, this many times
+ * open in the response the client goes on from, this many times; the
+ * last time on a call that must answer in text ("tool_choice": "none")
  */
 #define TS_RS_SPENT_MAX  2
 
@@ -35,14 +36,33 @@ int
 ts_rs_goes_on(const ts_loop_t *lp)
 {
     const ts_rs_loop_t  *st = lp->format;
+
+    if (st->held == 0 || st->nclient > 0 || lp->ans.broken
+        || strcmp(st->status, "completed") != 0)
+    {
+        return 0;
+    }
+
+    /*
+     * Past the budget a stored exchange still answers what its answer
+     * holds (the client goes on from the response), until the call that
+     * had to answer in text; an upstream that called all the same ends
+     * the exchange with the call open
+     */
+    return !ts_rs_past(lp) || (st->stored && !lp->in.text_only);
+}
+
+
+/* 1 when the answer's held calls are past the budget */
+int
+ts_rs_past(const ts_loop_t *lp)
+{
+    const ts_rs_loop_t  *st = lp->format;
     unsigned             max;
 
     max = lp->in.policy->max_searches;
 
-    return st->held > 0 && st->nclient == 0 && !lp->ans.broken
-           && strcmp(st->status, "completed") == 0 && lp->refusals < max
-           && (lp->searches + st->held <= max
-               || (st->stored && st->spent < TS_RS_SPENT_MAX));
+    return lp->refusals >= max || lp->searches + st->held > max;
 }
 
 
@@ -172,8 +192,9 @@ ts_rs_searches(ts_loop_t *lp)
 
     ts_buf_init(&turns, 0);
     ok = !st->stored || st->last != NULL;
-    spent = lp->searches + st->held > lp->in.policy->max_searches;
+    spent = ts_rs_past(lp);
     st->spent += spent;
+    lp->in.text_only = st->spent >= TS_RS_SPENT_MAX;
 
     /*
      * With store false the answer's items go back to it as the upstream

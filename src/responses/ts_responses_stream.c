@@ -194,7 +194,7 @@ ts_rs_item_emit(ts_rs_loop_t *st, const char *type, const ts_rs_item_t *it,
  * A valid wrapper call in a stream: its events held until its item was
  * done, then added, one arguments delta, its done and the item's done
  */
-static int
+int
 ts_rs_wrapper_events(ts_rs_loop_t *st, const ts_rs_item_t *it,
     ts_buf_t *out)
 {
@@ -237,7 +237,7 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
     it = ts_rs_item_find(st, index);
 
     if (it == NULL) {
-        it = ts_rs_item_add(lp, index, item);
+        it = ts_rs_item_add(lp, index, item, out);
 
         if (it == NULL) {
             return ts_buf_add(out, ev->raw, ev->raw_len);
@@ -252,10 +252,19 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
             cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
         }
 
-        if (it->wrapper && it->client < 0 && !it->search
-            && ts_rs_wrapper_end(lp, it))
-        {
-            return ts_rs_wrapper_events(st, it, out);
+        if (it->wrapper && it->client < 0 && !it->search) {
+            if (ts_rs_wrapper_end(lp, it, out)) {
+                if (ts_rs_holding(lp) && ts_rs_open(st, out) != 0) {
+                    return -1;
+                }
+
+                return ts_rs_wrapper_events(st, it, out);
+            }
+
+            if (it->client >= 0) {
+                /* invalid, the client's: its events are written */
+                return 0;
+            }
         }
     }
 

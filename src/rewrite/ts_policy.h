@@ -153,6 +153,9 @@ typedef struct {
                                                response the call goes on
                                                from; the tail replaces
                                                the input */
+    int                     text_only;      /* Responses, stored: the
+                                               call answers in text
+                                               ("tool_choice": "none") */
 
     ts_index_mem_t         *index_mem;      /* memory the index may reuse */
 } ts_input_t;
