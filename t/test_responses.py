@@ -670,6 +670,53 @@ def test_unstored_model_ignoring_the_budget_ends_in_text(gateway, emulator,
     assert [b.get("tool_choice") for b in bodies] == [choice, choice]
 
 
+def test_stored_stream_text_then_search_keeps_two_ids(gw, emulator):
+    """The documented limit of a stored stream: a model that writes text
+    and then searches in the same answer.  The text streams as it comes
+    (nothing of a text answer waits), so it goes out under the first
+    call's response.created; response.completed carries the id of the
+    last call, which holds the whole exchange.  Going on from that id,
+    or referring to the items the client got (the AI SDK's default with
+    store), works; going on from the response.created id is refused by
+    the upstream, whose response ends with the search call."""
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("type") == "function_call_output":
+            return ResponsesReply("Found it.")
+        if last.get("role") == "user" and last.get("content") == "Hi.":
+            return ResponsesReply("Hello again.")
+        return ResponsesReply("Let me look for the tool.", [
+            ("tool_search", {"query": "memory create entities"}, "call_s")])
+    emulator.responses_script = model
+    body = first_request(True, shape="agents")
+    body.pop("store", None)
+    r = send(gw, body)
+    assert r.status == 200
+    events = sse_events(r.body)
+    assert [d["sequence_number"] for _, d in events] == \
+        list(range(len(events)))
+    heads = [d["response"]["id"] for _, d in events
+             if d["type"] == "response.created"]
+    end = events[-1][1]
+    assert end["type"] == "response.completed" and len(heads) == 1
+    created, completed = heads[0], end["response"]["id"]
+    assert created != completed
+    assert text_of(end["response"]) == "Let me look for the tool.Found it."
+    hi = [{"role": "user", "content": "Hi."}]
+    resp, _ = stored_turn(gw, emulator, dict(
+        body, previous_response_id=completed, input=hi), True)
+    assert text_of(resp) == "Hello again."
+    refs = dict(body, input=body["input"] + [
+        {"type": "item_reference", "id": it["id"]}
+        for it in end["response"]["output"]] + hi)
+    resp, _ = stored_turn(gw, emulator, refs, True)
+    assert text_of(resp) == "Hello again."
+    emulator.reset()
+    r = send(gw, dict(body, previous_response_id=created, input=hi))
+    assert r.status == 400
+    assert b"No tool output found for function call call_s" in r.body
+
+
 def test_conversation_passes_byte_identical(gw, emulator):
     """A conversation the upstream holds: the gateway's exchange would go
     into it in an order only the upstream knows (server_state)."""
