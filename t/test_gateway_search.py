@@ -204,14 +204,45 @@ def test_no_match_and_the_search_budget(emulator, gateway):
     fx, body = body_of(True)
     msg = message_of(send(gw, fx, body), True)
 
+    # the two searches the budget allows run, and the model reads what
+    # each found (the last too); the third is past it: shown with its
+    # error, and the message pauses
     assert [b["type"] for b in msg["content"]] == [
-        "server_tool_use", "tool_search_tool_result"] * 2
+        "server_tool_use", "tool_search_tool_result"] * 3
     assert all(b["content"]["tool_references"] == []
-               for b in msg["content"][1::2])
+               for b in msg["content"][1:5:2])
+    assert msg["content"][5]["content"]["error_code"] == "too_many_requests"
     assert msg["stop_reason"] == "pause_turn"
+    assert len(emulator.requests) == 3
+    for rec in emulator.requests[1:]:
+        said = rec.json()["messages"][-1]["content"][0]
+        assert said["content"].startswith("No tool matched.")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_last_search_the_budget_allows_is_read(emulator, gateway,
+                                                   stream):
+    """The search that reaches toolsearch_max_searches runs and the
+    model reads what it found: it calls the tool in the same client
+    request, with no pause_turn (a client such as the AI SDK maps
+    pause_turn to a finished turn, and with strip it would hold nothing
+    of the search)."""
+    emulator.profile = "proxy"
+
+    def model(req):
+        if search_result_of(req["messages"]):
+            return Reply([call_of(req, TARGET, {"entities": []},
+                                  "toolu_target")])
+        return Reply([tool_use("tool_search", {"query": "select:" + TARGET},
+                               "toolu_search1")])
+    emulator.script = model
+    gw = gateway_for(gateway, "toolsearch_max_searches 1;")
+    fx, body = body_of(stream)
+    msg = message_of(send(gw, fx, body), stream)
+    assert msg["stop_reason"] == "tool_use"
+    assert msg["content"][-1]["type"] == "tool_use"
+    assert msg["content"][-1]["name"] == TARGET
     assert len(emulator.requests) == 2
-    said = emulator.requests[1].json()["messages"][-1]["content"][0]
-    assert said["content"].startswith("No tool matched.")
 
 
 def servers_of(tools):

@@ -581,12 +581,13 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
     ts_lblock_t  *b;
     size_t        i;
     unsigned      max;
-    int           go, referenced;
+    int           go, referenced, past;
 
     ts_buf_init(&refs, 0);
     ts_buf_init(&content, 0);
     ts_buf_init(&results, 0);
     referenced = 0;
+    past = 0;
     max = lp->in.policy->max_searches;
 
     for (i = 0; i < lp->ans.nblocks; i++) {
@@ -613,6 +614,7 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
 
         } else if (lp->searches >= max) {
             ts_loop_spent(lp, b, max, &content);
+            past = 1;
 
         } else if (ts_loop_search_call(lp, b, &refs, &results) == 0) {
             ts_loop_found(&content, &refs);
@@ -626,7 +628,13 @@ ts_run_searches(ts_loop_t *lp, ts_buf_t *out)
         ts_loop_client_search(lp, b, &content, out);
     }
 
-    go = !lp->ans.broken && !lp->ans.client_tool && lp->searches < max
+    /*
+     * The model reads what every search that ran found, the last the
+     * budget allows too: the loop goes on after it, and only a search
+     * past the budget (shown with its error) ends the message with
+     * pause_turn, as on the other formats
+     */
+    go = !lp->ans.broken && !lp->ans.client_tool && !past
          && lp->refusals < max;
 
     /* a wrapper call the loop cannot answer goes to the client */

@@ -282,13 +282,21 @@ test_loop_bounds(void)
 {
     tloop_t  l;
 
-    /* the budget: the last search runs, then the turn pauses */
+    /*
+     * The budget: the last search runs and the model reads it; a search
+     * past it is shown with its error, and the turn pauses
+     */
     tloop_init(&l, LOOP_BODY);
     l.t.p.max_searches = 1;
     CHECK(tloop_call(&l, START("1") CALL("0", "toolu_s", "tool_search",
                                          "{\\\"query\\\":\\\"zzz\\\"}")
-                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+                     END("tool_use", "2"), 1) == TS_LOOP_AGAIN);
     CHECK(out_has(&l, "\"tool_references\":[]"));
+    CHECK(tloop_call(&l, START("2") CALL("0", "toolu_t", "tool_search",
+                                         "{\\\"query\\\":\\\"zzz\\\"}")
+                     END("tool_use", "2"), 1) == TS_LOOP_DONE);
+    CHECK(req_has(&l, "\"tool_use_id\":\"toolu_s\""));
+    CHECK(out_has(&l, "\"error_code\":\"too_many_requests\""));
     CHECK(out_has(&l, "\"stop_reason\":\"pause_turn\""));
     CHECK(ts_loop_paused(l.lp) && ts_loop_misses(l.lp) == 1);
     tloop_free(&l);
