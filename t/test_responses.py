@@ -670,6 +670,65 @@ def test_unstored_model_ignoring_the_budget_ends_in_text(gateway, emulator,
     assert [b.get("tool_choice") for b in bodies] == [choice, choice]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_wrapper_invalid_call_past_the_budget_reaches_the_client(
+        gateway, emulator, stream):
+    """Store false: a model that keeps calling the wrapper invalidly gets
+    the budget of answers, then its call reaches the client as a
+    function_call of the function it names (the client's tool judges the
+    arguments), as on Chat Completions and Messages: nothing the client
+    could run is dropped."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        if any("Tool: " + TARGET in str(it.get("output", ""))
+               for it in ctx.items):
+            return ResponsesReply(None, [("call_tool", {
+                "name": TARGET, "arguments": {"entities": "Alice"}},
+                "call_bad_%d" % len(ctx.items))])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
+    r = send(gw, first_request(stream))
+    resp = response_of(r, stream)
+    [call] = calls_of(resp)
+    assert call["name"] == TARGET and call["call_id"].startswith("call_bad")
+    assert json.loads(call["arguments"]) == {"entities": "Alice"}
+    assert "spent" not in text_of(resp)
+    assert b"call_tool" not in r.body
+    # the search, two answered refusals, then the client
+    assert len(upstream_bodies(emulator)) == 4
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("wrapper_first", [True, False])
+def test_wrapper_invalid_call_beside_a_client_call(gateway, emulator, stream,
+                                                   wrapper_first):
+    """Store false: an invalid wrapper call in the answer of a client
+    call cannot be answered in the loop (the client must run its call
+    first): it reaches the client as a call of the function it names, in
+    its place among the answer's items."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+    bad = ("call_tool", {"name": TARGET, "arguments": {}}, "call_bad")
+    client = ("bash", {"command": "ls"}, "call_b")
+
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("type") == "function_call_output" and \
+                "Tool: " + TARGET in last.get("output", ""):
+            return ResponsesReply(None, [bad, client] if wrapper_first
+                                  else [client, bad])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on;")
+    r = send(gw, first_request(stream))
+    resp = response_of(r, stream)
+    order = [TARGET, "bash"] if wrapper_first else ["bash", TARGET]
+    assert [c["name"] for c in calls_of(resp)] == order
+    assert b"call_tool" not in r.body
+    assert len(upstream_bodies(emulator)) == 2
+
+
 def test_stored_stream_text_then_search_keeps_two_ids(gw, emulator):
     """The documented limit of a stored stream: a model that writes text
     and then searches in the same answer.  The text streams as it comes
@@ -900,65 +959,6 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     assert refused["call_id"] == "call_bad"
     assert refused["output"].startswith("The call did not run")
     assert "entities" in refused["output"]
-
-
-@pytest.mark.parametrize("stream", [False, True])
-def test_wrapper_invalid_call_past_the_budget_reaches_the_client(
-        gateway, emulator, stream):
-    """Store false: a model that keeps calling the wrapper invalidly gets
-    the budget of answers, then its call reaches the client as a
-    function_call of the function it names (the client's tool judges the
-    arguments), as on Chat Completions and Messages: nothing the client
-    could run is dropped."""
-    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
-
-    def model(body, ctx):
-        if any("Tool: " + TARGET in str(it.get("output", ""))
-               for it in ctx.items):
-            return ResponsesReply(None, [("call_tool", {
-                "name": TARGET, "arguments": {"entities": "Alice"}},
-                "call_bad_%d" % len(ctx.items))])
-        return seek(body, ctx)
-    emulator.responses_script = model
-    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
-    r = send(gw, first_request(stream))
-    resp = response_of(r, stream)
-    [call] = calls_of(resp)
-    assert call["name"] == TARGET and call["call_id"].startswith("call_bad")
-    assert json.loads(call["arguments"]) == {"entities": "Alice"}
-    assert "spent" not in text_of(resp)
-    assert b"call_tool" not in r.body
-    # the search, two answered refusals, then the client
-    assert len(upstream_bodies(emulator)) == 4
-
-
-@pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("wrapper_first", [True, False])
-def test_wrapper_invalid_call_beside_a_client_call(gateway, emulator, stream,
-                                                   wrapper_first):
-    """Store false: an invalid wrapper call in the answer of a client
-    call cannot be answered in the loop (the client must run its call
-    first): it reaches the client as a call of the function it names, in
-    its place among the answer's items."""
-    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
-    bad = ("call_tool", {"name": TARGET, "arguments": {}}, "call_bad")
-    client = ("bash", {"command": "ls"}, "call_b")
-
-    def model(body, ctx):
-        last = ctx.items[-1]
-        if last.get("type") == "function_call_output" and \
-                "Tool: " + TARGET in last.get("output", ""):
-            return ResponsesReply(None, [bad, client] if wrapper_first
-                                  else [client, bad])
-        return seek(body, ctx)
-    emulator.responses_script = model
-    gw = gateway(server="toolsearch on;")
-    r = send(gw, first_request(stream))
-    resp = response_of(r, stream)
-    order = [TARGET, "bash"] if wrapper_first else ["bash", TARGET]
-    assert [c["name"] for c in calls_of(resp)] == order
-    assert b"call_tool" not in r.body
-    assert len(upstream_bodies(emulator)) == 2
 
 
 def test_wrapper_not_for_stored_responses(gw, emulator):

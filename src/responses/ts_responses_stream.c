@@ -252,19 +252,20 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
             cJSON_AddItemToArray(st->output, cJSON_Duplicate(item, 1));
         }
 
-        if (it->wrapper && it->client < 0 && !it->search) {
-            if (ts_rs_wrapper_end(lp, it, out)) {
-                if (ts_rs_holding(lp) && ts_rs_open(st, out) != 0) {
-                    return -1;
-                }
-
-                return ts_rs_wrapper_events(st, it, out);
+        if (it->wrapper && it->client < 0 && !it->search
+            && ts_rs_wrapper_end(lp, it, out))
+        {
+            /* the client's first item opens a held stored response */
+            if (ts_rs_holding(lp) && ts_rs_open(st, out) != 0) {
+                return -1;
             }
 
-            if (it->client >= 0) {
-                /* invalid, the client's: its events are written */
-                return 0;
-            }
+            return ts_rs_wrapper_events(st, it, out);
+        }
+
+        if (it->wrapper && it->error != NULL && it->client >= 0) {
+            /* invalid, given to the client: its events are written */
+            return 0;
         }
     }
 
