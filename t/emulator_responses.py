@@ -479,6 +479,9 @@ def handle(handler, rec):
     body = handler.parse(rec)
     with emu.lock:
         ctx = context(emu.responses_state, body)
+    # what the model reads: the request with the kept history resolved
+    rec.whole = dict(body, input=list(ctx.items))
+    rec.whole.pop("previous_response_id", None)
     reply = handler.scripted(rec, (emu.responses_script or
                                    responses_default)(body, ctx))
     if reply is None:

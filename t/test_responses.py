@@ -807,6 +807,25 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     assert "entities" in refused["output"]
 
 
+@pytest.mark.parametrize("target", ["memory__create_entities",
+                                    "github__create_issue"])
+def test_found_function_after_hosted_tools_loads(gateway, emulator, target):
+    """cline's tools[] starts with hosted tools, which have no name: the
+    search's hit is loaded as itself, not as the function that many
+    places before it (toolsearch_found_tools tools)."""
+    raw, headers = recorded_requests("cline", False)[0]
+    body = dict(json.loads(raw), store=False)
+    assert "name" not in body["tools"][0]
+    emulator.responses_script = responses_seeker(
+        target, {}, "select:" + target, "done")
+    gw = gateway(server="toolsearch on; toolsearch_found_tools tools;")
+    resp = response_of(send(gw, body, headers=headers), False)
+    first, second = upstream_bodies(emulator)
+    found = names(second)[names(second).index("tool_search") + 1:]
+    assert found == [target]
+    assert [c["name"] for c in calls_of(resp)] == [target]
+
+
 def test_wrapper_not_for_stored_responses(gw, emulator):
     """A stored response keeps the wrapper's calls where the client's next
     request cannot turn them back: found functions load as tools."""
