@@ -40,6 +40,16 @@ def gw(gateway, emulator):
     return gateway(server="toolsearch on; " + HEADER)
 
 
+@pytest.fixture
+def gw_tools(gateway, emulator):
+    """The same with found functions loaded in tools[]
+    (toolsearch_found_tools tools)."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    return gateway(server="toolsearch on; toolsearch_found_tools tools; " +
+                   HEADER)
+
+
 def first_request(stream, client="opencode", shape="ai-sdk"):
     return json.loads(responses_requests(client, shape, stream)[0])
 
@@ -455,14 +465,16 @@ def assert_searched_in_chain(resp, bodies, prev):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_previous_response_id_chain_searches(gw, emulator, stream):
-    """The Agents SDK with previousResponseId: store on (the default),
-    each turn sends only its new items.  Turn 1 searches; the upstream
+def test_previous_response_id_chain_searches(gw_tools, emulator, stream):
+    """The Agents SDK with previousResponseId, toolsearch_found_tools
+    tools: store on (the default), each turn sends only its new items.
+    Turn 1 searches; the upstream
     keeps the whole exchange and the client goes on from its end; turn 2
     answers the call (the search call in the stored history is declared,
     the announcement is in this request's instructions); turn 3 searches
     again for the tool history called, which this request does not
     declare, and the client gets its call."""
+    gw = gw_tools
     body = first_request(stream, shape="agents")
     body.pop("store", None)
     resp, bodies = stored_turn(gw, emulator, body, stream)
@@ -480,12 +492,14 @@ def test_previous_response_id_chain_searches(gw, emulator, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_call_of_a_function_only_history_declares(gw, emulator, stream):
-    """A later turn of a chain: the stored history calls a found function
-    this request does not declare (the gateway cannot see that history).
+def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
+    """A later turn of a chain, toolsearch_found_tools tools: the stored
+    history calls a found function this request does not declare (the
+    gateway cannot see that history).
     The model calls it again as it stands in history: the gateway loads
     it (a select: of it, answered from the stored call), the model calls
     it declared, and the client gets that call, of a tool it knows."""
+    gw = gw_tools
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
@@ -512,10 +526,11 @@ def test_call_of_a_function_only_history_declares(gw, emulator, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_item_reference_chain_searches(gw, emulator, stream):
-    """The AI SDK with store on: the next turn refers to the items it
-    got by their ids.  Those of both calls resolve (each call's items are
+def test_item_reference_chain_searches(gw_tools, emulator, stream):
+    """The AI SDK with store on, toolsearch_found_tools tools: the next
+    turn refers to the items it got by their ids.  Those of both calls resolve (each call's items are
     stored with it), the held search call is not among them."""
+    gw = gw_tools
     body = first_request(stream)
     body.pop("store", None)
     resp, bodies = stored_turn(gw, emulator, body, stream)
@@ -947,6 +962,37 @@ def test_wrapper_in_a_stored_session(gateway, emulator, stream, carry):
     assert len({json.dumps(b["tools"]) for b in sent}) == 1
     assert names(sent[0])[-2:] == ["tool_search", "call_tool"]
     assert TARGET not in names(sent[0])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("carry", ["whole", "ids"])
+def test_stored_search_after_a_wrapped_call(gateway, emulator, stream,
+                                            carry):
+    """A stored request whose whole history calls a found function, and
+    whose model searches for another: the continuation goes on from the
+    first call with the search's output alone (the history the upstream
+    keeps is the first call's, its call rewritten to call_tool's), and the
+    client gets the new function's call."""
+    other = "memory_add_observations"
+    gw = gateway(server="toolsearch on; " + HEADER)
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    resp = response_of(send(gw, body), stream)
+    nxt = carried(carry, body, resp, [output_for(calls_of(resp)[0])])
+    resp = response_of(send(gw, nxt), stream)
+    emulator.responses_script = responses_seeker(
+        other, {"observations": []}, "memory add observations", "done")
+    nxt = carried(carry, nxt, resp, [{"role": "user",
+                                      "content": "Note that she likes tea."}])
+    resp, (first, second) = stored_turn(gw, emulator, nxt, stream)
+    assert [c["name"] for c in calls_of(resp)] == [other]
+    assert [it["name"] for it in first["input"]
+            if it.get("type") == "function_call"] == [
+        "tool_search", "call_tool"]
+    assert [it["type"] for it in second["input"]] == ["function_call_output"]
+    assert first["tools"] == second["tools"] and other not in names(first)
 
 
 @pytest.mark.parametrize("stream", [False, True])
