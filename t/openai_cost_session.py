@@ -22,6 +22,17 @@ client carries back (the recordings' second turns):
 * Responses (opencode 1.18.33, `store: false`): each output message as
   an assistant message of `output_text`, each `function_call` as an item
   without its id and status, each result as a `function_call_output`.
+* Responses with `store` left at its default, the upstream keeping each
+  response: cline 3.0.65 (`cline-responses`) and continue 1.5.47
+  (`continue-responses`) carry back as opencode does; cline's recorded
+  request carried back as LangChain.js does (`cline-responses-ids`: every
+  output item whole, its id included), as the AI SDK does with store on
+  (`cline-responses-refs`: messages by `item_reference`, calls whole
+  without ids, as Mastra's recorded turn) and as the Agents SDK does with
+  `previousResponseId` (`cline-responses-chained`: `previous_response_id`
+  of the answer and the results alone).  These are billed on what the
+  model reads: the emulator's context with the kept history resolved
+  (`rec.whole`), not the request's bytes.
 
 The model searches with `select:<name>` (QUERIES["select"]) or with the
 words of the tool's name (QUERIES["words"], which finds several tools);
@@ -313,6 +324,8 @@ CLIENTS.update({
 })
 STORED = ("cline-responses", "continue-responses", "cline-responses-ids",
           "cline-responses-refs", "cline-responses-chained")
+# those that send their new items alone
+CHAINED = ("cline-responses-chained",)
 
 
 def play(gw, client, turns=TURNS, model=None):
