@@ -784,12 +784,16 @@ def test_emulator_is_strict(gateway, emulator):
 
 
 @pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("stored", [False, True], ids=["store_false",
+                                                       "stored"])
 def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
-                                                      stream):
-    """Store false, the call wrapper: an invalid call of call_tool gets a
-    function_call_output with why and the loop goes on; the corrected
-    call reaches the client as a function_call of its function, the same
-    call_id, in one response whose events number without a gap."""
+                                                      stream, stored):
+    """The call wrapper: an invalid call of call_tool gets a
+    function_call_output with why and the loop goes on (stored: from the
+    kept response, with that output alone); the corrected call reaches
+    the client as a function_call of its function, the same call_id, in
+    one response whose events number without a gap, and a stored one's
+    next turn goes on from it."""
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
@@ -806,7 +810,9 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     emulator.responses_script = model
     gw = gateway(server="toolsearch on; add_header X-Found "
                  "$toolsearch_found_tools always;")
-    r = send(gw, first_request(stream))
+    # the Agents SDK's shape leaves store at its default
+    body = first_request(stream, shape="agents" if stored else "ai-sdk")
+    r = send(gw, body)
     assert r.header("X-Found") == "wrapper"
     resp = response_of(r, stream)
     [call] = calls_of(resp)
@@ -820,6 +826,11 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     assert refused["call_id"] == "call_bad"
     assert refused["output"].startswith("The call did not run")
     assert "entities" in refused["output"]
+    if stored:
+        assert ups[2]["input"] == [refused]
+        nxt = dict(body, previous_response_id=resp["id"],
+                   input=[output_for(call)])
+        assert text_of(response_of(send(gw, nxt), stream)) == "done"
 
 
 @pytest.mark.parametrize("target", ["memory__create_entities",
