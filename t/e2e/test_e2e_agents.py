@@ -314,6 +314,6 @@ def assert_stored_session(fmt, posts, log):
 
 
 def tool_names(body):
-    """tools[]'s names, in either format"""
+    """tools[]'s names, in either format (a hosted tool's type)"""
     return [t.get("name") or (t.get("function") or {}).get("name")
-            for t in body.get("tools", [])]
+            or t.get("type") for t in body.get("tools", [])]
