@@ -24,6 +24,10 @@
                    RFN("mcp__mem__read") "]"
 #define RHEAD(m)   "{'model':'" m "','instructions':'Be brief.'," \
                    "'input':'hi',"
+/* an input that called a deferred function, answered */
+#define RCALLED    "'input':[{'type':'function_call','call_id':'c'," \
+                   "'name':'mcp__mem__read','arguments':'{}'},{'type':" \
+                   "'function_call_output','call_id':'c','output':'ok'}],"
 
 #define rs_run(r, t, body)  trun_with(r, t, body, ts_responses_process)
 
@@ -114,10 +118,7 @@ test_responses_paths(void)
     t.p.found_tools = TS_FOUND_TOOLS;
 
     /* called in the input: loaded after the search function */
-    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
-                 "'function_call','call_id':'c','name':'mcp__mem__read',"
-                 "'arguments':'{}'},{'type':'function_call_output',"
-                 "'call_id':'c','output':'ok'}]," RTOOLS "}")
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false," RCALLED RTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
     rs_names(&r, names, sizeof(names));
     CHECK(strcmp(names, "bash,tool_search,mcp__mem__read") == 0);
@@ -192,10 +193,7 @@ test_responses_paths(void)
      * holds the history as the first call sent it, so nothing of it is
      * rewritten here (the input is the tail), tools[] is the first call's
      */
-    CHECK(rs_run(&r, &t, "{'model':'m','input':[{'type':'function_call',"
-                 "'call_id':'c','name':'mcp__mem__read','arguments':'{}'},"
-                 "{'type':'function_call_output','call_id':'c','output':"
-                 "'ok'}]," RTOOLS "}")
+    CHECK(rs_run(&r, &t, "{'model':'m'," RCALLED RTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
     rs_names(&r, names, sizeof(names));
     CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
