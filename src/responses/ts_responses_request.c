@@ -137,12 +137,14 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     }
 
     /*
-     * The call wrapper where the whole conversation is in the request:
-     * a stored response or a chain would keep the wrapper's calls where
-     * the client's next request cannot turn them back
+     * The call wrapper, whatever the upstream keeps: call_tool is
+     * declared on every request the gateway edits, so a kept call of it
+     * stays a call of a declared function for a chain or a reference
+     * that goes on from it; a client that sends its history whole sends
+     * the call the client got, which goes back as call_tool's again
+     * (its call_id and id those of the kept call)
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
-                       && !ts_responses_stored(rq) && !s.chained && !s.refs
                        && ts_wrapper_free(&rq->ix);
 
     if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {
@@ -172,7 +174,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
     if ((hosted ? ts_rs_apply_hosted(rq, restore)
                 : (rq->load_wrapper
-                   && ts_rs_wrapper_history(rq, &policy) != 0)
+                   && ts_rs_wrapper_history(rq, &gin) != 0)
                   || ts_rs_apply_gateway(rq, &gin))
         != 0)
     {
