@@ -744,6 +744,43 @@ def test_wrapper_invalid_call_beside_a_client_call(gateway, emulator, stream,
     assert len(upstream_bodies(emulator)) == 2
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_stored_wrapper_invalid_call_past_the_budget_reaches_the_client(
+        gateway, emulator, stream):
+    """Stored (the call wrapper where the upstream keeps the responses):
+    past the budget of answered refusals an invalid call_tool call
+    reaches the client as a call of the function it names; the kept
+    response holds the model's call_tool call with the same call_id, so
+    the client's output for it answers it and the chain goes on."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("type") == "function_call_output" and \
+                last.get("output") == "ran":
+            return ResponsesReply("done")
+        if any("Tool: " + TARGET in str(it.get("output", ""))
+               for it in ctx.items):
+            return ResponsesReply(None, [("call_tool", {
+                "name": TARGET, "arguments": {"entities": "Alice"}},
+                "call_bad_%d" % len(ctx.items))])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    resp, bodies = stored_turn(gw, emulator, body, stream)
+    assert "call_tool" in names(bodies[0])
+    [call] = calls_of(resp)
+    assert call["name"] == TARGET
+    assert json.loads(call["arguments"]) == {"entities": "Alice"}
+    assert len(bodies) == 4
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[output_for(call, "ran")])
+    resp2, _ = stored_turn(gw, emulator, nxt, stream)
+    assert text_of(resp2) == "done"
+
+
 def test_stored_stream_text_then_search_keeps_two_ids(gw, emulator):
     """The documented limit of a stored stream: a model that writes text
     and then searches in the same answer.  The text streams as it comes
