@@ -685,34 +685,59 @@ def test_unstored_model_ignoring_the_budget_ends_in_text(gateway, emulator,
     assert [b.get("tool_choice") for b in bodies] == [choice, choice]
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_wrapper_invalid_call_past_the_budget_reaches_the_client(
-        gateway, emulator, stream):
-    """Store false: a model that keeps calling the wrapper invalidly gets
-    the budget of answers, then its call reaches the client as a
-    function_call of the function it names (the client's tool judges the
-    arguments), as on Chat Completions and Messages: nothing the client
-    could run is dropped."""
+def invalid_caller():
+    """A model that, once a search gave the target's definition, calls
+    it through the wrapper invalidly on every call, and answers "done"
+    when its call ran."""
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
+        last = ctx.items[-1]
+        if last.get("type") == "function_call_output" and \
+                last.get("output") == "ran":
+            return ResponsesReply("done")
         if any("Tool: " + TARGET in str(it.get("output", ""))
                for it in ctx.items):
             return ResponsesReply(None, [("call_tool", {
                 "name": TARGET, "arguments": {"entities": "Alice"}},
                 "call_bad_%d" % len(ctx.items))])
         return seek(body, ctx)
-    emulator.responses_script = model
+    return model
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("stored", [False, True])
+def test_wrapper_invalid_call_past_the_budget_reaches_the_client(
+        gateway, emulator, stream, stored):
+    """A model that keeps calling the wrapper invalidly gets the budget
+    of answers, then its call reaches the client as a function_call of
+    the function it names (the client's tool judges the arguments), as
+    on Chat Completions and Messages: nothing the client could run is
+    dropped.  Stored, the kept response holds the model's call_tool call
+    with the same call_id: the client's output for it answers it, and
+    the chain goes on."""
+    emulator.responses_script = invalid_caller()
     gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
-    r = send(gw, first_request(stream))
-    resp = response_of(r, stream)
+    body = first_request(stream, shape="agents" if stored else "ai-sdk")
+    if stored:
+        body.pop("store", None)
+        resp, bodies = stored_turn(gw, emulator, body, stream)
+    else:
+        r = send(gw, body)
+        resp = response_of(r, stream)
+        assert b"call_tool" not in r.body
+        bodies = upstream_bodies(emulator)
     [call] = calls_of(resp)
     assert call["name"] == TARGET and call["call_id"].startswith("call_bad")
     assert json.loads(call["arguments"]) == {"entities": "Alice"}
     assert "spent" not in text_of(resp)
-    assert b"call_tool" not in r.body
     # the search, two answered refusals, then the client
-    assert len(upstream_bodies(emulator)) == 4
+    assert len(bodies) == 4 and "call_tool" in names(bodies[0])
+    if stored:
+        nxt = dict(body, previous_response_id=resp["id"],
+                   input=[output_for(call, "ran")])
+        resp2, _ = stored_turn(gw, emulator, nxt, stream)
+        assert text_of(resp2) == "done"
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -742,43 +767,6 @@ def test_wrapper_invalid_call_beside_a_client_call(gateway, emulator, stream,
     assert [c["name"] for c in calls_of(resp)] == order
     assert b"call_tool" not in r.body
     assert len(upstream_bodies(emulator)) == 2
-
-
-@pytest.mark.parametrize("stream", [False, True])
-def test_stored_wrapper_invalid_call_past_the_budget_reaches_the_client(
-        gateway, emulator, stream):
-    """Stored (the call wrapper where the upstream keeps the responses):
-    past the budget of answered refusals an invalid call_tool call
-    reaches the client as a call of the function it names; the kept
-    response holds the model's call_tool call with the same call_id, so
-    the client's output for it answers it and the chain goes on."""
-    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
-
-    def model(body, ctx):
-        last = ctx.items[-1]
-        if last.get("type") == "function_call_output" and \
-                last.get("output") == "ran":
-            return ResponsesReply("done")
-        if any("Tool: " + TARGET in str(it.get("output", ""))
-               for it in ctx.items):
-            return ResponsesReply(None, [("call_tool", {
-                "name": TARGET, "arguments": {"entities": "Alice"}},
-                "call_bad_%d" % len(ctx.items))])
-        return seek(body, ctx)
-    emulator.responses_script = model
-    gw = gateway(server="toolsearch on; toolsearch_max_searches 2;")
-    body = first_request(stream, shape="agents")
-    body.pop("store", None)
-    resp, bodies = stored_turn(gw, emulator, body, stream)
-    assert "call_tool" in names(bodies[0])
-    [call] = calls_of(resp)
-    assert call["name"] == TARGET
-    assert json.loads(call["arguments"]) == {"entities": "Alice"}
-    assert len(bodies) == 4
-    nxt = dict(body, previous_response_id=resp["id"],
-               input=[output_for(call, "ran")])
-    resp2, _ = stored_turn(gw, emulator, nxt, stream)
-    assert text_of(resp2) == "done"
 
 
 def test_stored_stream_text_then_search_keeps_two_ids(gw, emulator):
