@@ -248,18 +248,22 @@ def assert_client_error(r, stream, status, message=None):
 def test_broken_continuation_leaves_the_conversation_whole(gw, emulator,
                                                            stream):
     """The continuation's answer breaks on the way (the upstream made
-    it): the client gets an error it can tell; the conversation keeps the
-    search answered, and the client's retry of its turn goes on."""
+    it, and the conversation took its items, as it would without the
+    gateway): the client gets an error it can tell; the conversation
+    keeps the search answered, and the client's retry of its turn goes
+    on."""
     conv = new_conversation(gw)
     body = conv_body(stream, conv)
-    calls = seek_failing_on(lambda reply: Fault(reply, 60, "close"),
-                            emulator)
+    calls = seek_failing_on(
+        lambda reply: Fault(ResponsesReply("I will store Alice."), 60,
+                            "close"), emulator)
     emulator.reset()
     r = send(gw, body)
     assert len(calls) == 2
     assert_client_error(r, stream, 502)
-    assert assert_all_answered(conversation_items(gw, conv),
-                               [SEARCH, WRAPPER, TARGET]) == []
+    items = conversation_items(gw, conv)
+    assert assert_all_answered(items, [SEARCH, WRAPPER]) == []
+    assert items[-1]["content"][0]["text"] == "I will store Alice."
     emulator.responses_script = responses_seeker(
         TARGET, ARGS, "memory create entities", "done")
     resp, _ = conv_turn(gw, emulator, body, stream)

@@ -5,10 +5,9 @@ requests are the recorded clients' sessions in the shapes of
 t/responses_fixtures.py.  Without an openai upstream the gateway runs
 the search and the client gets one response; with one and a model that
 has it, the upstream's hosted tool_search does; requests that search on
-their own, and requests going on from a conversation the upstream
-keeps, reach it byte-identical; stored responses and previous_response_id
-chains get the search, stored whole (the emulator keeps them as OpenAI
-does)."""
+their own reach it byte-identical; stored responses and
+previous_response_id chains get the search, stored whole (the emulator
+keeps them as OpenAI does; conversations: t/test_conversations.py)."""
 
 import json
 import re
@@ -620,17 +619,6 @@ def test_stored_searches_past_the_budget_are_answered(gateway, emulator,
                input=[{"role": "user", "content": "Hi."}])
     resp2, _ = stored_turn(gw, emulator, nxt, stream)
     assert text_of(resp2) == "Hello again."
-
-
-def test_conversation_passes_byte_identical(gw, emulator):
-    """A conversation the upstream holds: the gateway's exchange would go
-    into it in an order only the upstream knows (server_state)."""
-    body = first_request(False, shape="agents")
-    body["conversation"] = "conv_1"
-    data = json.dumps(body).encode()
-    r = send(gw, data)
-    assert r.header("X-Toolsearch-Decision") == "server_state"
-    sent_as_is(emulator, data)
 
 
 HOSTED = "toolsearch on; toolsearch_upstream openai; " + HEADER

@@ -42,16 +42,20 @@ ts_rs_path(const ts_request_t *rq, const ts_input_t *in, int hosted,
 
     /*
      * Hosted search items need the upstream's hosted search; a
-     * conversation would keep the gateway's exchange in an order only
-     * the upstream knows (docs/gateway-search.md, "Server-held state").
-     * Stored responses and previous_response_id chains get the search:
-     * its exchange is stored whole, the client goes on from its end.
+     * conversation with previous_response_id is the upstream's to refuse
+     * (docs/gateway-search.md, "Server-held state").  Stored responses,
+     * previous_response_id chains and conversations get the search: its
+     * exchange is kept whole, the client goes on from its end.
      */
-    if (!hosted && (s->hosted || s->conversation)) {
+    if (!hosted
+        && (s->hosted
+            || (s->conversation
+                && ts_rs_member(&rq->ix, TS_RS_PREVIOUS)->kind != TS_NONE)))
+    {
         return TS_DECISION_SERVER_STATE;
     }
 
-    /* a stored answer that may hold the search beside the client's call */
+    /* a kept answer that may hold the search beside the client's call */
     if (!hosted && ts_responses_stored(rq)
         && ts_rs_member(&rq->ix, TS_RS_PARALLEL)->kind == TS_TRUE)
     {
@@ -137,13 +141,17 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     }
 
     /*
-     * The call wrapper where the whole conversation is in the request:
-     * a stored response or a chain would keep the wrapper's calls where
+     * The call wrapper where the whole conversation is in the request,
+     * or in a conversation the upstream keeps (its wrapper calls stay
+     * there, calls of a function every request of it declares, and the
+     * client answers them by call_id): a stored response or a
+     * previous_response_id chain would keep the wrapper's calls where
      * the client's next request cannot turn them back
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
-                       && !ts_responses_stored(rq) && !s.chained && !s.refs
-                       && ts_wrapper_free(&rq->ix);
+                       && (s.conversation
+                           || (!ts_responses_stored(rq) && !s.chained))
+                       && !s.refs && ts_wrapper_free(&rq->ix);
 
     if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {
         free(restore);
@@ -172,7 +180,9 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
     if ((hosted ? ts_rs_apply_hosted(rq, restore)
                 : (rq->load_wrapper
-                   && ts_rs_wrapper_history(rq, &policy) != 0)
+                   && ts_rs_wrapper_history(rq, &policy,
+                                            in->resume != NULL
+                                            && in->tail_len > 0) != 0)
                   || ts_rs_apply_gateway(rq, &gin))
         != 0)
     {

@@ -172,9 +172,10 @@ ts_rs_wrapper_item(ts_request_t *rq, const ts_policy_t *p, size_t msg,
 
 
 int
-ts_rs_wrapper_history(ts_request_t *rq, const ts_policy_t *p)
+ts_rs_wrapper_history(ts_request_t *rq, const ts_policy_t *p, int resumed)
 {
     ts_rs_wrapper_load(rq);
 
-    return ts_wrapper_turns(rq, p, ts_rs_wrapper_item);
+    /* a resumed exchange's input is the searches' outputs alone */
+    return resumed ? 0 : ts_wrapper_turns(rq, p, ts_rs_wrapper_item);
 }

@@ -174,10 +174,42 @@ test_responses_paths(void)
     t.in.tail_len = 0;
     t.in.resume = NULL;
 
-    /* a conversation the upstream holds: byte-identical */
+    /*
+     * a conversation the upstream holds, store false too: the search,
+     * one call an answer, the call wrapper; its continuation goes on in
+     * it with the searches' outputs alone
+     */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,'conversation':"
+                 "{'id':'conv_1'}," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(ts_responses_stored(&r.rq) && r.rq.load_wrapper);
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r.json, "parallel_tool_calls")));
+    trun_free(&r);
+
+    t.in.tail = "{\"type\":\"function_call_output\"}";
+    t.in.tail_len = strlen(t.in.tail);
+    t.in.resume = "resp_2";
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'conversation':'conv_1',"
-                 RTOOLS "}") == TS_DECISION_SERVER_STATE);
+                 RTOOLS "}") == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(cJSON_GetObjectItem(r.json, "previous_response_id") == NULL);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(r.json,
+                 "conversation")), "conv_1") == 0);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
+    trun_free(&r);
+    t.in.tail = NULL;
+    t.in.tail_len = 0;
+    t.in.resume = NULL;
+
+    /* with previous_response_id, or parallel calls: byte-identical */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'conversation':'conv_1',"
+                 "'previous_response_id':'resp_1'," RTOOLS "}")
+          == TS_DECISION_SERVER_STATE);
     CHECK(r.rq.edits.n == 0);
+    trun_free(&r);
+
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,'conversation':"
+                 "'conv_1','parallel_tool_calls':true," RTOOLS "}")
+          == TS_DECISION_SERVER_STATE);
     trun_free(&r);
 
     /* searching on its own: byte-identical */
