@@ -31,7 +31,8 @@ def gw(gateway, emulator):
     """`toolsearch on;` and nothing else, and a model that searches."""
     emulator.responses_script = responses_seeker(
         TARGET, ARGS, "memory create entities", "done")
-    return gateway(server="toolsearch on;")
+    return gateway(server="toolsearch on; add_header X-Toolsearch-Found "
+                   "$toolsearch_found_tools always;")
 
 
 def api(gw, method, path, body=None):
@@ -73,6 +74,7 @@ def conv_turn(gw, emulator, body, stream):
     emulator.reset()
     r = send(gw, body)
     assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+    assert r.header("X-Toolsearch-Found") == "wrapper"
     resp = response_of(r, stream)
     bodies = upstream_bodies(emulator)
     client = tool_bytes(json.dumps(body).encode())
