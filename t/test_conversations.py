@@ -354,3 +354,23 @@ def test_emulator_conversations_are_strict(gateway, emulator):
     assert json.loads(r.body)["conversation"] == {"id": conv["id"]}
     status, _ = api(gw, "DELETE", "/v1/conversations/" + conv["id"])
     assert status == 200 and send(gw, body).status == 404
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_conversation_answer_that_is_a_call_alone(gw, emulator, stream):
+    """A continuation whose answer is the wrapper's call and nothing else
+    (no text before it): in a stream that call opens the client's
+    response, held back while the search ran."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        reply = seek(body, ctx)
+        return ResponsesReply(None, reply.calls) if reply.calls and \
+            reply.calls[0][0] == WRAPPER else reply
+    emulator.responses_script = model
+    conv = new_conversation(gw)
+    body = conv_body(stream, conv)
+    resp, bodies = conv_turn(gw, emulator, body, stream)
+    assert len(bodies) == 2
+    assert [it["type"] for it in resp["output"]] == ["function_call"]
+    assert calls_of(resp)[0]["name"] == TARGET

@@ -180,9 +180,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
     if ((hosted ? ts_rs_apply_hosted(rq, restore)
                 : (rq->load_wrapper
-                   && ts_rs_wrapper_history(rq, &policy,
-                                            in->resume != NULL
-                                            && in->tail_len > 0) != 0)
+                   && ts_rs_wrapper_history(rq, &gin) != 0)
                   || ts_rs_apply_gateway(rq, &gin))
         != 0)
     {
