@@ -7,7 +7,8 @@ deleteConversationItem) and as recordings of the real API show it:
 * POST …/conversations {"metadata"?, "items"?} makes one
   ({"id": "conv_…", "object": "conversation", "created_at", "metadata"});
   at most 20 items a request;
-* GET / DELETE …/conversations/{id}; an unknown id is a 404;
+* GET / DELETE …/conversations/{id}; an unknown id is a 404 (its
+  message is the emulator's: no recording of it was found);
 * POST …/conversations/{id}/items {"items": [...]} adds items (at most
   20) and lists them; GET …/items lists them (order desc by default,
   limit 1-100, default 20, after an item id) as {"object": "list",
@@ -24,9 +25,9 @@ A response made with "conversation" sees the conversation's items before
 its input (emulator_responses.context, which checks them as it checks a
 stored chain: every call of a function answered before the next model
 call, call ids, item ids); once it is made its input items and output
-items are added, whatever store says (OpenAI persists them with store
-false too, as recorded by vllm-project/agentic-api against the live
-API).  A response whose call failed adds nothing; one whose answer a
+items are added, whatever store says (vllm-project/agentic-api's PR 56
+reports a recording against the live API where store false still adds
+them; smg-project/smg's PR 916 states the opposite, without one).  A response whose call failed adds nothing; one whose answer a
 Fault broke adds them (the upstream made it).
 """
 
