@@ -374,3 +374,40 @@ def test_conversation_answer_that_is_a_call_alone(gw, emulator, stream):
     assert len(bodies) == 2
     assert [it["type"] for it in resp["output"]] == ["function_call"]
     assert calls_of(resp)[0]["name"] == TARGET
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_conversation_with_found_tools_loaded(gateway, emulator, stream):
+    """toolsearch_found_tools tools: the found function loads in tools[]
+    on the continuation; a later turn does not declare it, and the model
+    calling it as the conversation shows it gets it loaded (a select: of
+    it, answered in the loop) and the client that call."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        last = ctx.items[-1]
+        if TARGET in ctx.undeclared and last.get("role") == "user":
+            return ResponsesReply(None, [(TARGET, ARGS, "call_again")])
+        if last.get("call_id") == "call_again":
+            return ResponsesReply(None, [(TARGET, ARGS, "call_after")])
+        return seek(body, ctx)
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on; toolsearch_found_tools tools;")
+    conv = new_conversation(gw)
+    body = conv_body(stream, conv)
+    emulator.reset()
+    resp = response_of(send(gw, body), stream)
+    first, second = upstream_bodies(emulator)
+    assert TARGET not in names(first) and TARGET in names(second)
+    assert second["input"][0]["type"] == "function_call_output"
+    nxt = dict(body, input=[output_for(calls_of(resp)[0])])
+    emulator.reset()
+    assert text_of(response_of(send(gw, nxt), stream)) == "done"
+    nxt = dict(body, input=[{"role": "user", "content": "And Bob too."}])
+    emulator.reset()
+    resp3 = response_of(send(gw, nxt), stream)
+    first, second = upstream_bodies(emulator)
+    assert TARGET not in names(first) and TARGET in names(second)
+    assert [c["call_id"] for c in calls_of(resp3)] == ["call_after"]
+    assert assert_all_answered(conversation_items(gw, conv),
+                               [SEARCH, TARGET]) == ["call_after"]
