@@ -139,10 +139,15 @@ def test_conversation_searches_over_turns(gw, emulator, stream, store, form):
     [call] = calls_of(resp3)
     assert call["name"] == TARGET and json.loads(call["arguments"]) == ARGS
     nxt = dict(body, input=[output_for(call)])
-    resp4, _ = conv_turn(gw, emulator, nxt, stream)
+    resp4, [b4] = conv_turn(gw, emulator, nxt, stream)
     assert text_of(resp4) == "done"
     items = conversation_items(gw, conv)
     assert assert_all_answered(items, declared) == []
+    # the prefix the upstream caches: the same bytes on every call of
+    # every turn
+    for b in (second, b2, b3, b4):
+        assert b["tools"] == first["tools"]
+        assert b["instructions"] == first["instructions"]
 
 
 @pytest.mark.parametrize("stream", [False, True])
