@@ -141,17 +141,16 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     }
 
     /*
-     * The call wrapper where the whole conversation is in the request,
-     * or in a conversation the upstream keeps (its wrapper calls stay
-     * there, calls of a function every request of it declares, and the
-     * client answers them by call_id): a stored response or a
-     * previous_response_id chain would keep the wrapper's calls where
-     * the client's next request cannot turn them back
+     * The call wrapper, whatever the upstream keeps: call_tool is
+     * declared on every request the gateway edits, so a kept call of it
+     * stays a call of a declared function for a chain or a reference
+     * that goes on from it; a client that sends its history whole sends
+     * the call the client got, which goes back as call_tool's again
+     * (its call_id and id those of the kept call); a conversation keeps
+     * them where no request of the client carries them back
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
-                       && (s.conversation
-                           || (!ts_responses_stored(rq) && !s.chained))
-                       && !s.refs && ts_wrapper_free(&rq->ix);
+                       && ts_wrapper_free(&rq->ix);
 
     if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {
         free(restore);
