@@ -18,9 +18,9 @@ from conftest import request
 from emulator import ApiError, Fault
 from emulator_responses import ResponsesReply, responses_seeker
 from responses_fixtures import sse_events, tool_bytes
-from test_responses import (ARGS, TARGET, calls_of, first_request, names,
-                            output_for, response_of, send, sent_as_is,
-                            text_of, upstream_bodies)
+from test_responses import (ARGS, TARGET, calls_of, first_request,
+                            history_caller, names, output_for, response_of,
+                            send, sent_as_is, text_of, upstream_bodies)
 
 SEARCH = "tool_search"
 WRAPPER = "call_tool"
@@ -387,16 +387,7 @@ def test_conversation_with_found_tools_loaded(gateway, emulator, stream):
     on the continuation; a later turn does not declare it, and the model
     calling it as the conversation shows it gets it loaded (a select: of
     it, answered in the loop) and the client that call."""
-    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
-
-    def model(body, ctx):
-        last = ctx.items[-1]
-        if TARGET in ctx.undeclared and last.get("role") == "user":
-            return ResponsesReply(None, [(TARGET, ARGS, "call_again")])
-        if last.get("call_id") == "call_again":
-            return ResponsesReply(None, [(TARGET, ARGS, "call_after")])
-        return seek(body, ctx)
-    emulator.responses_script = model
+    emulator.responses_script = history_caller()
     gw = gateway(server="toolsearch on; toolsearch_found_tools tools;")
     conv = new_conversation(gw)
     body = conv_body(stream, conv)

@@ -490,15 +490,10 @@ def test_previous_response_id_chain_searches(gw_tools, emulator, stream):
     assert_searched_in_chain(resp3, bodies, resp2["id"])
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
-    """A later turn of a chain, toolsearch_found_tools tools: the stored
-    history calls a found function this request does not declare (the
-    gateway cannot see that history).
-    The model calls it again as it stands in history: the gateway loads
-    it (a select: of it, answered from the stored call), the model calls
-    it declared, and the client gets that call, of a tool it knows."""
-    gw = gw_tools
+def history_caller():
+    """The seeker, and on a later turn whose kept history calls TARGET
+    where the request does not declare it: a call of it as history shows
+    it (call_again), then, loaded, its call again (call_after)."""
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
@@ -508,7 +503,19 @@ def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
         if last.get("call_id") == "call_again":
             return ResponsesReply(None, [(TARGET, ARGS, "call_after")])
         return seek(body, ctx)
-    emulator.responses_script = model
+    return model
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
+    """A later turn of a chain, toolsearch_found_tools tools: the stored
+    history calls a found function this request does not declare (the
+    gateway cannot see that history).
+    The model calls it again as it stands in history: the gateway loads
+    it (a select: of it, answered from the stored call), the model calls
+    it declared, and the client gets that call, of a tool it knows."""
+    gw = gw_tools
+    emulator.responses_script = history_caller()
     body = first_request(stream, shape="agents")
     body.pop("store", None)
     resp, _ = stored_turn(gw, emulator, body, stream)
