@@ -16,7 +16,8 @@ import pytest
 
 from conftest import request
 from emulator import ApiError, Fault
-from emulator_responses import ResponsesReply, responses_seeker
+from emulator_responses import (ResponsesReply, responses_searcher,
+                                 responses_seeker)
 from responses_fixtures import sse_events, tool_bytes
 from test_responses import (ARGS, TARGET, calls_of, first_request,
                             history_caller, names, output_for, response_of,
@@ -407,3 +408,28 @@ def test_conversation_with_found_tools_loaded(gateway, emulator, stream):
     assert [c["call_id"] for c in calls_of(resp3)] == ["call_after"]
     assert assert_all_answered(conversation_items(gw, conv),
                                [SEARCH, TARGET]) == ["call_after"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_conversation_model_ignoring_the_budget_keeps_it_whole(gateway,
+                                                               emulator,
+                                                               stream):
+    """A model that searches on past the budget in a conversation: the
+    second search past it is answered on a call with "tool_choice":
+    "none", so the conversation keeps every search call answered and the
+    next turn goes on in it."""
+    emulator.responses_script = responses_searcher()
+    gw = gateway(server="toolsearch on; toolsearch_max_searches 1; "
+                 "add_header X-Toolsearch-Found $toolsearch_found_tools "
+                 "always;")
+    conv = new_conversation(gw)
+    body = conv_body(stream, conv)
+    resp, bodies = conv_turn(gw, emulator, body, stream)
+    assert not calls_of(resp) and text_of(resp)
+    assert [b.get("tool_choice") for b in bodies][-1] == "none"
+    assert len(bodies) == 4
+    assert assert_all_answered(conversation_items(gw, conv),
+                               names(bodies[0])) == []
+    resp2, _ = conv_turn(gw, emulator, conv_body(
+        stream, conv, input=[{"role": "user", "content": "Hi."}]), stream)
+    assert text_of(resp2)
