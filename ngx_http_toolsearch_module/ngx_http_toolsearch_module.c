@@ -236,6 +236,13 @@ static ngx_command_t  ngx_http_toolsearch_commands[] = {
       NGX_HTTP_TOOLSEARCH_POLICY(cache_last_message),
       NULL },
 
+    { ngx_string("toolsearch_conversations"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_http_toolsearch_conf_flag,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      NGX_HTTP_TOOLSEARCH_POLICY(conversations),
+      NULL },
+
     { ngx_string("toolsearch_tool_name"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_toolsearch_tool_name,

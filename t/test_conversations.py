@@ -29,10 +29,12 @@ WRAPPER = "call_tool"
 
 @pytest.fixture
 def gw(gateway, emulator):
-    """`toolsearch on;` and nothing else, and a model that searches."""
+    """`toolsearch on;`, conversations allowed, and a model that
+    searches."""
     emulator.responses_script = responses_seeker(
         TARGET, ARGS, "memory create entities", "done")
-    return gateway(server="toolsearch on; add_header X-Toolsearch-Found "
+    return gateway(server="toolsearch on; toolsearch_conversations on; "
+                   "add_header X-Toolsearch-Found "
                    "$toolsearch_found_tools always;")
 
 
@@ -186,6 +188,28 @@ def test_conversation_with_items_made_outside(gw, emulator, stream):
     assert len(bodies) == 2 and calls_of(resp)[0]["name"] == TARGET
     items = conversation_items(gw, conv["id"])
     assert items[0]["content"][0]["text"] == "We keep notes on people."
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_conversation_passes_unless_allowed(gateway, emulator, stream):
+    """`toolsearch on;` alone: a conversation is server_state and its
+    body reaches the upstream byte-identical (a refused continuation
+    would leave the search call open in it for good); the session goes
+    on in the conversation as the client runs it."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    gw = gateway(server="toolsearch on;")
+    conv = new_conversation(gw)
+    body = conv_body(stream, conv)
+    for turn in range(2):
+        emulator.reset()
+        data = json.dumps(body).encode()
+        r = send(gw, data)
+        assert r.header("X-Toolsearch-Decision") == "server_state"
+        sent_as_is(emulator, data)
+        resp = response_of(r, stream)
+        body = dict(body, input=[output_for(c) for c in calls_of(resp)])
+    assert text_of(resp) == "done"
 
 
 def test_conversation_parallel_calls_pass(gw, emulator):
@@ -389,7 +413,8 @@ def test_conversation_with_found_tools_loaded(gateway, emulator, stream):
     calling it as the conversation shows it gets it loaded (a select: of
     it, answered in the loop) and the client that call."""
     emulator.responses_script = history_caller()
-    gw = gateway(server="toolsearch on; toolsearch_found_tools tools;")
+    gw = gateway(server="toolsearch on; toolsearch_conversations on; "
+                 "toolsearch_found_tools tools;")
     conv = new_conversation(gw)
     body = conv_body(stream, conv)
     emulator.reset()

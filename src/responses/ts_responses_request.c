@@ -43,14 +43,20 @@ ts_rs_path(const ts_request_t *rq, const ts_input_t *in, int hosted,
     /*
      * Hosted search items need the upstream's hosted search; a
      * conversation with previous_response_id is the upstream's to refuse
-     * (docs/gateway-search.md, "Server-held state").  Stored responses,
-     * previous_response_id chains and conversations get the search: its
-     * exchange is kept whole, the client goes on from its end.
+     * (docs/gateway-search.md, "Server-held state").  Stored responses
+     * and previous_response_id chains get the search: its exchange is
+     * kept whole, the client goes on from its end.  A conversation gets
+     * it only where the operator allows it (toolsearch_conversations):
+     * a continuation the upstream refuses leaves the search call
+     * unanswered in the conversation, which then refuses every later
+     * request, and the gateway cannot mend it.
      */
     if (!hosted
         && (s->hosted
             || (s->conversation
-                && ts_rs_member(&rq->ix, TS_RS_PREVIOUS)->kind != TS_NONE)))
+                && (!in->policy->conversations
+                    || ts_rs_member(&rq->ix, TS_RS_PREVIOUS)->kind
+                       != TS_NONE))))
     {
         return TS_DECISION_SERVER_STATE;
     }

@@ -124,6 +124,7 @@ ts_policy_init(ts_policy_t *p)
     p->search_tool = "tool_search";
     p->found_tools = TS_FOUND_WRAPPER;
     p->cache_last_message = 1;
+    p->conversations = 0;
     p->max_searches = 3;
     p->max_results = 10;
     p->scoring = TS_SCORING_HYBRID;

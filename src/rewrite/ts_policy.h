@@ -126,6 +126,8 @@ typedef struct {
     int                     found_tools;    /* ts_found_tools_t */
     int                     cache_last_message; /* a breakpoint of the
                                                    gateway's on it */
+    int                     conversations;  /* search in a Responses
+                                               conversation */
     unsigned                max_searches;   /* per client request */
     unsigned                max_results;    /* a query may ask up to */
     int                     scoring;        /* ts_scoring_t */

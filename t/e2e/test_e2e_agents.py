@@ -265,7 +265,10 @@ def test_openai_sdk_session(client, tmp_path):
     if not os.path.isdir(os.path.join(modules, "@openai", "agents")):
         pytest.skip("the OpenAI SDK agents are not installed: `make e2e` "
                     "installs them into build/e2e-sdks")
-    run, posts, log = agent_session(client, "compatible", tmp_path)
+    # a conversation gets the search where the operator allows it
+    server = SERVERS["compatible"] + " toolsearch_conversations on;" \
+        if "conversation" in client else None
+    run, posts, log = agent_session(client, "compatible", tmp_path, server)
     assert final_answer(run) == agents.FINAL, run.describe()
     fmt = "chat_completions" if "chat" in client else "responses"
     if "conversation" in client:

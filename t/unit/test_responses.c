@@ -209,9 +209,20 @@ test_responses_paths(void)
     rs_resume(&t, NULL);
 
     /*
-     * a conversation the upstream holds, store false too: the search,
-     * one call an answer, the call wrapper; its continuation goes on in
-     * it with the searches' outputs alone
+     * a conversation the upstream holds: byte-identical unless the
+     * operator allows the search in it (a refused continuation would
+     * leave the search call open in the conversation)
+     */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'conversation':'conv_1',"
+                 RTOOLS "}") == TS_DECISION_SERVER_STATE);
+    CHECK(r.rq.edits.n == 0);
+    trun_free(&r);
+    t.p.conversations = 1;
+
+    /*
+     * allowed, store false too: the search, one call an answer, the call
+     * wrapper; its continuation goes on in it with the searches' outputs
+     * alone
      */
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,'conversation':"
                  "{'id':'conv_1'}," RTOOLS "}")
@@ -241,6 +252,7 @@ test_responses_paths(void)
                  "'conv_1','parallel_tool_calls':true," RTOOLS "}")
           == TS_DECISION_SERVER_STATE);
     trun_free(&r);
+    t.p.conversations = 0;
 
     /* searching on its own: byte-identical */
     CHECK(rs_run(&r, &t, RHEAD("gpt-5.4") "'tools':[" RFN("bash") ","
