@@ -444,7 +444,8 @@ def test_conversation_model_ignoring_the_budget_keeps_it_whole(gateway,
     "none", so the conversation keeps every search call answered and the
     next turn goes on in it."""
     emulator.responses_script = responses_searcher()
-    gw = gateway(server="toolsearch on; toolsearch_max_searches 1; "
+    gw = gateway(server="toolsearch on; toolsearch_conversations on; "
+                 "toolsearch_max_searches 1; "
                  "add_header X-Toolsearch-Found $toolsearch_found_tools "
                  "always;")
     conv = new_conversation(gw)
