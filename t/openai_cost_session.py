@@ -21,7 +21,15 @@ client carries back (the recordings' second turns):
   text parts).
 * Responses (opencode 1.18.33, `store: false`): each output message as
   an assistant message of `output_text`, each `function_call` as an item
-  without its id and status, each result as a `function_call_output`.
+  without its id and status, each result as a `function_call_output`;
+  the hosted search's items dropped.
+* Responses, Codex 0.171 (`store: false`, an unknown model: every MCP
+  tool in a namespace `mcp__<server>`, the found tools' names qualified
+  here: `mcp__memory__create_entities`): every output item back as it
+  came, ids, `namespace` and the hosted search's items included
+  (`codex`), or the same session with the search's items dropped as
+  opencode drops them (`codex-dropped`, the calls keeping their
+  `namespace`).
 
 The model searches with `select:<name>` (QUERIES["select"]) or with the
 words of the tool's name (QUERIES["words"], which finds several tools);
@@ -74,20 +82,22 @@ def parts(text):
 
 class Client:
     def __init__(self, name, fmt, builtin, targets, result,
-                 result_first=False):
+                 result_first=False, keeps_searches=False):
         self.name = name
         self.format = fmt               # "chat" or "responses"
         self.builtin = builtin          # (name, arguments) of its reader
         self.targets = targets          # the tools the model discovers
         self.result = result            # text -> a tool message's content
         self.result_first = result_first    # content before tool_call_id
+        self.keeps_searches = keeps_searches    # hosted search's items back
 
     def schema(self, name):
-        """the input schema of one of the recorded request's tools"""
+        """the input schema of one of the recorded request's tools (a
+        namespace's member by its qualified name)"""
         for t in json.loads(self.first()[0]).get("tools", []):
-            fn = t.get("function", t)
-            if fn.get("name") == name:
-                return fn.get("parameters") or {}
+            for fn in t.get("tools") or [t.get("function", t)]:
+                if qualified(t, fn) == name:
+                    return fn.get("parameters") or {}
         return {}
 
     def first(self):
@@ -95,6 +105,22 @@ class Client:
         if self.format == "chat":
             return chat_fixtures.recorded_requests(self.name, False)[0]
         return responses_fixtures.recorded_requests(self.name, False)[0]
+
+
+def qualified(tool, fn):
+    """a function's name here: a namespace's member's qualified by it"""
+    if tool.get("type") == "namespace":
+        return "%s__%s" % (tool.get("name"), fn.get("name"))
+    return fn.get("name")
+
+
+def key_of(name):
+    """(namespace or None, name) of a name the session plans: Codex's MCP
+    tools are members of mcp__<server>"""
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        ns, member = name.rsplit("__", 1)
+        return ns, member
+    return None, name
 
 
 CLIENTS = {
@@ -118,6 +144,18 @@ CLIENTS = {
         "opencode", "responses", ("read", {"filePath": "/src/main.c"}),
         ("memory_create_entities", "github_create_issue",
          "filesystem_write_file", "everything_echo"), text_result),
+}
+
+# the Codex sessions: the hosted path only (bench/openai_cost_bench.py)
+CODEX_TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue",
+                 "mcp__filesystem__write_file", "mcp__everything__echo")
+CODEX = {
+    "codex": Client("codex", "responses",
+                    ("exec_command", {"cmd": "cat /src/main.c"}),
+                    CODEX_TARGETS, text_result, keeps_searches=True),
+    "codex-dropped": Client("codex", "responses",
+                            ("exec_command", {"cmd": "cat /src/main.c"}),
+                            CODEX_TARGETS, text_result),
 }
 
 
@@ -174,21 +212,34 @@ def chat_model(client, calls, turns, query):
 
 def responses_model(client, calls, turns, query):
     """Where the API runs the search (hosted tool_search), the model
-    finds a deferred tool and calls it in one answer."""
+    finds a deferred tool its context has not loaded and calls it in one
+    answer."""
     def answer(body, ctx):
         turn = turn_of(ctx.answered())
         name = calls.get(turn)
-        if turn < turns and ctx.hosted and (None, name) in ctx.deferred:
-            found = dict(ctx.deferred[(None, name)])
+        ns, member = key_of(name or "")
+        # it searches for a tool its context has not loaded
+        if turn < turns and ctx.hosted and (ns, member) in ctx.deferred \
+                and (ns, member) not in ctx.functions:
+            found = dict(ctx.deferred[(ns, member)])
             found.pop("defer_loading", None)
+            if ns is not None:
+                # the API loads a member with its namespace
+                found = {"type": "namespace", "name": ns,
+                         "description": ctx.namespaces.get(ns),
+                         "tools": [found]}
             return ResponsesReply(
                 "Calling %s." % name,
-                [(name, arguments(client, name, turn), call_id(turn))],
-                [([name], [found])])
-        text, out = decide(client, calls, ctx.answered(),
-                           {n for _, n in ctx.functions}, turns, query,
-                           ctx.wrapped())
-        return ResponsesReply(text, out)
+                [(member, arguments(client, name, turn), call_id(turn),
+                  ns)], [([member], [found])])
+        declared = {"%s__%s" % k if k[0] else k[1] for k in ctx.functions}
+        text, out = decide(client, calls, ctx.answered(), declared, turns,
+                           query, ctx.wrapped())
+        # a member's call names it bare, in its namespace
+        return ResponsesReply(text, [(key_of(c[0])[1],) + tuple(c[1:]) +
+                                     ((key_of(c[0])[0],)
+                                      if key_of(c[0])[0] else ())
+                                     for c in out])
     return answer
 
 
@@ -227,19 +278,26 @@ def carry_chat(client, body, answer):
 
 
 def carry_responses(client, body, answer):
-    """opencode drops the hosted search's items"""
+    """opencode drops the hosted search's items; Codex sends every item
+    back as it came"""
     calls = []
     for it in answer["output"]:
-        if it["type"] == "message":
+        if client.keeps_searches:
+            body["input"].append(it)
+            if it["type"] == "function_call":
+                calls.append(it)
+        elif it["type"] == "message":
             body["input"].append({"role": "assistant", "content": [
                 {"type": "output_text", "text": c["text"]}
                 for c in it["content"] if c["type"] == "output_text"]})
         elif it["type"] == "function_call":
             calls.append(it)
-            body["input"].append({"type": "function_call",
-                                  "call_id": it["call_id"],
-                                  "name": it["name"],
-                                  "arguments": it["arguments"]})
+            body["input"].append(dict({"type": "function_call",
+                                       "call_id": it["call_id"],
+                                       "name": it["name"],
+                                       "arguments": it["arguments"]},
+                                      **({"namespace": it["namespace"]}
+                                         if "namespace" in it else {})))
     for it in calls:
         body["input"].append({
             "type": "function_call_output", "call_id": it["call_id"],
@@ -298,7 +356,7 @@ def run(client_name, label, server, discoveries=4, turns=TURNS,
         query="select", model=None):
     """One session of a client through a fresh nginx and emulator; model
     replaces the recorded one."""
-    client = CLIENTS[client_name]
+    client = CLIENTS.get(client_name) or CODEX[client_name]
     calls = cost_session.plan(client, discoveries, turns)
     emu = Emulator("proxy")
     if client.format == "chat":
