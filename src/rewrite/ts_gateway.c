@@ -70,7 +70,7 @@ ts_gateway_search_cache(ts_buf_t *b, const ts_index_t *ix,
 
     if (moved != NULL) {
         ts_buf_str(b, ",\"cache_control\":");
-        ts_raw(b, ix->buf, moved);
+        ts_gateway_raw(b, ix->buf, moved);
 
     } else if (ts_gateway_breakpoints(ix) < TS_MAX_BREAKPOINTS) {
         ts_buf_str(b, TS_GATEWAY_BREAKPOINT);
@@ -177,7 +177,7 @@ ts_gateway_tools(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
         }
 
         kept_cache |= t->cache_control.val.kind != TS_NONE;
-        ts_raw(b, ix->buf, &t->elem);
+        ts_gateway_raw(b, ix->buf, &t->elem);
         ts_buf_str(b, ",");
     }
 

@@ -94,7 +94,7 @@ ts_is_gateway_call(const ts_normal_t *nm, const ts_message_t *m, size_t c)
 
 
 void
-ts_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
+ts_gateway_raw(ts_buf_t *b, const char *buf, const ts_val_t *v)
 {
     ts_buf_add(b, buf + v->off, v->len);
 }
@@ -112,7 +112,7 @@ ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c,
     ts_val_t  input;
 
     ts_buf_str(b, "{\"type\":\"tool_use\",\"id\":");
-    ts_raw(b, ix->buf, &c->id);
+    ts_gateway_raw(b, ix->buf, &c->id);
     ts_buf_str(b, ",\"name\":\"");
     ts_buf_str(b, tool);
     ts_buf_str(b, "\",\"input\":");
@@ -120,7 +120,7 @@ ts_call_as_tool_use(ts_buf_t *b, const ts_index_t *ix, const ts_block_t *c,
     if (ts_object_member(ix->buf, &c->elem, "input", &input) == TS_OK
         && input.kind == TS_OBJECT)
     {
-        ts_raw(b, ix->buf, &input);
+        ts_gateway_raw(b, ix->buf, &input);
 
     } else {
         ts_buf_str(b, "{}");
@@ -150,13 +150,13 @@ ts_error_as_result(ts_normal_t *nm, const ts_block_t *c, const ts_block_t *a)
     }
 
     ts_buf_str(&nm->out, "{\"type\":\"tool_result\",\"tool_use_id\":");
-    ts_raw(&nm->out, buf, &c->id);
+    ts_gateway_raw(&nm->out, buf, &c->id);
     ts_buf_str(&nm->out, ",\"content\":");
 
     if (ts_object_member(buf, &a->content, "error_message", &message)
         == TS_OK && message.kind == TS_STRING && message.len > 2)
     {
-        ts_raw(&nm->out, buf, &message);
+        ts_gateway_raw(&nm->out, buf, &message);
 
     } else {
         ts_buf_str(&nm->out, "\"This search did not run. Search again.\"");
@@ -281,7 +281,7 @@ ts_normalize_message(ts_normal_t *nm, const ts_message_t *m)
         ts_open_turn(nm, &open, &first);
 
         if (!ts_is_gateway_call(nm, m, i)) {
-            ts_raw(&nm->out, ix->buf, &b->elem);
+            ts_gateway_raw(&nm->out, ix->buf, &b->elem);
             continue;
         }
 

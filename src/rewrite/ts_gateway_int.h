@@ -15,6 +15,6 @@
 
 /* ts_gateway_history.c */
 
-void ts_raw(ts_buf_t *b, const char *buf, const ts_val_t *v);
+void ts_gateway_raw(ts_buf_t *b, const char *buf, const ts_val_t *v);
 
 #endif /* TS_GATEWAY_INT_H */
