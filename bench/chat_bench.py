@@ -240,7 +240,8 @@ def section(name, title, client, body, res, many, one_engine, many_engine,
         "of %d interleaved wrk runs of %d s, %d connections; the "
         "machine's load (1-minute average) %.1f at the start, %.1f at the "
         "end."
-        % ((client, title, len(body) // 1024, tool_bytes(body) // 1024,
+        % ((client, "Chat Completions" if name == "chat" else "Responses",
+            len(body) // 1024, tool_bytes(body) // 1024,
             "completion" if name == "chat" else "response", RUNS,
             proxy_bench.SECONDS, proxy_bench.CONNECTIONS) + load), "",
         "| location | req/s | p50 µs | p99 µs | worker CPU µs/request |",
