@@ -7,7 +7,7 @@
  * stateless turn keeps loaded; for an openai upstream with a model that
  * has hosted tool_search, defer_loading and {"type":"tool_search"}, with
  * the searches a client dropped restored before the calls of what they
- * found.
+ * found (one a namespace, for its members).
  */
 
 #include <stdlib.h>
