@@ -53,7 +53,8 @@ def test_found_member_comes_in_its_namespace(gateway, emulator, stream):
     a search loads what it found in its namespace after the search
     function, and the client's call carries its namespace."""
     seek(emulator)
-    gw = gateway(server="toolsearch on; " + HEADER)
+    gw = gateway(server="toolsearch on; add_header X-Found "
+                 "$toolsearch_found_tools always; " + HEADER)
     data, headers = codex(stream)
     r = send(gw, data, headers=headers)
     assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
@@ -77,6 +78,10 @@ def test_found_member_comes_in_its_namespace(gateway, emulator, stream):
     assert len(ns["tools"]) < len(whole["tools"])
     assert "Loaded: " in second["input"][-1]["output"] and \
         QUALIFIED in second["input"][-1]["output"]
+    # found tools load as tools: no call wrapper to point the model to
+    assert "call_tool" not in json.dumps(second)
+    assert "Input schema" not in second["input"][-1]["output"]
+    assert r.header("X-Found") == "tools"
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -139,10 +139,14 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     /*
      * The call wrapper where the whole conversation is in the request:
      * a stored response or a chain would keep the wrapper's calls where
-     * the client's next request cannot turn them back
+     * the client's next request cannot turn them back.  Not with
+     * namespaces (Codex): their found members load in their namespace,
+     * whose calls carry it (ts_rs_tools_grouped writes no call_tool), so
+     * a search's result names them without the wrapper's text
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
                        && !ts_responses_stored(rq) && !s.chained && !s.refs
+                       && rq->qualified == NULL
                        && ts_wrapper_free(&rq->ix);
 
     if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {
