@@ -343,7 +343,7 @@ HISTORY = {"chat": (
     "tools whole, where opencode's array is recalled (0.23 M "
     "instructions). Callgrind, Codex's request in process: 2.68 M "
     "instructions a request when the memory's reader first read the "
-    "array whole and gave it up, 1.96 M since an array that names a "
+    "array whole and gave it up, 1.93 M since an array that names a "
     "namespace goes to the namespace reader at once. The most of what "
     "is left: the tools read with their namespaces' members (0.76 M; "
     "each namespace's members are crossed twice, once to skip them), "
