@@ -20,7 +20,7 @@ import openai_cost_session                      # noqa: E402
 
 DISCOVERIES = (0, 1, 2, 4)
 GATEWAY_CLIENTS = ("opencode", "cline", "continue", "qwen-code",
-                   "opencode-responses")
+                   "opencode-responses") + openai_cost_session.STORED
 # Codex's namespaces on the hosted path: items kept, and dropped
 CLIENTS = GATEWAY_CLIENTS + ("codex", "codex-dropped")
 HOSTED_CLIENTS = ("opencode-responses", "codex", "codex-dropped")
@@ -114,11 +114,22 @@ def section(results):
         "carries back: on Chat Completions opencode 1.18.33 (77 tools), "
         "cline 3.0.65 (88), continue 1.5.47 (74) and qwen-code 0.24.4 "
         "(90, its own search off), on Responses opencode 1.18.33 "
-        "(`opencode-responses`, 77 tools, `store: false`) and Codex "
-        "0.171 (`codex`, 81 tools, its MCP tools in namespaces "
-        "`mcp__<server>`, on the hosted path only: every item back as it "
-        "came, the search's included; `codex-dropped`: the same with the "
-        "search's items dropped, as opencode drops them). The model "
+        "(`opencode-responses`, 77 tools, `store: false`), and the "
+        "clients that leave `store` at its default, the upstream keeping "
+        "each response: cline 3.0.65 (`cline-responses`, 90 tools) and "
+        "continue 1.5.47 (`continue-responses`, 74), which send their "
+        "whole history without ids, and cline's request carried back as "
+        "LangChain.js does (`cline-responses-ids`: every item whole, with "
+        "its id), as the AI SDK does with store on "
+        "(`cline-responses-refs`: messages by `item_reference`) and as the "
+        "Agents SDK does with `previousResponseId` "
+        "(`cline-responses-chained`: the results alone, going on from the "
+        "answer); these are billed on what the model reads, the kept "
+        "history resolved; and Codex 0.171 (`codex`, 81 tools, its MCP "
+        "tools in namespaces `mcp__<server>`, on the hosted path only: "
+        "every item back as it came, the search's included; "
+        "`codex-dropped`: the same with the search's items dropped, as "
+        "opencode drops them). The model "
         "calls a built-in tool on most turns, discovers an MCP tool on "
         "turns %s (as many as the table says) with `select:<name>` or "
         "with the words of the tool's name (*keyword queries*, which "
@@ -149,7 +160,9 @@ def section(results):
         "the session without them. *default* is the call wrapper "
         "(`toolsearch_found_tools wrapper`: `tools[]` never changes, "
         "the found definitions as text); `toolsearch_found_tools tools` "
-        "puts found functions in `tools[]`, as before the wrapper. The "
+        "puts found functions in `tools[]`, as before the wrapper (and as "
+        "stored Responses requests had them before the wrapper reached "
+        "them). The "
         "sessions call the found tools with the arguments their schemas "
         "require (the wrapper checks them)."
         % (cost_session.TURNS, ", ".join(

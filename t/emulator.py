@@ -122,7 +122,8 @@ class Recorded:
         self.body = body
         self.status = None              # what the emulator answered
         self.error = None
-        self.whole = None               # a thread's rebuilt conversation
+        self.whole = None               # the conversation the model reads
+                                        # (a thread, a stored Responses chain)
 
     def header(self, name):
         values = self.header_all(name)

@@ -21,15 +21,25 @@ client carries back (the recordings' second turns):
   text parts).
 * Responses (opencode 1.18.33, `store: false`): each output message as
   an assistant message of `output_text`, each `function_call` as an item
-  without its id and status, each result as a `function_call_output`;
-  the hosted search's items dropped.
+  without its id and status, each result as a `function_call_output`.
+* Responses with `store` left at its default, the upstream keeping each
+  response: cline 3.0.65 (`cline-responses`) and continue 1.5.47
+  (`continue-responses`) carry back as opencode does; cline's recorded
+  request carried back as LangChain.js does (`cline-responses-ids`: every
+  output item whole, its id included), as the AI SDK does with store on
+  (`cline-responses-refs`: messages by `item_reference`, calls whole
+  without ids, as Mastra's recorded turn) and as the Agents SDK does with
+  `previousResponseId` (`cline-responses-chained`: `previous_response_id`
+  of the answer and the results alone).  These are billed on what the
+  model reads: the emulator's context with the kept history resolved
+  (`rec.whole`), not the request's bytes.
 * Responses, Codex 0.171 (`store: false`, an unknown model: every MCP
   tool in a namespace `mcp__<server>`, the found tools' names qualified
-  here: `mcp__memory__create_entities`): every output item back as it
-  came, ids, `namespace` and the hosted search's items included
-  (`codex`), or the same session with the search's items dropped as
-  opencode drops them (`codex-dropped`, the calls keeping their
-  `namespace`).
+  here: `mcp__memory__create_entities`), on the hosted path: every output
+  item back as it came, ids, `namespace` and the hosted search's items
+  included (`codex`), or the same session with the search's items
+  dropped as opencode drops them (`codex-dropped`, the calls keeping
+  their `namespace`).
 
 The model searches with `select:<name>` (QUERIES["select"]) or with the
 words of the tool's name (QUERIES["words"], which finds several tools);
@@ -82,14 +92,14 @@ def parts(text):
 
 class Client:
     def __init__(self, name, fmt, builtin, targets, result,
-                 result_first=False, keeps_searches=False):
+                 result_first=False, carry=None):
         self.name = name
         self.format = fmt               # "chat" or "responses"
         self.builtin = builtin          # (name, arguments) of its reader
         self.targets = targets          # the tools the model discovers
         self.result = result            # text -> a tool message's content
         self.result_first = result_first    # content before tool_call_id
-        self.keeps_searches = keeps_searches    # hosted search's items back
+        self.carry = carry              # Responses: what it carries back
 
     def schema(self, name):
         """the input schema of one of the recorded request's tools (a
@@ -144,18 +154,6 @@ CLIENTS = {
         "opencode", "responses", ("read", {"filePath": "/src/main.c"}),
         ("memory_create_entities", "github_create_issue",
          "filesystem_write_file", "everything_echo"), text_result),
-}
-
-# the Codex sessions: the hosted path only (bench/openai_cost_bench.py)
-CODEX_TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue",
-                 "mcp__filesystem__write_file", "mcp__everything__echo")
-CODEX = {
-    "codex": Client("codex", "responses",
-                    ("exec_command", {"cmd": "cat /src/main.c"}),
-                    CODEX_TARGETS, text_result, keeps_searches=True),
-    "codex-dropped": Client("codex", "responses",
-                            ("exec_command", {"cmd": "cat /src/main.c"}),
-                            CODEX_TARGETS, text_result),
 }
 
 
@@ -277,32 +275,114 @@ def carry_chat(client, body, answer):
     return bool(calls)
 
 
-def carry_responses(client, body, answer):
-    """opencode drops the hosted search's items; Codex sends every item
-    back as it came"""
-    calls = []
-    for it in answer["output"]:
-        if client.keeps_searches:
-            body["input"].append(it)
-            if it["type"] == "function_call":
-                calls.append(it)
-        elif it["type"] == "message":
-            body["input"].append({"role": "assistant", "content": [
-                {"type": "output_text", "text": c["text"]}
-                for c in it["content"] if c["type"] == "output_text"]})
-        elif it["type"] == "function_call":
-            calls.append(it)
-            body["input"].append(dict({"type": "function_call",
-                                       "call_id": it["call_id"],
-                                       "name": it["name"],
-                                       "arguments": it["arguments"]},
-                                      **({"namespace": it["namespace"]}
-                                         if "namespace" in it else {})))
-    for it in calls:
-        body["input"].append({
-            "type": "function_call_output", "call_id": it["call_id"],
-            "output": result_text(client, it["name"], it["call_id"])})
-    return bool(calls)
+def said_message(it):
+    """an output message as opencode and cline carry it back"""
+    return {"role": "assistant", "content": [
+        {"type": "output_text", "text": c["text"]}
+        for c in it["content"] if c["type"] == "output_text"]}
+
+
+def bare_call(it):
+    """a function_call without its id and status (its namespace kept)"""
+    return dict({"type": "function_call", "call_id": it["call_id"],
+                 "name": it["name"], "arguments": it["arguments"]},
+                **({"namespace": it["namespace"]} if "namespace" in it
+                   else {}))
+
+
+def whole_item(it):
+    return dict(it)
+
+
+def reference(it):
+    return {"type": "item_reference", "id": it["id"]}
+
+
+def carrier(message, call, chained=False, other=None):
+    """A Responses client's carry: each output message and function_call
+    as message(item) and call(item), any other item as other(item) (none
+    without), then each call's result; chained, it goes on from the
+    answer (previous_response_id) with the results alone.  Returns
+    whether the model called a tool."""
+    def carry(client, body, answer):
+        new, outputs = [], []
+        for it in answer["output"]:
+            if it["type"] == "message" and message:
+                new.append(message(it))
+            elif it["type"] not in ("message", "function_call") and other:
+                new.append(other(it))
+            elif it["type"] == "function_call":
+                new.append(call(it) if call else None)
+                outputs.append({
+                    "type": "function_call_output",
+                    "call_id": it["call_id"],
+                    "output": result_text(client, it["name"],
+                                          it["call_id"])})
+        if chained:
+            body["previous_response_id"] = answer["id"]
+            body["input"] = outputs
+        else:
+            body["input"] += [it for it in new if it] + outputs
+        return bool(outputs)
+    return carry
+
+
+# opencode (store false) and cline and continue (store left on, the
+# upstream keeps each response): the whole history, no ids, the hosted
+# search's items dropped
+carry_responses = carrier(said_message, bare_call)
+# LangChain.js: the answer's items back whole, with their ids
+carry_with_ids = carrier(whole_item, whole_item)
+# the AI SDK with store on (Mastra): messages by item_reference, calls
+# whole without their ids (t/fixtures/openai-responses/mastra/002.json)
+carry_references = carrier(reference, bare_call)
+# the Agents SDK with previousResponseId: the results alone
+carry_chained = carrier(None, None, chained=True)
+# Codex: every item back as it came, reasoning and hosted search included
+carry_everything = carrier(whole_item, whole_item, other=whole_item)
+
+CLINE_RESPONSES = dict(
+    builtin=("read_files", {"paths": ["/src/main.c"]}),
+    targets=("memory__create_entities", "github__create_issue",
+             "filesystem__write_file", "everything__echo"),
+    result=mcp_result)
+
+# the clients whose requests leave store at its default (the upstream
+# keeps each response): cline's and continue's as they carry back, and
+# cline's request carried back as LangChain.js, the AI SDK (Mastra) and
+# the Agents SDK do
+CLIENTS.update({
+    "cline-responses": Client("cline", "responses",
+                              carry=carry_responses, **CLINE_RESPONSES),
+    "continue-responses": Client(
+        "continue", "responses", ("Read", {"filepath": "/src/main.c"}),
+        ("create_entities", "create_issue", "write_file", "echo"),
+        parts_string, carry=carry_responses),
+    "cline-responses-ids": Client("cline", "responses",
+                                  carry=carry_with_ids, **CLINE_RESPONSES),
+    "cline-responses-refs": Client("cline", "responses",
+                                   carry=carry_references, **CLINE_RESPONSES),
+    "cline-responses-chained": Client("cline", "responses",
+                                      carry=carry_chained,
+                                      **CLINE_RESPONSES),
+})
+STORED = ("cline-responses", "continue-responses", "cline-responses-ids",
+          "cline-responses-refs", "cline-responses-chained")
+# those that send their new items alone
+CHAINED = ("cline-responses-chained",)
+
+# the Codex sessions: the hosted path only (bench/openai_cost_bench.py)
+CODEX_TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue",
+                 "mcp__filesystem__write_file", "mcp__everything__echo")
+CODEX = {
+    "codex": Client("codex", "responses",
+                    ("exec_command", {"cmd": "cat /src/main.c"}),
+                    CODEX_TARGETS, text_result, carry=carry_everything),
+    "codex-dropped": Client("codex", "responses",
+                            ("exec_command", {"cmd": "cat /src/main.c"}),
+                            CODEX_TARGETS, text_result,
+                            carry=carry_responses),
+}
 
 
 def play(gw, client, turns=TURNS, model=None):
@@ -311,7 +391,8 @@ def play(gw, client, turns=TURNS, model=None):
     body = json.loads(raw)
     if model:
         body["model"] = model
-    carry = carry_chat if client.format == "chat" else carry_responses
+    carry = carry_chat if client.format == "chat" else \
+        client.carry or carry_responses
     answers = []
     for _ in range(turns + len(DISCOVERY_TURNS)):
         data = json.dumps(body, separators=(",", ":"),
@@ -331,7 +412,8 @@ class Result(cost_session.Result):
     def __init__(self, client, label, answers, requests):
         self.client, self.label = client, label
         self.answers, self.requests = answers, requests
-        bodies = [q.json() for q in requests]
+        # what the model read: a stored chain's history resolved
+        bodies = [q.whole or q.json() for q in requests]
         self.bill = billing.prefix_session(bodies)
         self.bills = {
             name: billing.prefix_session(bodies, read_price=price)

@@ -40,6 +40,16 @@ def gw(gateway, emulator):
     return gateway(server="toolsearch on; " + HEADER)
 
 
+@pytest.fixture
+def gw_tools(gateway, emulator):
+    """The same with found functions loaded in tools[]
+    (toolsearch_found_tools tools)."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    return gateway(server="toolsearch on; toolsearch_found_tools tools; " +
+                   HEADER)
+
+
 def first_request(stream, client="opencode", shape="ai-sdk"):
     return json.loads(responses_requests(client, shape, stream)[0])
 
@@ -455,14 +465,16 @@ def assert_searched_in_chain(resp, bodies, prev):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_previous_response_id_chain_searches(gw, emulator, stream):
-    """The Agents SDK with previousResponseId: store on (the default),
-    each turn sends only its new items.  Turn 1 searches; the upstream
+def test_previous_response_id_chain_searches(gw_tools, emulator, stream):
+    """The Agents SDK with previousResponseId, toolsearch_found_tools
+    tools: store on (the default), each turn sends only its new items.
+    Turn 1 searches; the upstream
     keeps the whole exchange and the client goes on from its end; turn 2
     answers the call (the search call in the stored history is declared,
     the announcement is in this request's instructions); turn 3 searches
     again for the tool history called, which this request does not
     declare, and the client gets its call."""
+    gw = gw_tools
     body = first_request(stream, shape="agents")
     body.pop("store", None)
     resp, bodies = stored_turn(gw, emulator, body, stream)
@@ -480,12 +492,14 @@ def test_previous_response_id_chain_searches(gw, emulator, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_call_of_a_function_only_history_declares(gw, emulator, stream):
-    """A later turn of a chain: the stored history calls a found function
-    this request does not declare (the gateway cannot see that history).
+def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
+    """A later turn of a chain, toolsearch_found_tools tools: the stored
+    history calls a found function this request does not declare (the
+    gateway cannot see that history).
     The model calls it again as it stands in history: the gateway loads
     it (a select: of it, answered from the stored call), the model calls
     it declared, and the client gets that call, of a tool it knows."""
+    gw = gw_tools
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
@@ -512,10 +526,11 @@ def test_call_of_a_function_only_history_declares(gw, emulator, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_item_reference_chain_searches(gw, emulator, stream):
-    """The AI SDK with store on: the next turn refers to the items it
-    got by their ids.  Those of both calls resolve (each call's items are
+def test_item_reference_chain_searches(gw_tools, emulator, stream):
+    """The AI SDK with store on, toolsearch_found_tools tools: the next
+    turn refers to the items it got by their ids.  Those of both calls resolve (each call's items are
     stored with it), the held search call is not among them."""
+    gw = gw_tools
     body = first_request(stream)
     body.pop("store", None)
     resp, bodies = stored_turn(gw, emulator, body, stream)
@@ -779,12 +794,16 @@ def test_emulator_is_strict(gateway, emulator):
 
 
 @pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("stored", [False, True], ids=["store_false",
+                                                       "stored"])
 def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
-                                                      stream):
-    """Store false, the call wrapper: an invalid call of call_tool gets a
-    function_call_output with why and the loop goes on; the corrected
-    call reaches the client as a function_call of its function, the same
-    call_id, in one response whose events number without a gap."""
+                                                      stream, stored):
+    """The call wrapper: an invalid call of call_tool gets a
+    function_call_output with why and the loop goes on (stored: from the
+    kept response, with that output alone); the corrected call reaches
+    the client as a function_call of its function, the same call_id, in
+    one response whose events number without a gap, and a stored one's
+    next turn goes on from it."""
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
@@ -801,7 +820,9 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     emulator.responses_script = model
     gw = gateway(server="toolsearch on; add_header X-Found "
                  "$toolsearch_found_tools always;")
-    r = send(gw, first_request(stream))
+    # the Agents SDK's shape leaves store at its default
+    body = first_request(stream, shape="agents" if stored else "ai-sdk")
+    r = send(gw, body)
     assert r.header("X-Found") == "wrapper"
     resp = response_of(r, stream)
     [call] = calls_of(resp)
@@ -815,17 +836,213 @@ def test_wrapper_invalid_call_is_answered_in_the_loop(gateway, emulator,
     assert refused["call_id"] == "call_bad"
     assert refused["output"].startswith("The call did not run")
     assert "entities" in refused["output"]
+    if stored:
+        assert ups[2]["input"] == [refused]
+        nxt = dict(body, previous_response_id=resp["id"],
+                   input=[output_for(call)])
+        assert text_of(response_of(send(gw, nxt), stream)) == "done"
 
 
-def test_wrapper_not_for_stored_responses(gw, emulator):
-    """A stored response keeps the wrapper's calls where the client's next
-    request cannot turn them back: found functions load as tools."""
-    body = first_request(False, shape="agents")
-    body.pop("store", None)
-    send(gw, body)
+@pytest.mark.parametrize("target", ["memory__create_entities",
+                                    "github__create_issue"])
+def test_found_function_after_hosted_tools_loads(gateway, emulator, target):
+    """cline's tools[] starts with hosted tools, which have no name: the
+    search's hit is loaded as itself, not as the function that many
+    places before it (toolsearch_found_tools tools)."""
+    raw, headers = recorded_requests("cline", False)[0]
+    body = dict(json.loads(raw), store=False)
+    assert "name" not in body["tools"][0]
+    emulator.responses_script = responses_seeker(
+        target, {}, "select:" + target, "done")
+    gw = gateway(server="toolsearch on; toolsearch_found_tools tools;")
+    resp = response_of(send(gw, body, headers=headers), False)
     first, second = upstream_bodies(emulator)
-    assert "call_tool" not in names(first)
-    assert TARGET in names(second)
+    found = names(second)[names(second).index("tool_search") + 1:]
+    assert found == [target]
+    assert [c["name"] for c in calls_of(resp)] == [target]
+
+
+CARRIES = ["whole", "ids", "references", "chained"]
+
+
+def carried(carry, body, resp, new):
+    """The client's next request after resp, carrying it back as stored
+    clients do, then the new items: whole (cline, continue: messages and
+    calls without ids), ids (LangChain.js: every item whole, its id
+    included), references (the AI SDK with store on: every item by
+    item_reference), chained (the Agents SDK: previous_response_id and
+    the new items alone)."""
+    if carry == "chained":
+        return dict(body, previous_response_id=resp["id"], input=new)
+    items = []
+    for it in resp["output"]:
+        if carry == "references":
+            items.append({"type": "item_reference", "id": it["id"]})
+        elif carry == "ids":
+            items.append(dict(it))
+        elif it["type"] == "message":
+            items.append({"role": "assistant", "content": [
+                {"type": "output_text", "text": c["text"]}
+                for c in it["content"]]})
+        elif it["type"] == "function_call":
+            items.append({k: it[k] for k in ("type", "call_id", "name",
+                                               "arguments")})
+    return dict(body, input=body["input"] + items + new)
+
+
+def assert_kept_ids_agree(emulator, body):
+    """An input item that carries the id of an item the upstream keeps
+    is that item: of its type, calling its function with its call_id
+    (whether the API reads such an item from the request or from what it
+    keeps, the model sees the same call)."""
+    kept = emulator.responses_state.items
+    for it in body["input"]:
+        if it.get("id") in kept and it.get("type") != "item_reference":
+            k = kept[it["id"]]
+            for key in ("type", "name", "call_id"):
+                assert it.get(key) == k.get(key), (it, k)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("carry", CARRIES)
+def test_wrapper_in_a_stored_session(gateway, emulator, stream, carry):
+    """The call wrapper where the upstream keeps the responses (store
+    left at its default; previous_response_id chains; item_reference
+    items): tools[] is the same on every call of every turn (the kept
+    tools, the search function, call_tool), the found function never
+    joins it; the model's call_tool call reaches the client as a call of
+    its own function; every later turn goes on from what the upstream
+    keeps (the emulator accepts every request: no broken chain), where a
+    call of call_tool is a call of a declared function.  The model calls
+    the found function again on a later turn through call_tool, with no
+    search where its definition is in the context it reads (the restored
+    search of a whole history, the stored search of a chain)."""
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    gw = gateway(server="toolsearch on; " + HEADER +
+                 "add_header X-Found $toolsearch_found_tools always;")
+    body = first_request(stream, shape="ai-sdk" if carry == "references"
+                         else "agents")
+    body.pop("store", None)
+    sent = []
+
+    # turn 1: the search, then the call through the wrapper
+    r = send(gw, body)
+    assert r.header("X-Found") == "wrapper"
+    resp = response_of(r, stream)
+    first, second = upstream_bodies(emulator)
+    sent += [first, second]
+    [call] = calls_of(resp)
+    assert call["name"] == TARGET and json.loads(call["arguments"]) == ARGS
+    assert b"call_tool" not in r.body
+    assert second["previous_response_id"] not in (None, resp["id"])
+    [out] = second["input"]
+    assert "Tool: " + TARGET in out["output"]
+    kept = emulator.responses_state.items[call["id"]]
+    assert kept["name"] == "call_tool"
+    assert kept["call_id"] == call["call_id"]
+
+    # turn 2: the call answered
+    nxt = carried(carry, body, resp, [output_for(call)])
+    resp2, [b2] = stored_turn(gw, emulator, nxt, stream)
+    sent.append(b2)
+    assert text_of(resp2) == "done"
+    assert_kept_ids_agree(emulator, b2)
+    ups = [it for it in b2["input"] if it.get("type") == "function_call"]
+    if carry == "chained":
+        assert b2["previous_response_id"] == resp["id"]
+        assert b2["input"] == nxt["input"]
+    elif carry == "references":
+        assert b2["input"][-len(resp["output"]) - 1:] == \
+            nxt["input"][-len(resp["output"]) - 1:]
+    else:
+        # the call goes back as call_tool's, its search restored before it
+        assert [it["name"] for it in ups] == ["tool_search", "call_tool"]
+        assert ups[1]["call_id"] == call["call_id"]
+        assert json.loads(ups[1]["arguments"]) == \
+            {"name": TARGET, "arguments": ARGS}
+
+    # turn 3: the found function again, through the wrapper
+    nxt = carried(carry, nxt, resp2, [{"role": "user",
+                                       "content": "And Bob too."}])
+    resp3, bodies = stored_turn(gw, emulator, nxt, stream)
+    sent += bodies
+    [call3] = calls_of(resp3)
+    assert call3["name"] == TARGET and call3["call_id"] != call["call_id"]
+    assert len(bodies) == (2 if carry == "references" else 1)
+    assert emulator.responses_state.items[call3["id"]]["name"] == \
+        "call_tool"
+
+    # turn 4: answered, the chain goes on
+    nxt = carried(carry, nxt, resp3, [output_for(call3)])
+    resp4, [b4] = stored_turn(gw, emulator, nxt, stream)
+    sent.append(b4)
+    assert text_of(resp4) == "done"
+    assert_kept_ids_agree(emulator, b4)
+
+    assert len({json.dumps(b["tools"]) for b in sent}) == 1
+    assert names(sent[0])[-2:] == ["tool_search", "call_tool"]
+    assert TARGET not in names(sent[0])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("carry", ["whole", "ids"])
+def test_stored_search_after_a_wrapped_call(gateway, emulator, stream,
+                                            carry):
+    """A stored request whose whole history calls a found function, and
+    whose model searches for another: the continuation goes on from the
+    first call with the search's output alone (the history the upstream
+    keeps is the first call's, its call rewritten to call_tool's), and the
+    client gets the new function's call."""
+    other = "memory_add_observations"
+    gw = gateway(server="toolsearch on; " + HEADER)
+    emulator.responses_script = responses_seeker(
+        TARGET, ARGS, "memory create entities", "done")
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    resp = response_of(send(gw, body), stream)
+    nxt = carried(carry, body, resp, [output_for(calls_of(resp)[0])])
+    resp = response_of(send(gw, nxt), stream)
+    emulator.responses_script = responses_seeker(
+        other, {"observations": []}, "memory add observations", "done")
+    nxt = carried(carry, nxt, resp, [{"role": "user",
+                                      "content": "Note that she likes tea."}])
+    resp, (first, second) = stored_turn(gw, emulator, nxt, stream)
+    assert [c["name"] for c in calls_of(resp)] == [other]
+    assert [it["name"] for it in first["input"]
+            if it.get("type") == "function_call"] == [
+        "tool_search", "call_tool"]
+    assert [it["type"] for it in second["input"]] == ["function_call_output"]
+    assert first["tools"] == second["tools"] and other not in names(first)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_stored_answer_that_is_a_wrapper_call_alone(gateway, emulator,
+                                                    stream):
+    """A stored exchange whose last answer is the call_tool call alone
+    (no text, no reasoning): in a stream, the client's response opens
+    with the last call's response.created and in_progress, held until
+    then, and the call follows under output_index 0."""
+    seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
+
+    def model(body, ctx):
+        reply = seek(body, ctx)
+        return ResponsesReply(None, reply.calls) if reply.calls else reply
+    emulator.responses_script = model
+    gw = gateway(server="toolsearch on;")
+    body = first_request(stream, shape="agents")
+    body.pop("store", None)
+    r = send(gw, body)
+    resp = response_of(r, stream)
+    assert [it["type"] for it in resp["output"]] == ["function_call"]
+    assert calls_of(resp)[0]["name"] == TARGET
+    if stream:
+        kinds = [d["type"] for _, d in sse_events(r.body)]
+        assert kinds[:3] == ["response.created", "response.in_progress",
+                             "response.output_item.added"]
+    nxt = dict(body, previous_response_id=resp["id"],
+               input=[output_for(calls_of(resp)[0])])
+    assert text_of(response_of(send(gw, nxt), stream)) == "done"
 
 
 def test_wrapper_name_taken_by_a_client_function(gw, emulator):

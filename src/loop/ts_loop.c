@@ -497,8 +497,8 @@ ts_loop_search(ts_loop_t *lp, const char *input, ts_loop_found_pt found,
             names[n].p = ts_catalog_name(&cat, e);
             names[n].len = e->name.len;
 
-            lp->nloaded += !lp->loaded[res.hits[i].tool];
-            lp->loaded[res.hits[i].tool] = 1;
+            lp->nloaded += !lp->loaded[e->at];
+            lp->loaded[e->at] = 1;
         }
     }
 

@@ -72,7 +72,7 @@ int ts_rs_apply_hosted(ts_request_t *rq, const unsigned char *restore);
 
 /* ts_responses_wrapper.c */
 
-int ts_rs_wrapper_history(ts_request_t *rq, const ts_policy_t *p);
+int ts_rs_wrapper_history(ts_request_t *rq, const ts_input_t *in);
 
 
 /* ts_responses_edit.c */

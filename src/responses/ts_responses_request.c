@@ -137,15 +137,17 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     }
 
     /*
-     * The call wrapper where the whole conversation is in the request:
-     * a stored response or a chain would keep the wrapper's calls where
-     * the client's next request cannot turn them back.  Not with
-     * namespaces (Codex): their found members load in their namespace,
-     * whose calls carry it (ts_rs_tools_grouped writes no call_tool), so
-     * a search's result names them without the wrapper's text
+     * The call wrapper, whatever the upstream keeps: call_tool is
+     * declared on every request the gateway edits, so a kept call of it
+     * stays a call of a declared function for a chain or a reference
+     * that goes on from it; a client that sends its history whole sends
+     * the call the client got, which goes back as call_tool's again
+     * (its call_id and id those of the kept call).  Not with namespaces
+     * (Codex): their found members load in their namespace, whose calls
+     * carry it (ts_rs_tools_grouped writes no call_tool), so a search's
+     * result names them without the wrapper's text
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
-                       && !ts_responses_stored(rq) && !s.chained && !s.refs
                        && rq->qualified == NULL
                        && ts_wrapper_free(&rq->ix);
 
@@ -176,7 +178,7 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
     if ((hosted ? ts_rs_apply_hosted(rq, restore)
                 : (rq->load_wrapper
-                   && ts_rs_wrapper_history(rq, &policy) != 0)
+                   && ts_rs_wrapper_history(rq, &gin) != 0)
                   || ts_rs_apply_gateway(rq, &gin))
         != 0)
     {

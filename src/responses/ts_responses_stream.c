@@ -255,6 +255,11 @@ ts_rs_item_event(ts_loop_t *lp, const ts_sse_event_t *ev, cJSON *j,
         if (it->wrapper && it->client < 0 && !it->search
             && ts_rs_wrapper_end(lp, it))
         {
+            /* the client's first item opens a held stored response */
+            if (ts_rs_holding(lp) && ts_rs_open(st, out) != 0) {
+                return -1;
+            }
+
             return ts_rs_wrapper_events(st, it, out);
         }
     }

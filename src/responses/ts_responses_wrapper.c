@@ -172,9 +172,17 @@ ts_rs_wrapper_item(ts_request_t *rq, const ts_policy_t *p, size_t msg,
 
 
 int
-ts_rs_wrapper_history(ts_request_t *rq, const ts_policy_t *p)
+ts_rs_wrapper_history(ts_request_t *rq, const ts_input_t *in)
 {
     ts_rs_wrapper_load(rq);
 
-    return ts_wrapper_turns(rq, p, ts_rs_wrapper_item);
+    /*
+     * A stored exchange's continuation sends the searches' outputs
+     * alone: the upstream holds the history as the first call sent it
+     */
+    if (in->resume != NULL && in->tail_len > 0) {
+        return 0;
+    }
+
+    return ts_wrapper_turns(rq, in->policy, ts_rs_wrapper_item);
 }

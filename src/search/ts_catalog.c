@@ -337,6 +337,7 @@ ts_put_tool(ts_builder_t *b, const ts_index_t *ix, const ts_tool_t *t,
     c = b->c;
     e = &c->tools[c->ntools];
     memset(e, 0, sizeof(ts_entry_t));
+    e->at = (uint32_t) (t - ix->tools);
     e->mcp = ts_name_is_mcp(name, len);
     ts_put_name(c, e, name, len);
 

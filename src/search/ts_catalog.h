@@ -43,6 +43,9 @@ typedef struct {
     uint32_t    desc_words;
     uint32_t    hint_words;
     uint32_t    schema_words;   /* its bytes */
+    uint32_t    at;         /* its index in the request's tools: a tool
+                               without a name (Responses' hosted tools)
+                               has no entry, so the two may differ */
     unsigned    mcp:1;
     unsigned    pooled:1;   /* deferred: keyword search looks here */
 } ts_entry_t;

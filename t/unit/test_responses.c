@@ -24,6 +24,10 @@
                    RFN("mcp__mem__read") "]"
 #define RHEAD(m)   "{'model':'" m "','instructions':'Be brief.'," \
                    "'input':'hi',"
+/* an input that called a deferred function, answered */
+#define RCALLED    "'input':[{'type':'function_call','call_id':'c'," \
+                   "'name':'mcp__mem__read','arguments':'{}'},{'type':" \
+                   "'function_call_output','call_id':'c','output':'ok'}],"
 
 #define rs_run(r, t, body)  trun_with(r, t, body, ts_responses_process)
 
@@ -114,10 +118,7 @@ test_responses_paths(void)
     t.p.found_tools = TS_FOUND_TOOLS;
 
     /* called in the input: loaded after the search function */
-    CHECK(rs_run(&r, &t, "{'model':'m','store':false,'input':[{'type':"
-                 "'function_call','call_id':'c','name':'mcp__mem__read',"
-                 "'arguments':'{}'},{'type':'function_call_output',"
-                 "'call_id':'c','output':'ok'}]," RTOOLS "}")
+    CHECK(rs_run(&r, &t, "{'model':'m','store':false," RCALLED RTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
     rs_names(&r, names, sizeof(names));
     CHECK(strcmp(names, "bash,tool_search,mcp__mem__read") == 0);
@@ -152,6 +153,22 @@ test_responses_paths(void)
     CHECK(!ts_responses_stored(&r.rq));
     trun_free(&r);
 
+    /*
+     * stored, the call wrapper: the history's call goes back as
+     * call_tool's (the kept call is one), tools[] as with store false
+     */
+    CHECK(rs_run(&r, &t, "{'model':'m','input':[{'type':'function_call',"
+                 "'id':'fc_1','call_id':'c','name':'mcp__mem__read',"
+                 "'arguments':'{}'},{'type':'function_call_output',"
+                 "'call_id':'c','output':'ok'}]," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(ts_responses_stored(&r.rq));
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
+    CHECK(has_text(r.out, r.len, "{\"type\":\"function_call\",\"id\":"
+                   "\"fc_1\",\"call_id\":\"c\",\"name\":\"call_tool\""));
+    trun_free(&r);
+
     /* a stored continuation: from the last call, the searches' outputs */
     t.in.tail = "{\"type\":\"function_call_output\"}";
     t.in.tail_len = strlen(t.in.tail);
@@ -168,6 +185,18 @@ test_responses_paths(void)
                  "'hi'}]," RTOOLS "}") == TS_DECISION_DEFERRED_GATEWAY);
     CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(r.json,
                  "previous_response_id")), "resp_2") == 0);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
+    trun_free(&r);
+
+    /*
+     * with a call of a deferred function in the history: the upstream
+     * holds the history as the first call sent it, so nothing of it is
+     * rewritten here (the input is the tail), tools[] is the first call's
+     */
+    CHECK(rs_run(&r, &t, "{'model':'m'," RCALLED RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    rs_names(&r, names, sizeof(names));
+    CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
     trun_free(&r);
     t.in.tail = NULL;
