@@ -9,7 +9,8 @@ strict about its tools and turns (no defer_loading and no tool-search
 tool in this API, every tool call of a declared function, every call
 answered by a tool message) and answering from emu.chat_script in JSON or
 chat.completion.chunk events (ChatReply, chat_seeker).  POST …/responses
-plays OpenAI's Responses API (t/emulator_responses.py).
+plays OpenAI's Responses API (t/emulator_responses.py), …/conversations its
+Conversations API (t/emulator_conversations.py).
 
 Profiles (what kind of upstream it plays):
   anthropic   first-party API: tool search needs advanced-tool-use-2025-11-20
@@ -47,6 +48,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler
 
+import emulator_conversations
 import emulator_responses
 
 TOOL_SEARCH_BETA = {
@@ -502,6 +504,7 @@ class Raw:
 
 
 emulator_responses.ApiError = ApiError
+emulator_conversations.ApiError = ApiError
 emulator_responses.Fault = Fault
 
 
@@ -848,14 +851,17 @@ class EmulatorHandler(BaseHTTPRequestHandler):
                 self.chat(rec)
             elif self.command == "POST" and path.endswith("/responses"):
                 emulator_responses.handle(self, rec)
+            elif "/conversations" in path and \
+                    emulator_conversations.handle(self, rec, self.path):
+                pass
             else:
                 raise ApiError("Not found", 404, "not_found_error")
         except ApiError as e:
             rec.status = e.status
             rec.error = e.message
             self.send_json(e.status, e.openai_body() if path.endswith(
-                ("/chat/completions", "/responses")) else e.body(),
-                e.headers)
+                ("/chat/completions", "/responses")) or
+                "/conversations" in path else e.body(), e.headers)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
 

@@ -27,7 +27,14 @@ Rules checked (ApiError, status 400):
 * store (default true) keeps each response, its context and its output
   items, by id; previous_response_id must name a kept response (else
   400, code previous_response_not_found) and cannot come with
-  conversation; an item_reference must name a kept item (404); when
+  conversation (400, mutually_exclusive_parameters);
+* conversations (POST/GET …/conversations, …/conversations/{id}/items,
+  emulator_conversations.py): a request with conversation ("conv_…" or
+  {"id": …}; unknown: 404) sees the conversation's items before its
+  input; when its response is made (store true or false), its input and
+  output items are added to the conversation, and the response carries
+  "conversation": {"id": …}; an input item whose id the conversation
+  holds is a duplicate; an item_reference must name a kept item (404); when
   store is false, an input item whose id is all the API would have of it
   is refused: a reasoning item without its encrypted_content (observed:
   "Item with id 'rs_…' not found. Items are not persisted when `store`
@@ -54,6 +61,8 @@ the tests use.
 
 import json
 import re
+
+import emulator_conversations
 
 HOSTED_MODEL = re.compile(r"(^|/)gpt-(5\.([4-9]|[1-9]\d+)|([6-9]|\d\d+))")
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
@@ -161,11 +170,13 @@ def api_error(message, status=400):
 
 
 class ResponsesState:
-    """What the emulator's API keeps: responses and their items by id."""
+    """What the emulator's API keeps: responses and their items by id,
+    and conversations."""
 
     def __init__(self):
         self.responses = {}     # id -> the context items after it
         self.items = {}         # item id -> item
+        self.conversations = {}     # id -> emulator_conversations record
 
 
 def declare(ctx, tools, model):
@@ -281,12 +292,17 @@ def context(state, body):
     declare(ctx, body.get("tools", []), model)
     prev = body.get("previous_response_id")
     held = set()
+    if prev is not None and body.get("conversation") is not None:
+        raise ApiError("Mutually exclusive parameters: Ensure you are "
+                       "only providing one of: 'previous_response_id' "
+                       "or 'conversation'.", 400,
+                       code="mutually_exclusive_parameters")
+    if body.get("conversation") is not None:
+        conv = emulator_conversations.of_request(state, body)
+        ctx.items.extend(conv["items"])
+        ctx.stored.update(id(it) for it in conv["items"])
+        held = {it.get("id") for it in conv["items"]}
     if prev is not None:
-        if body.get("conversation") is not None:
-            raise ApiError("Mutually exclusive parameters: Ensure you are "
-                           "only providing one of: 'previous_response_id' "
-                           "or 'conversation'.", 400,
-                           code="mutually_exclusive_parameters")
         if prev not in state.responses:
             raise ApiError("Previous response with id '%s' not found."
                            % prev, 400, code="previous_response_not_found",
@@ -423,11 +439,14 @@ def response_object(emu, body, reply, ctx, size):
             item["namespace"] = ns
         out.append(item)
     prompt = max(1, size // 4)
+    conv = body.get("conversation")
     return {
         "id": emu.next_id("resp"), "object": "response",
         "created_at": 1764201600, "status": "completed",
         "model": body["model"], "output": out,
         "previous_response_id": body.get("previous_response_id"),
+        "conversation": None if conv is None else
+        {"id": conv if isinstance(conv, str) else conv["id"]},
         "store": body.get("store", True),
         "usage": {"input_tokens": prompt,
                   "input_tokens_details": {"cached_tokens": 0},
@@ -437,8 +456,11 @@ def response_object(emu, body, reply, ctx, size):
     }
 
 
-def keep(state, body, ctx, resp):
-    """store (true by default): the response and its items are kept."""
+def keep(emu, state, body, ctx, resp):
+    """store (true by default): the response and its items are kept; a
+    conversation takes the input and output items whatever store says."""
+    if body.get("conversation") is not None:
+        emulator_conversations.add_response(emu, state, body, resp)
     if body.get("store") is False:
         return
     items = ctx.items + resp["output"]
@@ -513,7 +535,7 @@ def handle(handler, rec):
         reply = fault.reply
     resp = response_object(emu, body, reply, ctx, len(rec.body))
     with emu.lock:
-        keep(emu.responses_state, body, ctx, resp)
+        keep(emu, emu.responses_state, body, ctx, resp)
     if fault:
         handler.send_fault(fault, resp, stream, events=responses_events)
     elif stream:

@@ -5,10 +5,9 @@ requests are the recorded clients' sessions in the shapes of
 t/responses_fixtures.py.  Without an openai upstream the gateway runs
 the search and the client gets one response; with one and a model that
 has it, the upstream's hosted tool_search does; requests that search on
-their own, and requests going on from a conversation the upstream
-keeps, reach it byte-identical; stored responses and previous_response_id
-chains get the search, stored whole (the emulator keeps them as OpenAI
-does)."""
+their own reach it byte-identical; stored responses and
+previous_response_id chains get the search, stored whole (the emulator
+keeps them as OpenAI does; conversations: t/test_conversations.py)."""
 
 import json
 import re
@@ -491,15 +490,10 @@ def test_previous_response_id_chain_searches(gw_tools, emulator, stream):
     assert_searched_in_chain(resp3, bodies, resp2["id"])
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
-    """A later turn of a chain, toolsearch_found_tools tools: the stored
-    history calls a found function this request does not declare (the
-    gateway cannot see that history).
-    The model calls it again as it stands in history: the gateway loads
-    it (a select: of it, answered from the stored call), the model calls
-    it declared, and the client gets that call, of a tool it knows."""
-    gw = gw_tools
+def history_caller():
+    """The seeker, and on a later turn whose kept history calls TARGET
+    where the request does not declare it: a call of it as history shows
+    it (call_again), then, loaded, its call again (call_after)."""
     seek = responses_seeker(TARGET, ARGS, "memory create entities", "done")
 
     def model(body, ctx):
@@ -509,7 +503,19 @@ def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
         if last.get("call_id") == "call_again":
             return ResponsesReply(None, [(TARGET, ARGS, "call_after")])
         return seek(body, ctx)
-    emulator.responses_script = model
+    return model
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_call_of_a_function_only_history_declares(gw_tools, emulator, stream):
+    """A later turn of a chain, toolsearch_found_tools tools: the stored
+    history calls a found function this request does not declare (the
+    gateway cannot see that history).
+    The model calls it again as it stands in history: the gateway loads
+    it (a select: of it, answered from the stored call), the model calls
+    it declared, and the client gets that call, of a tool it knows."""
+    gw = gw_tools
+    emulator.responses_script = history_caller()
     body = first_request(stream, shape="agents")
     body.pop("store", None)
     resp, _ = stored_turn(gw, emulator, body, stream)
@@ -635,17 +641,6 @@ def test_stored_searches_past_the_budget_are_answered(gateway, emulator,
                input=[{"role": "user", "content": "Hi."}])
     resp2, _ = stored_turn(gw, emulator, nxt, stream)
     assert text_of(resp2) == "Hello again."
-
-
-def test_conversation_passes_byte_identical(gw, emulator):
-    """A conversation the upstream holds: the gateway's exchange would go
-    into it in an order only the upstream knows (server_state)."""
-    body = first_request(False, shape="agents")
-    body["conversation"] = "conv_1"
-    data = json.dumps(body).encode()
-    r = send(gw, data)
-    assert r.header("X-Toolsearch-Decision") == "server_state"
-    sent_as_is(emulator, data)
 
 
 HOSTED = "toolsearch on; toolsearch_upstream openai; " + HEADER

@@ -3,13 +3,13 @@
  *
  * The Responses dialect (POST …/responses).  Requests that search on
  * their own pass byte-identical (client_managed), and so does one whose
- * server-held state the gateway's exchange could not keep whole (a
- * conversation, hosted search items, stored parallel calls:
- * server_state); an upstream that runs OpenAI's hosted tool_search gets
+ * server-held state the gateway's exchange could not keep whole (hosted
+ * search items, kept parallel calls, a conversation with
+ * previous_response_id: server_state); an upstream that runs OpenAI's hosted tool_search gets
  * defer_loading and the tool_search tool; any other gets the gateway's
  * search, and the client one response whatever the searches took, a
- * stored exchange each call going on from the one before
- * (docs/gateway-search.md, "Responses", "Server-held state").
+ * stored exchange each call going on from the one before, a
+ * conversation's in the conversation (docs/gateway-search.md, "Responses", "Server-held state").
  */
 
 #ifndef TS_RESPONSES_H
@@ -29,7 +29,8 @@ ts_decision_t ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
 /*
  * 1 when the upstream keeps the response of a request ts_responses_process
- * read (store absent or true): the gateway's continuations go on from it
+ * read (store absent or true, or a conversation, which keeps its items
+ * with store false too): the gateway's continuations go on from it
  */
 int ts_responses_stored(const ts_request_t *rq);
 

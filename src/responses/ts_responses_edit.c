@@ -347,19 +347,26 @@ ts_rs_string_tail(ts_request_t *rq, const ts_input_t *in)
  * A continuation of a stored exchange goes on from the response the
  * upstream kept of the last call (previous_response_id, in place of the
  * client's or first in the body), and its input is only what the
- * searches answered (the tail): the rest the upstream holds already.
+ * searches answered (the tail): the rest the upstream holds already.  In
+ * a conversation it goes on in it: the conversation has every call's
+ * items, and previous_response_id cannot come with it.
  */
 static int
 ts_rs_resume(ts_request_t *rq, const ts_input_t *in)
 {
-    const ts_val_t  *prev, *top;
+    const ts_val_t  *prev, *top, *conv;
     ts_buf_t         b;
     int              rc;
 
     prev = ts_rs_member(&rq->ix, TS_RS_PREVIOUS);
+    conv = ts_rs_member(&rq->ix, TS_RS_CONVERSATION);
     top = &rq->ix.members[TS_RS_KEYS].val;
 
     rc = ts_rs_input_tail(rq, in, 0);
+
+    if (conv->kind != TS_NONE && conv->kind != TS_NULL) {
+        return rc;
+    }
 
     ts_buf_init(&b, 0);
     ts_buf_str(&b, "\"previous_response_id\":\"");

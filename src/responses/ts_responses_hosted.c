@@ -97,9 +97,17 @@ ts_rs_state(const ts_request_t *rq, ts_rs_state_t *s)
 int
 ts_responses_stored(const ts_request_t *rq)
 {
-    /* store defaults to true */
-    return rq->ix.members != NULL
-           && ts_rs_member(&rq->ix, TS_RS_STORE)->kind != TS_FALSE;
+    const ts_val_t  *conv;
+
+    if (rq->ix.members == NULL) {
+        return 0;
+    }
+
+    /* store defaults to true; a conversation keeps the items whatever */
+    conv = ts_rs_member(&rq->ix, TS_RS_CONVERSATION);
+
+    return ts_rs_member(&rq->ix, TS_RS_STORE)->kind != TS_FALSE
+           || (conv->kind != TS_NONE && conv->kind != TS_NULL);
 }
 
 

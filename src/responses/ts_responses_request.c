@@ -42,16 +42,20 @@ ts_rs_path(const ts_request_t *rq, const ts_input_t *in, int hosted,
 
     /*
      * Hosted search items need the upstream's hosted search; a
-     * conversation would keep the gateway's exchange in an order only
-     * the upstream knows (docs/gateway-search.md, "Server-held state").
-     * Stored responses and previous_response_id chains get the search:
-     * its exchange is stored whole, the client goes on from its end.
+     * conversation with previous_response_id is the upstream's to refuse
+     * (docs/gateway-search.md, "Server-held state").  Stored responses,
+     * previous_response_id chains and conversations get the search: its
+     * exchange is kept whole, the client goes on from its end.
      */
-    if (!hosted && (s->hosted || s->conversation)) {
+    if (!hosted
+        && (s->hosted
+            || (s->conversation
+                && ts_rs_member(&rq->ix, TS_RS_PREVIOUS)->kind != TS_NONE)))
+    {
         return TS_DECISION_SERVER_STATE;
     }
 
-    /* a stored answer that may hold the search beside the client's call */
+    /* a kept answer that may hold the search beside the client's call */
     if (!hosted && ts_responses_stored(rq)
         && ts_rs_member(&rq->ix, TS_RS_PARALLEL)->kind == TS_TRUE)
     {
@@ -142,10 +146,11 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
      * stays a call of a declared function for a chain or a reference
      * that goes on from it; a client that sends its history whole sends
      * the call the client got, which goes back as call_tool's again
-     * (its call_id and id those of the kept call).  Not with namespaces
-     * (Codex): their found members load in their namespace, whose calls
-     * carry it (ts_rs_tools_grouped writes no call_tool), so a search's
-     * result names them without the wrapper's text
+     * (its call_id and id those of the kept call); a conversation keeps
+     * them where no request of the client carries them back.  Not with
+     * namespaces (Codex): their found members load in their namespace,
+     * whose calls carry it (ts_rs_tools_grouped writes no call_tool), so
+     * a search's result names them without the wrapper's text
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
                        && rq->qualified == NULL

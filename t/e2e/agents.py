@@ -315,16 +315,19 @@ def sdks_modules(modules):
                         "e2e-sdks", "node_modules")
 
 
-def sdk_setup(script, stream=False, api=None, sdks=False):
+def sdk_setup(script, stream=False, api=None, sdks=False,
+              conversation=False):
     """A script of t/e2e/sdk; api "chat": its Chat Completions provider,
     "responses": its Responses one; sdks: a two-turn session with the
-    packages of t/e2e/openai-sdks."""
+    packages of t/e2e/openai-sdks; conversation: in a conversation of the
+    Conversations API."""
     def setup(work, url, modules):
         path = os.path.join(work.dir, "config.json")
         with open(path, "w") as f:
             json.dump({"url": url, "model": CHAT_MODEL if api else MODEL,
                        "prompt": PROMPT, "more": [MORE] if sdks else [],
                        "stream": stream, "api": api,
+                       "conversation": conversation,
                        "servers": work.servers}, f)
         # ES modules resolve packages from the script's folder upwards
         link = os.path.join(work.dir, "node_modules")
@@ -396,6 +399,13 @@ CLIENTS = {
     "openai-agents-responses-stream": (sdk_setup("openai-agents.mjs", True,
                                                  "responses", True),
                                        ("@openai/agents",)),
+    # ... and in a conversation (conversationId)
+    "openai-agents-conversation": (sdk_setup("openai-agents.mjs", False,
+                                             "responses", True, True),
+                                   ("@openai/agents",)),
+    "openai-agents-conversation-stream": (
+        sdk_setup("openai-agents.mjs", True, "responses", True, True),
+        ("@openai/agents",)),
     "openai-agents-chat": (sdk_setup("openai-agents.mjs", False, "chat",
                                      True), ("@openai/agents",)),
     "openai-agents-chat-stream": (sdk_setup("openai-agents.mjs", True,

@@ -86,7 +86,8 @@ class Upstream:
         each POST the gateway handled."""
         try:
             self.gateway.stop()
-            log = [dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            log = [dict((kv.split("=", 1) for kv in line.split()
+                         if "=" in kv), uri=line.split()[1])
                    for line in self.gateway.access_log()
                    if line.startswith("POST ")]
         finally:

@@ -241,14 +241,18 @@ def assert_openai_session(run, posts, log, fmt):
 # server-held state: two turns each, with the five MCP servers
 SDK_CASES = ["ai-sdk-responses", "ai-sdk-responses-stream",
              "openai-agents-responses", "openai-agents-responses-stream",
+             "openai-agents-conversation",
+             "openai-agents-conversation-stream",
              "openai-agents-chat", "openai-agents-chat-stream"]
 
 
 def gateway_outputs(body):
     """The function_call_output items of the gateway's searches a stored
-    continuation sends alone, going on from the call before."""
+    continuation sends alone, going on from the call before or in the
+    conversation."""
     items = history(body)
-    return body.get("previous_response_id") and items and all(
+    return (body.get("previous_response_id") or body.get("conversation")) \
+        and items and all(
         it.get("type") == "function_call_output"
         and str(it.get("output", "")).startswith(("Loaded: ", "No "))
         for it in items)
@@ -271,11 +275,25 @@ def test_openai_sdk_session(client, tmp_path):
     run, posts, log = agent_session(client, "compatible", tmp_path)
     assert final_answer(run) == agents.FINAL, run.describe()
     fmt = "chat_completions" if "chat" in client else "responses"
+    if "conversation" in client:
+        # the conversation made first passes: the turns are the session
+        made = [r for r in posts if r.path.endswith("/conversations")]
+        assert len(made) == 1, [r.path for r in posts]
+        conv = json.loads(made[0].body or b"{}")
+        posts = [r for r in posts if r.path.endswith("/responses")]
+        log = [line for line in log if line["uri"].endswith("/responses")]
+        assert conv == {} and posts
     assert_stored_session(fmt, posts, log)
     bodies = [json.loads(r.body) for r in posts]
     kinds = {it.get("type") for b in bodies for it in history(b)}
     if client.startswith("ai-sdk"):
         assert "item_reference" in kinds
+    elif "conversation" in client:
+        # every request in the one conversation, none with a chain
+        assert {json.dumps(b.get("conversation")) for b in bodies} == \
+            {json.dumps(bodies[0]["conversation"])} != {"null"}
+        assert not any(b.get("previous_response_id") for b in bodies)
+        assert {line["found"] for line in log} <= {"wrapper", "none"}, log
     elif fmt == "responses":
         chained = [b for b in bodies if b.get("previous_response_id")
                    and not gateway_outputs(b)]

@@ -32,6 +32,15 @@
 #define rs_run(r, t, body)  trun_with(r, t, body, ts_responses_process)
 
 
+/* a continuation of a kept exchange: from resume, the searches' outputs */
+static void
+rs_resume(tpol_t *t, const char *resume)
+{
+    t->in.tail = resume ? "{\"type\":\"function_call_output\"}" : NULL;
+    t->in.tail_len = resume ? strlen(t->in.tail) : 0;
+    t->in.resume = resume;
+}
+
 static void
 test_hosted_models(void)
 {
@@ -170,9 +179,7 @@ test_responses_paths(void)
     trun_free(&r);
 
     /* a stored continuation: from the last call, the searches' outputs */
-    t.in.tail = "{\"type\":\"function_call_output\"}";
-    t.in.tail_len = strlen(t.in.tail);
-    t.in.resume = "resp_2";
+    rs_resume(&t, "resp_2");
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'previous_response_id':"
                  "'resp_1'," RTOOLS "}")
           == TS_DECISION_DEFERRED_GATEWAY);
@@ -199,14 +206,40 @@ test_responses_paths(void)
     CHECK(strcmp(names, "bash,tool_search,call_tool") == 0);
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
     trun_free(&r);
-    t.in.tail = NULL;
-    t.in.tail_len = 0;
-    t.in.resume = NULL;
+    rs_resume(&t, NULL);
 
-    /* a conversation the upstream holds: byte-identical */
+    /*
+     * a conversation the upstream holds, store false too: the search,
+     * one call an answer, the call wrapper; its continuation goes on in
+     * it with the searches' outputs alone
+     */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,'conversation':"
+                 "{'id':'conv_1'}," RTOOLS "}")
+          == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(ts_responses_stored(&r.rq) && r.rq.load_wrapper);
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r.json, "parallel_tool_calls")));
+    trun_free(&r);
+
+    rs_resume(&t, "resp_2");
     CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'conversation':'conv_1',"
-                 RTOOLS "}") == TS_DECISION_SERVER_STATE);
+                 RTOOLS "}") == TS_DECISION_DEFERRED_GATEWAY);
+    CHECK(cJSON_GetObjectItem(r.json, "previous_response_id") == NULL);
+    CHECK(strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(r.json,
+                 "conversation")), "conv_1") == 0);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "input")) == 1);
+    trun_free(&r);
+    rs_resume(&t, NULL);
+
+    /* with previous_response_id, or parallel calls: byte-identical */
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'conversation':'conv_1',"
+                 "'previous_response_id':'resp_1'," RTOOLS "}")
+          == TS_DECISION_SERVER_STATE);
     CHECK(r.rq.edits.n == 0);
+    trun_free(&r);
+
+    CHECK(rs_run(&r, &t, RHEAD("gpt-4.1") "'store':false,'conversation':"
+                 "'conv_1','parallel_tool_calls':true," RTOOLS "}")
+          == TS_DECISION_SERVER_STATE);
     trun_free(&r);
 
     /* searching on its own: byte-identical */

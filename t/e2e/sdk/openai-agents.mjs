@@ -7,7 +7,10 @@
 // (setOpenAIAPI("chat_completions"), each turn with the whole history),
 // else on the Responses API, where every turn after the first goes on
 // from the last response (previousResponseId: only new items are sent,
-// the upstream holds the rest).  Prints {"final": TEXT} on stdout.
+// the upstream holds the rest), or with "conversation": true in a
+// conversation made first through the Conversations API (conversationId
+// on every turn: the upstream keeps every item, each request sends only
+// new ones).  Prints {"final": TEXT} on stdout.
 
 import fs from "node:fs";
 import OpenAI from "openai";
@@ -18,8 +21,11 @@ const config = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const chat = config.api === "chat";
 
 setTracingDisabled(true);
-setDefaultOpenAIClient(new OpenAI({ baseURL: config.url + "/v1",
-                                    apiKey: "sk-test", maxRetries: 0 }));
+const client = new OpenAI({ baseURL: config.url + "/v1", apiKey: "sk-test",
+                            maxRetries: 0 });
+setDefaultOpenAIClient(client);
+const conversation = config.conversation
+    ? (await client.conversations.create({})).id : undefined;
 if (chat) {
     setOpenAIAPI("chat_completions");
 }
@@ -41,7 +47,9 @@ try {
         const input = chat && result ? [...result.history, message]
                                      : [message];
         const options = { stream: config.stream, maxTurns: 6 };
-        if (!chat && result) {
+        if (conversation) {
+            options.conversationId = conversation;
+        } else if (!chat && result) {
             options.previousResponseId = result.lastResponseId;
         }
         result = await run(agent, input, options);
