@@ -19,24 +19,28 @@ import cost_session                             # noqa: E402
 import openai_cost_session                      # noqa: E402
 
 DISCOVERIES = (0, 1, 2, 4)
-CLIENTS = ("opencode", "cline", "continue", "qwen-code",
-           "opencode-responses") + openai_cost_session.STORED
+GATEWAY_CLIENTS = ("opencode", "cline", "continue", "qwen-code",
+                   "opencode-responses") + openai_cost_session.STORED
+# Codex's namespaces on the hosted path: items kept, and dropped
+CLIENTS = GATEWAY_CLIENTS + ("codex", "codex-dropped")
+HOSTED_CLIENTS = ("opencode-responses", "codex", "codex-dropped")
 # (label, server directives, the model's queries, the model, or None for
 # the recorded one, the clients); the first is the baseline of its client
 CONFIGURATIONS = (
     ("no module", "toolsearch off;", "select", None, CLIENTS),
     ("default (gateway search), select: queries", "toolsearch on;",
-     "select", None, CLIENTS),
-    ("default, keyword queries", "toolsearch on;", "words", None, CLIENTS),
+     "select", None, GATEWAY_CLIENTS),
+    ("default, keyword queries", "toolsearch on;", "words", None,
+     GATEWAY_CLIENTS),
     ("toolsearch_found_tools tools, select: queries",
      "toolsearch on; toolsearch_found_tools tools;", "select", None,
-     CLIENTS),
+     GATEWAY_CLIENTS),
     ("toolsearch_found_tools tools, keyword queries",
      "toolsearch on; toolsearch_found_tools tools;", "words", None,
-     CLIENTS),
+     GATEWAY_CLIENTS),
     ("hosted tool_search: openai upstream, gpt-5.4",
      "toolsearch on; toolsearch_upstream openai;", "select", "gpt-5.4",
-     ("opencode-responses",)),
+     HOSTED_CLIENTS),
 )
 
 
@@ -121,15 +125,20 @@ def section(results):
         "Agents SDK does with `previousResponseId` "
         "(`cline-responses-chained`: the results alone, going on from the "
         "answer); these are billed on what the model reads, the kept "
-        "history resolved. The model "
+        "history resolved; and Codex 0.171 (`codex`, 81 tools, its MCP "
+        "tools in namespaces `mcp__<server>`, on the hosted path only: "
+        "every item back as it came, the search's included; "
+        "`codex-dropped`: the same with the search's items dropped, as "
+        "opencode drops them). The model "
         "calls a built-in tool on most turns, discovers an MCP tool on "
         "turns %s (as many as the table says) with `select:<name>` or "
         "with the words of the tool's name (*keyword queries*, which "
         "find up to 5 tools), calls each found tool again two turns "
         "later, and answers on the last turn; on the hosted path (an "
         "`openai` upstream and a model that has hosted `tool_search`) "
-        "the API finds the tool and the model calls it in one answer, "
-        "and opencode drops the search's items. Every upstream request "
+        "the API finds the tool (a namespace's member in its namespace) "
+        "and the model calls it in one answer, and opencode drops the "
+        "search's items. Every upstream request "
         "the emulator accepted (all of them) is billed with "
         "t/billing.py's automatic prefix cache: tools, then the "
         "instructions, then the messages or input items; a request reads "

@@ -8,8 +8,8 @@
  * surrogate escape, which cJSON rejects, is kept as it came), its
  * members other than tools and messages are untouched, every function
  * an assistant message calls is declared in its tools, and its tools
- * array recalled from a worker's memory gives the decision and bytes of
- * the body read whole.  Odd: the rest is the
+ * array recalled from a worker's memory gives the decision, counts and
+ * bytes of the body read whole.  Odd: the rest is the
  * answer each call of the gateway loop gets, as a stream or one JSON
  * completion; properties: the client's bytes do not depend on where the
  * answer was cut (byte by byte included), valid chunks stay valid
@@ -88,54 +88,6 @@ fz_check_calls(const char *p, size_t len)
 }
 
 
-/* a worker's memory of tools arrays, kept across inputs */
-static ts_index_mem_t  fz_mem;
-
-
-static char *
-fz_output(ts_request_t *rq, size_t *len)
-{
-    char  *out;
-
-    *len = ts_request_size(rq);
-    out = malloc(*len + 1);
-    fz_assert(out != NULL && ts_request_render(rq, out) == 0, "render");
-
-    return out;
-}
-
-
-/*
- * The body through the memory, twice (the second time its tools array
- * is recalled, the first time often one of an input before), gives the
- * decision and the bytes of the body read whole.
- */
-static void
-fz_check_recall(const ts_input_t *in, const char *body, size_t size,
-    ts_decision_t want, const char *want_out, size_t want_len)
-{
-    ts_input_t     kept;
-    ts_request_t   rq;
-    char          *out;
-    size_t         len;
-    int            i;
-
-    fz_mem.chat_tools.size = TS_RECALL_SIZE;
-    kept = *in;
-    kept.index_mem = &fz_mem;
-
-    for (i = 0; i < 2; i++) {
-        fz_assert(ts_chat_process(&rq, &kept, body, size) == want,
-                  "the recalled tools give another decision");
-        out = fz_output(&rq, &len);
-        fz_assert(len == want_len && memcmp(out, want_out, len) == 0,
-                  "the recalled tools give other bytes");
-        free(out);
-        ts_request_free(&rq);
-    }
-}
-
-
 static void
 fz_request(const uint8_t *data, size_t size)
 {
@@ -153,8 +105,10 @@ fz_request(const uint8_t *data, size_t size)
     data += FZ_POLICY_BYTES;
     size -= FZ_POLICY_BYTES;
 
-    d = ts_chat_process(&rq, &f.in, (const char *) data, size);
-    out = fz_output(&rq, &len);
+    d = fz_rewrite(ts_chat_process, &rq, &f.in, (const char *) data, size,
+                   &out, &len);
+    fz_check_recalled_request(ts_chat_process, &f.in, (const char *) data,
+                              size, &rq, out, len);
 
     if (d == TS_DECISION_DEFERRED_GATEWAY) {
         fz_assert(fz_valid_json(out, len)
@@ -168,7 +122,6 @@ fz_request(const uint8_t *data, size_t size)
     }
 
     ts_request_free(&rq);
-    fz_check_recall(&f.in, (const char *) data, size, d, out, len);
     free(out);
 }
 

@@ -17,18 +17,6 @@
 #include "fz.h"
 
 
-/* a memory of a few small arrays: inputs evict each other */
-#define FZ_RECALL_SMALL  (64 * 1024)
-
-
-/*
- * Two memories kept across inputs: a gateway's, and a small one where
- * every array hashes the same, so that arrays are evicted often and told
- * apart by their bytes alone.
- */
-static ts_index_mem_t  fz_mem, fz_collide;
-
-
 /*
  * The engine's own output, fed again with the header it produced, is
  * left as it is.  The one exception: a first pass that removed
@@ -59,7 +47,8 @@ fz_check_idempotent(const ts_request_t *rq, const ts_input_t *in,
         again.betas_len = strlen(rq->betas);
     }
 
-    (void) fz_rewrite(&rq2, &again, out, outlen, &out2, &len2);
+    (void) fz_rewrite(ts_request_process, &rq2, &again, out, outlen, &out2,
+                      &len2);
 
     if (ts_request_changed(&rq2) || rq2.betas_changed) {
         fz_assert((rq->stripped || rq->hygiene.refs_stale > 0
@@ -196,73 +185,6 @@ fz_check_scans(const char *body, size_t len)
 }
 
 
-/* two requests' decisions, counts and outputs agree */
-static void
-fz_check_same_request(const ts_request_t *a, const char *out_a,
-    size_t len_a, const ts_request_t *b, const char *out_b, size_t len_b)
-{
-    size_t  i;
-    int     same;
-
-    same = a->decision == b->decision
-           && ts_request_changed(a) == ts_request_changed(b)
-           && len_a == len_b && memcmp(out_a, out_b, len_a) == 0
-           && a->betas_changed == b->betas_changed
-           && (!a->betas_changed || strcmp(a->betas, b->betas) == 0)
-           && a->defer_rule == b->defer_rule
-           && a->tools_deferred == b->tools_deferred
-           && a->tools_deferrable == b->tools_deferrable
-           && a->defer_chars == b->defer_chars
-           && a->threshold_chars == b->threshold_chars
-           && a->discovered == b->discovered
-           && a->stripped == b->stripped
-           && a->hygiene.refs_converted == b->hygiene.refs_converted
-           && a->hygiene.refs_stale == b->hygiene.refs_stale
-           && a->hygiene.refs_kept == b->hygiene.refs_kept
-           && (a->defer == NULL) == (b->defer == NULL)
-           && (a->deferrable == NULL) == (b->deferrable == NULL);
-
-    for (i = 0; same && a->defer && i < a->ix.ntools; i++) {
-        same = a->defer[i] == b->defer[i]
-               && a->deferrable[i] == b->deferrable[i];
-    }
-
-    fz_assert(same, "a request in memory kept across inputs differs from "
-              "the request read whole");
-}
-
-
-/*
- * The request through memory kept across inputs, twice (the second time
- * its tools array is recalled, with the facts the rules gave of it when
- * the memory could keep them), agrees with the request read whole (rq,
- * out): decision, counts and bytes.
- */
-static void
-fz_check_recalled_request(const ts_input_t *in, const char *body,
-    size_t len, const ts_request_t *rq, const char *out, size_t outlen)
-{
-    ts_index_mem_t  *mems[] = { &fz_mem, &fz_collide };
-    ts_input_t       kept;
-    ts_request_t     rq2;
-    char            *out2;
-    size_t           len2, m;
-    int              i;
-
-    for (m = 0; m < 2; m++) {
-        kept = *in;
-        kept.index_mem = mems[m];
-
-        for (i = 0; i < 2; i++) {
-            (void) fz_rewrite(&rq2, &kept, body, len, &out2, &len2);
-            fz_check_same_request(rq, out, outlen, &rq2, out2, len2);
-            free(out2);
-            ts_request_free(&rq2);
-        }
-    }
-}
-
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -280,10 +202,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fz_init();
     fz_policy(&f, data);
 
-    fz_mem.tools.size = TS_RECALL_SIZE;
-    fz_collide.tools.size = FZ_RECALL_SMALL;
-    fz_collide.tools.same_hash = 1;
-
     /* an exact copy: a read past the body is a read past the heap block */
     len = size - FZ_POLICY_BYTES;
     body = malloc(len ? len : 1);
@@ -291,8 +209,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(body, data + FZ_POLICY_BYTES, len);
 
     fz_check_scans(body, len);
-    d = fz_rewrite(&rq, &f.in, body, len, &out, &outlen);
-    fz_check_recalled_request(&f.in, body, len, &rq, out, outlen);
+    d = fz_rewrite(ts_request_process, &rq, &f.in, body, len, &out,
+                   &outlen);
+    fz_check_recalled_request(ts_request_process, &f.in, body, len, &rq, out,
+                              outlen);
 
     if (d < TS_DECISION_STANDARD_MODE) {
         fz_assert(!ts_request_changed(&rq) && !rq.betas_changed,

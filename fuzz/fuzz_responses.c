@@ -4,10 +4,12 @@
  * Fuzz target: the Responses dialect.  The input's first byte picks the
  * part.  Even: the rest is a request body, read and rewritten under a
  * policy drawn from the next bytes and an upstream the byte picks;
- * properties: a valid body it changes stays valid JSON, and every function a
+ * properties: a valid body it changes stays valid JSON, every function a
  * function_call item of its input calls is declared (as a tool, or
  * loaded by a tool_search_output of the input; in the namespace the call
- * names, when it names one).  Odd: the rest is the
+ * names, when it names one), and its tools array recalled from a
+ * worker's memory gives the decision, counts and bytes of the body read
+ * whole.  Odd: the rest is the
  * answer each call of the gateway loop gets, as response.* events or one
  * JSON response; properties: the client's bytes do not depend on where
  * the answer was cut, valid events stay valid, a valid response stays
@@ -149,27 +151,26 @@ fz_rrequest(uint8_t mode, const uint8_t *data, size_t size)
     data += FZ_POLICY_BYTES;
     size -= FZ_POLICY_BYTES;
 
-    d = ts_responses_process(&rq, &f.in, (const char *) data, size);
+    d = fz_rewrite(ts_responses_process, &rq, &f.in, (const char *) data,
+                   size, &out, &len);
+    fz_check_recalled_request(ts_responses_process, &f.in,
+                              (const char *) data, size, &rq, out, len);
 
     if (d == TS_DECISION_DEFERRED_GATEWAY
         || d == TS_DECISION_DEFERRED_HOSTED)
     {
-        len = ts_request_size(&rq);
-        out = malloc(len + 1);
-        fz_assert(out != NULL && ts_request_render(&rq, out) == 0,
-                  "render");
         /* cJSON, which the check asks too, refuses lone surrogates */
         fz_assert(fz_valid_json(out, len)
                   || !fz_valid_json((const char *) data, size),
                   "a valid body, rewritten invalid");
         fz_rcheck_calls(out, len);
-        free(out);
 
     } else {
         fz_assert(rq.edits.n == 0, "edits without a deferral");
     }
 
     ts_request_free(&rq);
+    free(out);
 }
 
 

@@ -45,6 +45,8 @@ static const char *const  fz_tool_names[] = {
 
 static const char *const  fz_window_patterns[] = { "~^claude-", NULL };
 
+ts_index_mem_t  fz_mem, fz_collide;
+
 
 void
 fz_assert(int ok, const char *what)
@@ -83,6 +85,16 @@ fz_init(void)
     fz_assert(ts_policy_lists_init(&fz_default_lists, &fz_default, err,
                                    sizeof(err)) == 0, err);
     fz_add_all(&fz_windows, fz_window_patterns);
+
+    fz_mem.tools.size = TS_RECALL_SIZE;
+    fz_mem.chat_tools.size = TS_RECALL_SIZE;
+    fz_mem.responses_tools.size = TS_RECALL_SIZE;
+    fz_collide.tools.size = FZ_RECALL_SMALL;
+    fz_collide.chat_tools.size = FZ_RECALL_SMALL;
+    fz_collide.responses_tools.size = FZ_RECALL_SMALL;
+    fz_collide.tools.same_hash = 1;
+    fz_collide.chat_tools.same_hash = 1;
+    fz_collide.responses_tools.same_hash = 1;
 }
 
 
@@ -358,12 +370,12 @@ fz_check_untouched(const char *in, size_t inlen, const char *out,
 
 
 ts_decision_t
-fz_rewrite(ts_request_t *rq, const ts_input_t *in, const char *body,
-    size_t len, char **out, size_t *outlen)
+fz_rewrite(fz_process_pt process, ts_request_t *rq, const ts_input_t *in,
+    const char *body, size_t len, char **out, size_t *outlen)
 {
     ts_decision_t  d;
 
-    d = ts_request_process(rq, in, body, len);
+    d = process(rq, in, body, len);
 
     /* like the glue: a body the engine did not change is kept as it is */
     *outlen = ts_request_changed(rq) ? ts_request_size(rq) : len;
@@ -380,6 +392,69 @@ fz_rewrite(ts_request_t *rq, const ts_input_t *in, const char *body,
     return d;
 }
 
+
+
+/* two requests' decisions, counts and outputs agree */
+static void
+fz_check_same_request(const ts_request_t *a, const char *out_a,
+    size_t len_a, const ts_request_t *b, const char *out_b, size_t len_b)
+{
+    size_t  i;
+    int     same;
+
+    same = a->decision == b->decision
+           && ts_request_changed(a) == ts_request_changed(b)
+           && len_a == len_b && memcmp(out_a, out_b, len_a) == 0
+           && a->betas_changed == b->betas_changed
+           && (!a->betas_changed || strcmp(a->betas, b->betas) == 0)
+           && a->defer_rule == b->defer_rule
+           && a->tools_deferred == b->tools_deferred
+           && a->tools_deferrable == b->tools_deferrable
+           && a->defer_chars == b->defer_chars
+           && a->threshold_chars == b->threshold_chars
+           && a->discovered == b->discovered
+           && a->stripped == b->stripped
+           && a->hygiene.refs_converted == b->hygiene.refs_converted
+           && a->hygiene.refs_stale == b->hygiene.refs_stale
+           && a->hygiene.refs_kept == b->hygiene.refs_kept
+           && (a->defer == NULL) == (b->defer == NULL)
+           && (a->deferrable == NULL) == (b->deferrable == NULL);
+
+    for (i = 0; same && a->defer && i < a->ix.ntools; i++) {
+        same = a->defer[i] == b->defer[i]
+               && a->deferrable[i] == b->deferrable[i];
+    }
+
+    fz_assert(same, "a request in memory kept across inputs differs from "
+              "the request read whole");
+}
+
+
+void
+fz_check_recalled_request(fz_process_pt process, const ts_input_t *in,
+    const char *body, size_t len, const ts_request_t *rq, const char *out,
+    size_t outlen)
+{
+    ts_index_mem_t  *mems[] = { &fz_mem, &fz_collide };
+    ts_input_t       kept;
+    ts_request_t     rq2;
+    char            *out2;
+    size_t           len2, m;
+    int              i;
+
+    for (m = 0; m < 2; m++) {
+        kept = *in;
+        kept.index_mem = mems[m];
+
+        for (i = 0; i < 2; i++) {
+            (void) fz_rewrite(process, &rq2, &kept, body, len, &out2,
+                              &len2);
+            fz_check_same_request(rq, out, outlen, &rq2, out2, len2);
+            free(out2);
+            ts_request_free(&rq2);
+        }
+    }
+}
 
 int
 fz_events_valid(const char *p, size_t n, int done)

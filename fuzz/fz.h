@@ -21,6 +21,9 @@
 /* input bytes a policy is drawn from */
 #define FZ_POLICY_BYTES  8
 
+/* a memory of a few small arrays: inputs evict each other */
+#define FZ_RECALL_SMALL  (64 * 1024)
+
 
 typedef struct {
     unsigned long    tokens[2];
@@ -29,6 +32,17 @@ typedef struct {
     ts_input_t       in;
 } fz_policy_t;
 
+
+/* a format's request step: ts_request_process() or a dialect's */
+typedef ts_decision_t (*fz_process_pt)(ts_request_t *rq,
+    const ts_input_t *in, const char *body, size_t len);
+
+/*
+ * Two worker memories kept across inputs, for every format: a gateway's,
+ * and a small one where every array hashes the same, so that arrays are
+ * evicted often and told apart by their bytes alone (fz_init sizes them).
+ */
+extern ts_index_mem_t  fz_mem, fz_collide;
 
 /* compiles the pattern lists the policies choose from, once */
 void fz_init(void);
@@ -58,11 +72,25 @@ void fz_check_untouched(const char *in, size_t inlen, const char *out,
     size_t outlen);
 
 /*
- * Runs the engine; *out is the body the glue would forward: the rendered
- * output, or a copy of the body when nothing changed.  The caller frees it.
+ * Runs a format's request step; *out is the body the glue would forward:
+ * the rendered output, or a copy of the body when nothing changed.  The
+ * caller frees it.
  */
-ts_decision_t fz_rewrite(ts_request_t *rq, const ts_input_t *in,
-    const char *body, size_t len, char **out, size_t *outlen);
+ts_decision_t fz_rewrite(fz_process_pt process, ts_request_t *rq,
+    const ts_input_t *in, const char *body, size_t len, char **out,
+    size_t *outlen);
+
+/*
+ * A worker's memory never changes a request (the principle "faster,
+ * never different"): the body through each of fz_mem and fz_collide,
+ * twice (the second time its tools array is recalled, with the facts
+ * derived from it when the memory could keep them, the first time often
+ * an array of an input before), gives the decision, counts and bytes of
+ * the request read without memory (rq, out); aborts otherwise.
+ */
+void fz_check_recalled_request(fz_process_pt process, const ts_input_t *in,
+    const char *body, size_t len, const ts_request_t *rq, const char *out,
+    size_t outlen);
 
 /*
  * 1 when every complete event with data carries a JSON value (or, with

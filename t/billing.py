@@ -219,8 +219,9 @@ def bill_session(bodies):
 #   templates put the tool definitions in the system area, before the
 #   first message.  A string input is one block.  Of a deferred function
 #   (defer_loading, Responses' hosted search) the model reads its name
-#   and description; what a hosted search loads inside one request is
-#   appended after the prompt and not counted.
+#   and description, of a namespace its own and its members that are not
+#   deferred; what a hosted search loads inside one request is appended
+#   after the prompt and not counted.
 # * Tokens: the text a block carries (a message's string content, the
 #   text of its parts, a function_call_output's string output, the
 #   instructions) at 4 bytes a token, the rest of its compact JSON at 3.5.
@@ -272,18 +273,31 @@ def openai_tokens(value):
         max(0, whole - quoted) / BYTES_PER_TOKEN_JSON
 
 
+def deferred(t):
+    return isinstance(t, dict) and t.get("defer_loading") is True
+
+
+def hosted_seen(t):
+    """What a Responses model reads of a tool (OpenAI's tool search
+    guide): of a deferred function its name and description; of a
+    namespace its own, and its members that are not deferred."""
+    if deferred(t):
+        return {k: t.get(k) for k in ("name", "description")}
+    if isinstance(t, dict) and t.get("type") == "namespace" and \
+            isinstance(t.get("tools"), list):
+        return dict(t, tools=[m for m in t["tools"] if not deferred(m)])
+    return t
+
+
 class Part(Block):
-    """one block of an OpenAI-format prompt; of a deferred function
-    (Responses' defer_loading), the model reads the name and description
-    alone"""
+    """one block of an OpenAI-format prompt; of a deferred function or
+    namespace member (Responses' defer_loading), what hosted_seen says"""
 
     def __init__(self, where, value):
         self.where = where
         self.breakpoint = False
         self.key = compact(value).encode()
-        if isinstance(value, dict) and value.get("defer_loading") is True:
-            value = {k: value.get(k) for k in ("name", "description")}
-        self.tokens = openai_tokens(value)
+        self.tokens = openai_tokens(hosted_seen(value))
 
 
 def tool_name(t):

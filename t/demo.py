@@ -27,7 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conftest import client_requests, load_fixture, request   # noqa: E402
 from emulator import Emulator                  # noqa: E402
 from gateway import Gateway                    # noqa: E402
-from measure import compact_size, tokens, visible_tools   # noqa: E402
+import measure                                              # noqa: E402
+from measure import tokens                                  # noqa: E402
 
 # (route, recorded request): "" is the anthropic profile (hosted search),
 # /compatible an upstream without tool search (gateway-executed search)
@@ -61,7 +62,7 @@ LOG = ("log_format demo '$toolsearch_decision "
 def seen_bytes(body):
     """Bytes of the tool definitions the model sees, or None."""
     try:
-        return compact_size(visible_tools(json.loads(body)))
+        return measure.seen_bytes(json.loads(body))
     except (ValueError, AttributeError):
         return None
 

@@ -15,7 +15,9 @@ Rules checked (ApiError, status 400):
   and name, so two namespaces may each have a member of one name, and
   namespace names are unique in tools[];
 * a tool_search_output loads a namespace's members with it (a
-  namespace object with the members found);
+  namespace object, named, with the functions found); defer_loading
+  goes on functions, a namespace's members too, never on a namespace
+  object ("Unknown parameter");
 * a function_call the store holds (previous_response_id, item_reference)
   may name a function this request does not declare: tools and
   instructions are per request, never inherited, and OpenAI goes on from
@@ -191,6 +193,10 @@ def declare(ctx, tools, model):
             name = t.get("name")
             if not isinstance(name, str) or name in ctx.namespaces:
                 raise api_error("Invalid namespace tools[%d]" % i)
+            # defer_loading is a function's, a namespace's members' too
+            if "defer_loading" in t:
+                raise api_error("Unknown parameter: "
+                                "'tools[%d].defer_loading'." % i)
             ctx.namespaces[name] = t.get("description")
             for f in t.get("tools") or []:
                 deferred_any |= declare_function(ctx, f, name, i)
@@ -232,6 +238,15 @@ def walk(ctx, items):
         kind = it.get("type", "message") if isinstance(it, dict) else None
         if kind == "tool_search_output":
             for t in it.get("tools") or []:
+                if t.get("type") == "namespace" and not (
+                        isinstance(t.get("name"), str) and
+                        isinstance(t.get("tools"), list) and
+                        all(isinstance(f, dict) and
+                            isinstance(f.get("name"), str)
+                            for f in t["tools"])):
+                    raise api_error("Invalid 'input[%d].tools': a "
+                                    "namespace needs a name and its "
+                                    "functions." % i)
                 if t.get("type") == "namespace":
                     if t["name"] in loaded_ns:
                         raise api_error("Namespace %s is declared by two "

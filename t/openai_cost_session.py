@@ -33,6 +33,13 @@ client carries back (the recordings' second turns):
   of the answer and the results alone).  These are billed on what the
   model reads: the emulator's context with the kept history resolved
   (`rec.whole`), not the request's bytes.
+* Responses, Codex 0.171 (`store: false`, an unknown model: every MCP
+  tool in a namespace `mcp__<server>`, the found tools' names qualified
+  here: `mcp__memory__create_entities`), on the hosted path: every output
+  item back as it came, ids, `namespace` and the hosted search's items
+  included (`codex`), or the same session with the search's items
+  dropped as opencode drops them (`codex-dropped`, the calls keeping
+  their `namespace`).
 
 The model searches with `select:<name>` (QUERIES["select"]) or with the
 words of the tool's name (QUERIES["words"], which finds several tools);
@@ -95,11 +102,12 @@ class Client:
         self.carry = carry              # Responses: what it carries back
 
     def schema(self, name):
-        """the input schema of one of the recorded request's tools"""
+        """the input schema of one of the recorded request's tools (a
+        namespace's member by its qualified name)"""
         for t in json.loads(self.first()[0]).get("tools", []):
-            fn = t.get("function", t)
-            if fn.get("name") == name:
-                return fn.get("parameters") or {}
+            for fn in t.get("tools") or [t.get("function", t)]:
+                if qualified(t, fn) == name:
+                    return fn.get("parameters") or {}
         return {}
 
     def first(self):
@@ -107,6 +115,22 @@ class Client:
         if self.format == "chat":
             return chat_fixtures.recorded_requests(self.name, False)[0]
         return responses_fixtures.recorded_requests(self.name, False)[0]
+
+
+def qualified(tool, fn):
+    """a function's name here: a namespace's member's qualified by it"""
+    if tool.get("type") == "namespace":
+        return "%s__%s" % (tool.get("name"), fn.get("name"))
+    return fn.get("name")
+
+
+def key_of(name):
+    """(namespace or None, name) of a name the session plans: Codex's MCP
+    tools are members of mcp__<server>"""
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        ns, member = name.rsplit("__", 1)
+        return ns, member
+    return None, name
 
 
 CLIENTS = {
@@ -186,21 +210,34 @@ def chat_model(client, calls, turns, query):
 
 def responses_model(client, calls, turns, query):
     """Where the API runs the search (hosted tool_search), the model
-    finds a deferred tool and calls it in one answer."""
+    finds a deferred tool its context has not loaded and calls it in one
+    answer."""
     def answer(body, ctx):
         turn = turn_of(ctx.answered())
         name = calls.get(turn)
-        if turn < turns and ctx.hosted and (None, name) in ctx.deferred:
-            found = dict(ctx.deferred[(None, name)])
+        ns, member = key_of(name or "")
+        # it searches for a tool its context has not loaded
+        if turn < turns and ctx.hosted and (ns, member) in ctx.deferred \
+                and (ns, member) not in ctx.functions:
+            found = dict(ctx.deferred[(ns, member)])
             found.pop("defer_loading", None)
+            if ns is not None:
+                # the API loads a member with its namespace
+                found = {"type": "namespace", "name": ns,
+                         "description": ctx.namespaces.get(ns),
+                         "tools": [found]}
             return ResponsesReply(
                 "Calling %s." % name,
-                [(name, arguments(client, name, turn), call_id(turn))],
-                [([name], [found])])
-        text, out = decide(client, calls, ctx.answered(),
-                           {n for _, n in ctx.functions}, turns, query,
-                           ctx.wrapped())
-        return ResponsesReply(text, out)
+                [(member, arguments(client, name, turn), call_id(turn),
+                  ns)], [([member], [found])])
+        declared = {"%s__%s" % k if k[0] else k[1] for k in ctx.functions}
+        text, out = decide(client, calls, ctx.answered(), declared, turns,
+                           query, ctx.wrapped())
+        # a member's call names it bare, in its namespace
+        return ResponsesReply(text, [(key_of(c[0])[1],) + tuple(c[1:]) +
+                                     ((key_of(c[0])[0],)
+                                      if key_of(c[0])[0] else ())
+                                     for c in out])
     return answer
 
 
@@ -246,9 +283,11 @@ def said_message(it):
 
 
 def bare_call(it):
-    """a function_call without its id and status"""
-    return {"type": "function_call", "call_id": it["call_id"],
-            "name": it["name"], "arguments": it["arguments"]}
+    """a function_call without its id and status (its namespace kept)"""
+    return dict({"type": "function_call", "call_id": it["call_id"],
+                 "name": it["name"], "arguments": it["arguments"]},
+                **({"namespace": it["namespace"]} if "namespace" in it
+                   else {}))
 
 
 def whole_item(it):
@@ -259,16 +298,19 @@ def reference(it):
     return {"type": "item_reference", "id": it["id"]}
 
 
-def carrier(message, call, chained=False):
+def carrier(message, call, chained=False, other=None):
     """A Responses client's carry: each output message and function_call
-    as message(item) and call(item), then each call's result; chained,
-    it goes on from the answer (previous_response_id) with the results
-    alone.  Returns whether the model called a tool."""
+    as message(item) and call(item), any other item as other(item) (none
+    without), then each call's result; chained, it goes on from the
+    answer (previous_response_id) with the results alone.  Returns
+    whether the model called a tool."""
     def carry(client, body, answer):
         new, outputs = [], []
         for it in answer["output"]:
             if it["type"] == "message" and message:
                 new.append(message(it))
+            elif it["type"] not in ("message", "function_call") and other:
+                new.append(other(it))
             elif it["type"] == "function_call":
                 new.append(call(it) if call else None)
                 outputs.append({
@@ -296,6 +338,8 @@ carry_with_ids = carrier(whole_item, whole_item)
 carry_references = carrier(reference, bare_call)
 # the Agents SDK with previousResponseId: the results alone
 carry_chained = carrier(None, None, chained=True)
+# Codex: every item back as it came, reasoning and hosted search included
+carry_everything = carrier(whole_item, whole_item, other=whole_item)
 
 CLINE_RESPONSES = dict(
     builtin=("read_files", {"paths": ["/src/main.c"]}),
@@ -326,6 +370,19 @@ STORED = ("cline-responses", "continue-responses", "cline-responses-ids",
           "cline-responses-refs", "cline-responses-chained")
 # those that send their new items alone
 CHAINED = ("cline-responses-chained",)
+
+# the Codex sessions: the hosted path only (bench/openai_cost_bench.py)
+CODEX_TARGETS = ("mcp__memory__create_entities", "mcp__github__create_issue",
+                 "mcp__filesystem__write_file", "mcp__everything__echo")
+CODEX = {
+    "codex": Client("codex", "responses",
+                    ("exec_command", {"cmd": "cat /src/main.c"}),
+                    CODEX_TARGETS, text_result, carry=carry_everything),
+    "codex-dropped": Client("codex", "responses",
+                            ("exec_command", {"cmd": "cat /src/main.c"}),
+                            CODEX_TARGETS, text_result,
+                            carry=carry_responses),
+}
 
 
 def play(gw, client, turns=TURNS, model=None):
@@ -381,7 +438,7 @@ def run(client_name, label, server, discoveries=4, turns=TURNS,
         query="select", model=None):
     """One session of a client through a fresh nginx and emulator; model
     replaces the recorded one."""
-    client = CLIENTS[client_name]
+    client = CLIENTS.get(client_name) or CODEX[client_name]
     calls = cost_session.plan(client, discoveries, turns)
     emu = Emulator("proxy")
     if client.format == "chat":

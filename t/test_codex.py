@@ -53,7 +53,8 @@ def test_found_member_comes_in_its_namespace(gateway, emulator, stream):
     a search loads what it found in its namespace after the search
     function, and the client's call carries its namespace."""
     seek(emulator)
-    gw = gateway(server="toolsearch on; " + HEADER)
+    gw = gateway(server="toolsearch on; add_header X-Found "
+                 "$toolsearch_found_tools always; " + HEADER)
     data, headers = codex(stream)
     r = send(gw, data, headers=headers)
     assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
@@ -77,6 +78,10 @@ def test_found_member_comes_in_its_namespace(gateway, emulator, stream):
     assert len(ns["tools"]) < len(whole["tools"])
     assert "Loaded: " in second["input"][-1]["output"] and \
         QUALIFIED in second["input"][-1]["output"]
+    # found tools load as tools: no call wrapper to point the model to
+    assert "call_tool" not in json.dumps(second)
+    assert "Input schema" not in second["input"][-1]["output"]
+    assert r.header("X-Found") == "tools"
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -192,8 +197,142 @@ def test_hosted_search_defers_members(gateway, emulator, stream, carry):
     up, = upstream_bodies(emulator)
     mem = [n for n in namespaces(up) if n["name"] == NS][0]
     flag = {f["name"]: f.get("defer_loading") for f in mem["tools"]}
-    assert flag[MEMBER] is (True if carry == "intact" else None)
+    # the member stays deferred: the client's output, or the one the
+    # gateway restores for a dropped search, loads it
+    assert flag[MEMBER] is True
     assert flag["read_graph"] is True
+    outputs = [it for it in up["input"] if it["type"] == "tool_search_output"]
+    assert len(outputs) == 1
+    assert [t["name"] for t in outputs[0]["tools"]] == [NS]
+
+
+HOSTED_MODEL = "gpt-5.4"
+
+
+def hosted_turn(turn=0, stream=False):
+    """Codex's recorded request for the hosted path: gpt-5.4"""
+    data, headers = codex(stream, turn)
+    body = json.loads(data)
+    body["model"] = HOSTED_MODEL
+    return body, headers
+
+
+def member_call(name, call_id, ns=NS):
+    """a call of a namespace's member as the client carries it back
+    without the search's items, and its output"""
+    return [{"type": "function_call", "call_id": call_id, "name": name,
+             "namespace": ns, "arguments": json.dumps(ARGS)},
+            {"type": "function_call_output", "call_id": call_id,
+             "output": "ok"}]
+
+
+def restored(up):
+    """the gateway's restored search items of an upstream body, with the
+    index of each"""
+    return [(i, it) for i, it in enumerate(up["input"])
+            if it.get("type") in ("tool_search_call", "tool_search_output")]
+
+
+def client_member(ns, name):
+    return [f for f in client_namespace(ns)["tools"] if f["name"] == name][0]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_dropped_searches_restore_one_output_per_namespace(gateway, emulator,
+                                                           stream):
+    """Hosted path, a client that dropped the search's items (as opencode,
+    cline and continue drop them): calls of two members of one namespace,
+    on different turns, and of a member of another.  tools[] keeps the
+    bytes of the first turn (every member stays deferred), and before the
+    first call of each namespace one tool_search_call and one
+    tool_search_output are restored: the namespace's name and
+    description, with all its called members as the client defined them,
+    in the client's order, so that the strict emulator (one output per
+    namespace) takes the request."""
+    gw = gateway(server=HOSTED)
+    body, headers = hosted_turn(0, stream)
+    send(gw, body, headers=headers)
+    first, = upstream_bodies(emulator)
+    n = len(body["input"])
+    body["input"] += member_call("read_graph", "call_a")
+    body["input"] += member_call("write_file", "call_b", "mcp__filesystem")
+    body["input"] += member_call(MEMBER, "call_c")
+    emulator.reset()
+    r = send(gw, body, headers=headers)
+    assert r.status == 200, r.body[:300]
+    assert r.header("X-Toolsearch-Decision") == "deferred_hosted"
+    up, = upstream_bodies(emulator)
+    assert up["tools"] == first["tools"]
+    items = restored(up)
+    assert [i for i, _ in items] == [n, n + 1, n + 4, n + 5]
+    call, output = items[0][1], items[1][1]
+    assert call == {"type": "tool_search_call", "execution": "server",
+                    "call_id": None, "status": "completed",
+                    "arguments": {"paths": [NS]}}
+    assert output["execution"] == "server" and output["call_id"] is None
+    ns, = output["tools"]
+    whole = client_namespace(NS)
+    assert ns == {"type": "namespace", "name": NS,
+                  "description": whole["description"],
+                  "tools": [client_member(NS, MEMBER),
+                            client_member(NS, "read_graph")]}
+    fs, = items[3][1]["tools"]
+    assert fs["name"] == "mcp__filesystem"
+    assert fs["tools"] == [client_member("mcp__filesystem", "write_file")]
+    # the client's items as they came, after the restored ones
+    assert up["input"][n + 2:n + 4] == body["input"][n:n + 2]
+
+
+def test_restored_namespace_output_keeps_its_bytes(gateway, emulator):
+    """Each later turn that carries the same calls sends the restored
+    items with the same bytes, after the prefix the cache holds."""
+    gw = gateway(server=HOSTED)
+    body, headers = hosted_turn()
+    n = len(body["input"])
+    body["input"] += member_call(MEMBER, "call_a")
+    seen = []
+    for turn in range(3):
+        emulator.reset()
+        r = send(gw, body, headers=headers)
+        assert r.status == 200, r.body[:300]
+        up, = upstream_bodies(emulator)
+        assert [i for i, _ in restored(up)] == [n, n + 1]
+        seen.append(json.dumps(up["input"][:n + 4], separators=(",", ":")))
+        body["input"] += [{"role": "user", "content": "turn %d" % turn},
+                          {"type": "function_call", "name": "exec_command",
+                           "call_id": "call_x%d" % turn,
+                           "arguments": '{"cmd":"ls"}'},
+                          {"type": "function_call_output",
+                           "call_id": "call_x%d" % turn, "output": "ok"}]
+    assert len(set(seen)) == 1
+
+
+def test_namespace_an_output_declares_loads_a_member_in_place(gateway,
+                                                              emulator):
+    """A namespace a tool_search_output of the input declares (the client
+    kept that search) cannot be declared by a restored output too: a call
+    of another member whose search was dropped loads that member in its
+    place, and the request stays valid."""
+    gw = gateway(server=HOSTED)
+    body, headers = hosted_turn()
+    kept = dict(client_member(NS, MEMBER))
+    body["input"] += [
+        {"type": "tool_search_call", "execution": "server", "call_id": None,
+         "status": "completed", "arguments": {"paths": [MEMBER]}},
+        {"type": "tool_search_output", "execution": "server",
+         "call_id": None, "status": "completed",
+         "tools": [{"type": "namespace", "name": NS,
+                    "description": client_namespace(NS)["description"],
+                    "tools": [kept]}]}]
+    body["input"] += member_call(MEMBER, "call_a")
+    body["input"] += member_call("read_graph", "call_b")
+    r = send(gw, body, headers=headers)
+    assert r.status == 200, r.body[:300]
+    up, = upstream_bodies(emulator)
+    assert len(restored(up)) == 2
+    mem = [n for n in namespaces(up) if n["name"] == NS][0]
+    flag = {f["name"]: f.get("defer_loading") for f in mem["tools"]}
+    assert flag[MEMBER] is True and flag["read_graph"] is None
 
 
 def test_member_counts_and_variables(gateway, emulator):

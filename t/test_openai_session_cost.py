@@ -11,7 +11,8 @@ client's next turn sends the tools[] of the loop's call, and a found
 tool never moves the ones found before it.  Where the API runs the search
 (Responses, hosted tool_search) and the client drops the search's items,
 no request breaks it: the found tool stays deferred and its search is
-restored before its call."""
+restored before its call (a namespace's members, Codex's, in one search
+a namespace)."""
 
 import json
 
@@ -121,20 +122,27 @@ HOSTED = "toolsearch on; toolsearch_upstream openai;"
 HOSTED_MODEL = "gpt-5.4"
 
 
-def test_hosted_session_breaks_no_prefix():
-    # the API runs the searches; opencode drops their items, so the next
-    # turn's only trace of a search is the call of what it found
-    r = ocs.run("opencode-responses", "hosted", HOSTED, model=HOSTED_MODEL)
-    base = ocs.run("opencode-responses", "off", OFF, model=HOSTED_MODEL)
-    targets = ocs.CLIENTS["opencode-responses"].targets
+def hosted_session(client):
+    """a session on the hosted path: every request accepted, none breaks
+    the prefix, cheaper than no module, tools[] the same bytes on every
+    request (the found tools stay deferred); its bodies"""
+    r = ocs.run(client, "hosted", HOSTED, model=HOSTED_MODEL)
+    base = ocs.run(client, "off", OFF, model=HOSTED_MODEL)
     bodies = [q.json() for q in r.requests]
 
     assert r.rejected() == []
     assert len(r.requests) == ocs.TURNS
     assert r.bill.breaks() == []
     assert r.bill.units() < base.bill.units()
-    # the found tools stay deferred: tools[] keeps its bytes
     assert len({billing.compact(b["tools"]) for b in bodies}) == 1
+    return bodies
+
+
+def test_hosted_session_breaks_no_prefix():
+    # the API runs the searches; opencode drops their items, so the next
+    # turn's only trace of a search is the call of what it found
+    bodies = hosted_session("opencode-responses")
+    targets = ocs.CLIENTS["opencode-responses"].targets
     for t in bodies[0]["tools"]:
         if t.get("name") in targets:
             assert t["defer_loading"] is True
@@ -152,6 +160,19 @@ def test_hosted_session_breaks_no_prefix():
     assert used["type"] == "function_call" and used["name"] == targets[0]
     assert sum(i.get("type") == "tool_search_output"
                for i in bodies[-1]["input"]) == len(targets)
+
+
+@pytest.mark.parametrize("client", ["codex", "codex-dropped"])
+def test_hosted_namespaced_session_breaks_no_prefix(client):
+    # Codex's MCP tools in namespaces: the API loads a found member with
+    # its namespace; with the search's items kept they load it on the
+    # next turns, and where the client drops them the gateway restores
+    # one search a namespace (the targets are of four namespaces)
+    bodies = hosted_session(client)
+    outputs = [i for i in bodies[-1]["input"]
+               if i.get("type") == "tool_search_output"]
+    assert sorted(t["name"] for o in outputs for t in o["tools"]) == \
+        sorted(ocs.key_of(n)[0] for n in ocs.CODEX_TARGETS)
 
 
 @pytest.mark.parametrize("client", ["opencode", "opencode-responses"])

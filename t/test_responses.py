@@ -955,6 +955,16 @@ def test_emulator_is_strict(gateway, emulator):
                        "call_id": None, "tools": [ns]}] * 2
     r = send(gw, body)
     assert r.status == 400 and "two tool_search_output" in r.body.decode()
+    body["input"][-1] = {"type": "tool_search_output", "execution": "server",
+                         "call_id": None, "tools": [{"type": "namespace",
+                                                     "tools": []}]}
+    r = send(gw, body)
+    assert r.status == 400 and "a namespace needs" in r.body.decode()
+    body = first_request(False)
+    body["model"] = "gpt-5.4"
+    body["tools"] += [dict(ns, defer_loading=True), {"type": "tool_search"}]
+    r = send(gw, body)
+    assert r.status == 400 and "defer_loading" in r.body.decode()
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -44,23 +44,19 @@ ts_rs_place(const ts_request_t *rq, size_t i)
 }
 
 
-/*
- * A namespace with the members that are not deferred, in their order;
- * whole, byte for byte, when none is.  The index's tools k to k + m are
- * its members.
- */
-static void
-ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
-    size_t k, size_t m)
+void
+ts_rs_namespace_write(ts_buf_t *b, const ts_index_t *ix,
+    const ts_val_t *elem, size_t k, size_t m, ts_rs_keep_pt keep,
+    const void *arg)
 {
     const ts_tool_t  *t;
     const char       *buf;
     size_t            j, open, close, sep;
 
-    buf = rq->ix.buf;
-    t = &rq->ix.tools[k];
+    buf = ix->buf;
+    t = &ix->tools[k];
 
-    for (j = 0; j < m && ts_rs_place(rq, k + j) != TS_RS_GONE; j++) {
+    for (j = 0; j < m && keep(arg, k + j); j++) {
         /* void */
     }
 
@@ -76,13 +72,21 @@ ts_rs_namespace(ts_buf_t *b, const ts_request_t *rq, const ts_val_t *elem,
     sep = 0;
 
     for (j = 0; j < m; j++) {
-        if (ts_rs_place(rq, k + j) != TS_RS_GONE) {
+        if (keep(arg, k + j)) {
             ts_buf_str(b, sep++ ? "," : "");
             ts_buf_add(b, buf + t[j].elem.off, t[j].elem.len);
         }
     }
 
     ts_buf_add(b, buf + close, elem->off + elem->len - close);
+}
+
+
+/* a member that gateway search's tools[] keeps: one not deferred */
+static int
+ts_rs_kept(const void *rq, size_t i)
+{
+    return ts_rs_place(rq, i) != TS_RS_GONE;
 }
 
 
@@ -154,7 +158,8 @@ ts_rs_element_write(ts_buf_t *b, const ts_request_t *rq,
     const ts_rs_elem_t *e)
 {
     if (e->group) {
-        ts_rs_namespace(b, rq, &e->elem, e->first, e->n);
+        ts_rs_namespace_write(b, &rq->ix, &e->elem, e->first, e->n,
+                              ts_rs_kept, rq);
 
     } else {
         ts_buf_add(b, rq->ix.buf + e->elem.off, e->elem.len);

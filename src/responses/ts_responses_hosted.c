@@ -7,7 +7,7 @@
  * stateless turn keeps loaded; for an openai upstream with a model that
  * has hosted tool_search, defer_loading and {"type":"tool_search"}, with
  * the searches a client dropped restored before the calls of what they
- * found.
+ * found (one a namespace, for its members).
  */
 
 #include <stdlib.h>
@@ -217,27 +217,35 @@ ts_rs_name(const char *buf, const ts_val_t *obj, const ts_val_t *ns,
 }
 
 
-/* 1 when a definition of a tool_search_output declares the name */
+/*
+ * 1 when a definition of a tool_search_output declares the name: a
+ * function (a member by its qualified name), or with ns a namespace
+ */
 static int
 ts_rs_declares(const char *buf, const ts_val_t *def, const char *name,
-    size_t len)
+    size_t len, int ns)
 {
-    ts_val_t     ns, *members;
+    ts_val_t     gns, *members;
     const char  *s;
     char         tmp[2 * TS_NAME_MAX];
     size_t       j, m, slen;
     int          found;
 
-    if (!ts_rs_group(buf, def, &ns, &members, &m)) {
-        s = ts_rs_name(buf, def, NULL, tmp, sizeof(tmp), &slen);
+    if (!ts_rs_group(buf, def, &gns, &members, &m)) {
+        s = ns ? NULL : ts_rs_name(buf, def, NULL, tmp, sizeof(tmp), &slen);
 
         return s != NULL && slen == len && memcmp(s, name, len) == 0;
     }
 
     found = 0;
 
-    for (j = 0; ns.kind != TS_NONE && j < m; j++) {
-        s = ts_rs_name(buf, &members[j], &ns, tmp, sizeof(tmp), &slen);
+    if (ns && gns.kind != TS_NONE) {
+        s = ts_str_view(buf, &gns, tmp, sizeof(tmp), &slen);
+        found = s != NULL && slen == len && memcmp(s, name, len) == 0;
+    }
+
+    for (j = 0; !ns && gns.kind != TS_NONE && j < m; j++) {
+        s = ts_rs_name(buf, &members[j], &gns, tmp, sizeof(tmp), &slen);
         found |= s != NULL && slen == len && memcmp(s, name, len) == 0;
     }
 
@@ -247,9 +255,13 @@ ts_rs_declares(const char *buf, const ts_val_t *def, const char *name,
 }
 
 
-/* 1 when a hosted tool_search_output of the input declares the name */
+/*
+ * 1 when a hosted tool_search_output of the input declares the name (a
+ * function's; with ns, a namespace's)
+ */
 static int
-ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
+ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len,
+    int ns)
 {
     ts_val_t   type, tools, *items;
     size_t     i, j, n;
@@ -267,7 +279,7 @@ ts_rs_found_by_hosted(const ts_index_t *ix, const char *name, size_t len)
         }
 
         for (j = 0; j < n; j++) {
-            found |= ts_rs_declares(ix->buf, &items[j], name, len);
+            found |= ts_rs_declares(ix->buf, &items[j], name, len, ns);
         }
 
         free(items);
@@ -321,7 +333,7 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
 
     s = ts_rs_name(ix->buf, obj, &ns, tmp, sizeof(tmp), &len);
 
-    if (s == NULL || (call && ts_rs_found_by_hosted(ix, s, len))) {
+    if (s == NULL || (call && ts_rs_found_by_hosted(ix, s, len, 0))) {
         return 0;
     }
 
@@ -346,51 +358,98 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
 
 
 /*
+ * A name a restored search can carry: a string written without escapes,
+ * of the API's characters, in *s and *len
+ */
+static int
+ts_rs_api_name(const char *buf, const ts_val_t *v, const char **s,
+    size_t *len)
+{
+    size_t  i;
+
+    if (v->kind != TS_STRING || v->esc) {
+        return 0;
+    }
+
+    *s = buf + v->off + 1;
+    *len = v->len - 2;
+
+    for (i = 0; i < *len; i++) {
+        if (!((*s)[i] >= 'a' && (*s)[i] <= 'z')
+            && !((*s)[i] >= 'A' && (*s)[i] <= 'Z')
+            && !((*s)[i] >= '0' && (*s)[i] <= '9')
+            && (*s)[i] != '_' && (*s)[i] != '-')
+        {
+            return 0;
+        }
+    }
+
+    return *len > 0 && *len <= TS_RS_NAME_MAX;
+}
+
+
+/*
  * The tool a function_call item calls when its hosted search can be
- * restored (ts_rs_restore_searches): a flat function of tools[] (the
- * call has no namespace) whose name is of the API's characters, written
- * without escapes, and that no hosted tool_search_output of the input
- * declares; -1 otherwise.
+ * restored (ts_rs_restore_searches): a function of tools[] whose name
+ * (and namespace, for a call that names one) is of the API's characters,
+ * written without escapes, and that no hosted tool_search_output of the
+ * input declares; a namespace's member only when no such output declares
+ * its namespace (the API refuses two that declare one); -1 otherwise.
  */
 static long
 ts_rs_restorable(const ts_index_t *ix, const ts_val_t *call)
 {
-    ts_val_t     name, ns;
-    const char  *s, *t;
-    char         tmp[TS_NAME_MAX];
-    size_t       i, len, tlen;
+    ts_val_t     name, ns, bare;
+    const char  *s, *n, *t;
+    char         tmp[TS_NAME_MAX], q[2 * TS_RS_NAME_MAX + 2];
+    size_t       i, len, nlen, tlen;
+    int          member;
 
-    if (ts_rs_has(ix->buf, call, "namespace", &ns)
-        || !ts_rs_has(ix->buf, call, "name", &name)
-        || name.kind != TS_STRING || name.esc)
+    member = ts_rs_has(ix->buf, call, "namespace", &ns);
+
+    if (!ts_rs_has(ix->buf, call, "name", &name)
+        || !ts_rs_api_name(ix->buf, &name, &s, &len)
+        || (member && !ts_rs_api_name(ix->buf, &ns, &n, &nlen)))
     {
         return -1;
     }
 
-    s = ix->buf + name.off + 1;
-    len = name.len - 2;
-
-    if (len == 0 || len > TS_RS_NAME_MAX
-        || ts_rs_found_by_hosted(ix, s, len))
-    {
-        return -1;
-    }
-
-    for (i = 0; i < len; i++) {
-        if (!(s[i] >= 'a' && s[i] <= 'z') && !(s[i] >= 'A' && s[i] <= 'Z')
-            && !(s[i] >= '0' && s[i] <= '9') && s[i] != '_' && s[i] != '-')
-        {
+    /* a member by its qualified name, as the index knows it */
+    if (member) {
+        if (ts_rs_found_by_hosted(ix, n, nlen, 1)) {
             return -1;
         }
+
+        memcpy(q, n, nlen);
+        memcpy(q + nlen, "__", 2);
+        memcpy(q + nlen + 2, s, len);
+        s = q;
+        len += nlen + 2;
+
+    } else if (ts_rs_found_by_hosted(ix, s, len, 0)) {
+        return -1;
     }
 
-    /* not a namespace's member: its name lies past the body's end */
+    /*
+     * A namespace's member has its qualified name past the body's end,
+     * a flat function in the body; a member's own name is the call's, so
+     * that the namespace is the call's too.
+     */
     for (i = 0; i < ix->ntools; i++) {
         t = ts_str_view(ix->buf, &ix->tools[i].name, tmp, sizeof(tmp),
                         &tlen);
 
-        if (t != NULL && tlen == len && memcmp(t, s, len) == 0
-            && ix->tools[i].name.off < ix->len)
+        if (t == NULL || tlen != len || memcmp(t, s, len) != 0
+            || (ix->tools[i].name.off >= ix->len) != member)
+        {
+            continue;
+        }
+
+        if (!member
+            || (ts_rs_has(ix->buf, &ix->tools[i].elem, "name", &bare)
+                && bare.len == name.len
+                && memcmp(ix->buf + bare.off, ix->buf + name.off,
+                          name.len) == 0))
         {
             return (long) i;
         }
@@ -460,6 +519,145 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all,
 }
 
 
+/* a namespace of tools[]: its element, name, and members in the index */
+typedef struct {
+    ts_val_t    elem;
+    ts_val_t    name;
+    size_t      first;
+    size_t      n;
+    unsigned    done:1;     /* its search restored */
+} ts_rs_group_t;
+
+
+/* the namespaces of tools[] (named by a string), which the caller frees */
+static ts_rs_group_t *
+ts_rs_groups(const ts_index_t *ix, size_t *ngroups)
+{
+    ts_rs_group_t  *g;
+    ts_val_t       *items, *members, ns;
+    size_t          i, k, n, m, first;
+
+    if (ts_container_items(ix->buf, ts_rs_member(ix, TS_RS_TOOLS), &items,
+                           &n)
+        != TS_OK)
+    {
+        return NULL;
+    }
+
+    g = malloc((n ? n : 1) * sizeof(ts_rs_group_t));
+    *ngroups = 0;
+
+    /* the index's tools lie in tools[]'s elements in their order */
+    for (i = 0, k = 0; g != NULL && i < n; i++) {
+        first = k;
+
+        while (k < ix->ntools
+               && ix->tools[k].elem.off < items[i].off + items[i].len)
+        {
+            k++;
+        }
+
+        if (!ts_rs_group(ix->buf, &items[i], &ns, &members, &m)) {
+            continue;
+        }
+
+        free(members);
+
+        if (ns.kind == TS_STRING && k - first == m && m > 0) {
+            memset(&g[*ngroups], 0, sizeof(ts_rs_group_t));
+            g[*ngroups].elem = items[i];
+            g[*ngroups].name = ns;
+            g[*ngroups].first = first;
+            g[*ngroups].n = m;
+            (*ngroups)++;
+        }
+    }
+
+    free(items);
+
+    return g;
+}
+
+
+/* a member a restored search loads: marked in the mask arg */
+static int
+ts_rs_masked(const void *arg, size_t i)
+{
+    return ((const unsigned char *) arg)[i];
+}
+
+
+/*
+ * The restored search of a function: its name in paths, its definition
+ * as the client wrote it; of a namespace's members (mask): the
+ * namespace's name in paths, the namespace with those members (the shape
+ * in which the API loads a member), so that one output declares it
+ */
+static void
+ts_rs_search_items(ts_buf_t *b, const ts_index_t *ix, const ts_val_t *name,
+    long t, const ts_rs_group_t *g, const unsigned char *mask)
+{
+    const ts_val_t  *def;
+
+    ts_buf_reset(b);
+    ts_buf_str(b, ts_rs_search_call);
+    ts_buf_add(b, ix->buf + (g ? g->name.off : name->off),
+               g ? g->name.len : name->len);
+    ts_buf_str(b, ts_rs_search_output);
+
+    if (g != NULL) {
+        ts_rs_namespace_write(b, ix, &g->elem, g->first, g->n, ts_rs_masked,
+                              mask);
+
+    } else {
+        def = &ix->tools[t].elem;
+        ts_buf_add(b, ix->buf + def->off, def->len);
+    }
+
+    ts_buf_str(b, "]},");
+}
+
+
+/*
+ * The function_call item i when its search is restored: the tool it
+ * calls (its namespace in *g when it is a member, else NULL), with the
+ * members each namespace's restored search loads marked in mask; -1
+ * otherwise
+ */
+static long
+ts_rs_restored_call(const ts_request_t *rq, const unsigned char *restore,
+    size_t i, ts_rs_group_t *groups, size_t ngroups, ts_rs_group_t **g,
+    unsigned char *mask)
+{
+    const ts_index_t  *ix;
+    ts_val_t           type;
+    size_t             j;
+    long               t;
+
+    ix = &rq->ix;
+    *g = NULL;
+
+    if (!ts_rs_item_type(ix, i, &type)
+        || !ts_str_eq(ix->buf, &type, "function_call")
+        || (t = ts_rs_restorable(ix, &ix->messages[i].elem)) < 0
+        || !restore[t] || !rq->defer[t])
+    {
+        return -1;
+    }
+
+    for (j = 0; j < ngroups; j++) {
+        if ((size_t) t >= groups[j].first
+            && (size_t) t < groups[j].first + groups[j].n)
+        {
+            *g = &groups[j];
+            mask[t] = 1;
+        }
+    }
+
+    return t;
+}
+
+
 /*
  * Hosted search, and a client that drops the search's items (opencode,
  * cline, continue): the input's only trace of a search is the call of
@@ -469,47 +667,59 @@ ts_rs_loaded(ts_request_t *rq, const ts_input_t *in, int all,
  * restored before its first call as the API gave it: a tool_search_call
  * and a tool_search_output with the client's definition, derived from
  * the call alone, so that every later turn sends the same bytes after
- * the prefix the cache holds.  The API takes such items back in the
- * input (clients that keep them send them back); a call that cannot be
- * restored loads its function as before (ts_rs_restorable).
+ * the prefix the cache holds.  A namespace's members (Codex's
+ * mcp__<server> groups) are restored by one search a namespace, before
+ * the first call of any of them: its output declares the namespace with
+ * every member the input calls, since the API refuses two outputs that
+ * declare one namespace.  The same calls give the same bytes; a later
+ * turn's first call of another member of that namespace adds it there.
+ * The API takes such items back in the input (clients that keep them
+ * send them back); a call that cannot be restored loads its function as
+ * before (ts_rs_restorable).
  */
 static int
 ts_rs_restore_searches(ts_request_t *rq, const unsigned char *restore)
 {
     const ts_index_t  *ix;
-    const ts_val_t    *call, *def;
-    ts_val_t           type, name;
-    unsigned char     *done;
+    const ts_val_t    *call;
+    ts_rs_group_t     *groups, *g;
+    ts_val_t           name;
+    unsigned char     *done, *mask;
     ts_buf_t           b;
-    size_t             i;
+    size_t             i, ngroups;
     long               t;
     int                rc;
 
     ix = &rq->ix;
     done = calloc(ix->ntools ? ix->ntools : 1, 1);
+    mask = calloc(ix->ntools ? ix->ntools : 1, 1);
+    groups = ts_rs_groups(ix, &ngroups);
     ts_buf_init(&b, 0);
-    rc = done ? 0 : -1;
+    rc = (done && mask && groups) ? 0 : -1;
+
+    /* the members each namespace's search loads */
+    for (i = 0; rc == 0 && i < ix->nmessages; i++) {
+        (void) ts_rs_restored_call(rq, restore, i, groups, ngroups, &g,
+                                   mask);
+    }
 
     for (i = 0; rc == 0 && i < ix->nmessages; i++) {
         call = &ix->messages[i].elem;
+        t = ts_rs_restored_call(rq, restore, i, groups, ngroups, &g, mask);
 
-        if (!ts_rs_has(ix->buf, call, "type", &type)
-            || !ts_str_eq(ix->buf, &type, "function_call")
-            || (t = ts_rs_restorable(ix, call)) < 0
-            || !restore[t] || !rq->defer[t] || done[t]
+        if (t < 0 || done[t] || (g != NULL && g->done)
             || !ts_rs_has(ix->buf, call, "name", &name))
         {
             continue;
         }
 
         done[t] = 1;
-        def = &ix->tools[t].elem;
-        ts_buf_reset(&b);
-        ts_buf_str(&b, ts_rs_search_call);
-        ts_buf_add(&b, ix->buf + name.off, name.len);
-        ts_buf_str(&b, ts_rs_search_output);
-        ts_buf_add(&b, ix->buf + def->off, def->len);
-        ts_buf_str(&b, "]},");
+
+        if (g != NULL) {
+            g->done = 1;
+        }
+
+        ts_rs_search_items(&b, ix, &name, t, g, mask);
 
         if (b.failed
             || ts_edit_replace(&rq->edits, call->off, 0, b.p, b.len) != 0)
@@ -521,6 +731,8 @@ ts_rs_restore_searches(ts_request_t *rq, const unsigned char *restore)
     }
 
     ts_buf_free(&b);
+    free(groups);
+    free(mask);
     free(done);
 
     return rc;

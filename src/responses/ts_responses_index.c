@@ -423,9 +423,21 @@ ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
     ix->top[TS_TOP_STREAM] = v[TS_RS_STREAM].kind != TS_NONE ? TS_RS_STREAM
                                                              : -1;
 
-    if ((v[TS_RS_TOOLS].kind == TS_ARRAY
-         && (st = ts_format_tools_of(ix, &rc, &v[TS_RS_TOOLS],
-                                     ts_rs_tools_kept)) != TS_OK
+    /*
+     * An array with namespaces is never kept (ts_rs_tools_kept reads it
+     * and gives it up): one that names a namespace is read once, by the
+     * reader that qualifies members; an escaped one takes the long way
+     */
+    st = TS_ERR_TYPE;
+
+    if (v[TS_RS_TOOLS].kind == TS_ARRAY
+        && ts_find(body + v[TS_RS_TOOLS].off, v[TS_RS_TOOLS].len,
+                   "\"namespace\"", 11) == NULL)
+    {
+        st = ts_format_tools_of(ix, &rc, &v[TS_RS_TOOLS], ts_rs_tools_kept);
+    }
+
+    if ((v[TS_RS_TOOLS].kind == TS_ARRAY && st != TS_OK
          && (st != TS_ERR_TYPE
              || ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv, groups) != TS_OK))
         || (v[TS_RS_INPUT].kind == TS_ARRAY

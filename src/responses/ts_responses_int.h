@@ -9,6 +9,7 @@
 #ifndef TS_RESPONSES_INT_H
 #define TS_RESPONSES_INT_H
 
+#include "scan/ts_buf.h"
 #include "rewrite/ts_request.h"
 #include "rewrite/ts_policy.h"
 
@@ -77,5 +78,17 @@ int ts_rs_wrapper_history(ts_request_t *rq, const ts_input_t *in);
 /* ts_responses_edit.c */
 
 int ts_rs_apply_gateway(ts_request_t *rq, const ts_input_t *in);
+
+/* 1 when the index's tool i goes into a namespace written */
+typedef int (*ts_rs_keep_pt)(const void *arg, size_t i);
+
+/*
+ * A namespace of tools[] (elem; the index's tools k to k + m are its
+ * members) with the members keep keeps, in their order; whole, byte for
+ * byte, when it keeps them all
+ */
+void ts_rs_namespace_write(ts_buf_t *b, const ts_index_t *ix,
+    const ts_val_t *elem, size_t k, size_t m, ts_rs_keep_pt keep,
+    const void *arg);
 
 #endif /* TS_RESPONSES_INT_H */

