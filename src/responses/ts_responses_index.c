@@ -329,32 +329,97 @@ ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups)
 
 
 /*
- * The tools of an array the worker's memory may keep and recall
- * (toolsearch_recall): one without namespaces.  An array with
- * namespaces is TS_ERR_TYPE, never kept: its members' names are
- * qualified per request, past the body's end (ts_rs_qualify), and the
- * caller reads it again itself.
+ * What the worker's memory keeps beside a tools array's tools when the
+ * array has namespaces (toolsearch_recall): the namespaces counted and
+ * each tool's namespace, offsets from the array's first byte.  A
+ * request that sends the array's bytes again takes them with the tools
+ * and qualifies the members' names itself (ts_rs_qualify), as one that
+ * read the array would.
+ */
+typedef struct {
+    size_t    groups;
+    ts_val_t  ns[];
+} ts_rs_kept_ns_t;
+
+
+/*
+ * The tools read, each with its namespace in nsv, and kept by the
+ * worker's memory with their namespaces, if any (not kept when there is
+ * no room for these: an array kept without them would be recalled as
+ * one without namespaces)
  */
 static ts_status_t
-ts_rs_tools_kept(ts_index_t *ix, const ts_val_t *tools)
+ts_rs_tools_read(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_val_t **nsv, size_t *groups)
 {
-    ts_val_t     *nsv;
-    ts_status_t   st;
-    size_t        groups;
+    ts_rs_kept_ns_t  *k;
+    ts_status_t       st;
+    size_t            i, size;
 
-    nsv = NULL;
-    groups = 0;
-    st = ts_rs_tools(ix, tools, &nsv, &groups);
-    free(nsv);
+    st = ts_rs_tools(ix, tools, nsv, groups);
 
-    if (st == TS_OK && groups > 0) {
-        free(ix->tools);
-        ix->tools = NULL;
-        ix->ntools = 0;
-        st = TS_ERR_TYPE;
+    if (st != TS_OK || *groups == 0 || rc->memory == NULL) {
+        if (st == TS_OK) {
+            ts_format_tools_keep(ix, rc, tools, NULL, 0);
+        }
+
+        return st;
     }
 
-    return st;
+    size = sizeof(ts_rs_kept_ns_t) + ix->ntools * sizeof(ts_val_t);
+    k = calloc(1, size);
+    if (k == NULL) {
+        return TS_OK;
+    }
+
+    k->groups = *groups;
+
+    for (i = 0; i < ix->ntools; i++) {
+        if ((*nsv)[i].kind != TS_NONE) {
+            k->ns[i] = (*nsv)[i];
+            k->ns[i].off -= tools->off;
+        }
+    }
+
+    ts_format_tools_keep(ix, rc, tools, k, size);
+    free(k);
+
+    return TS_OK;
+}
+
+
+/* the tools recalled, with the namespaces kept beside them, if any */
+static ts_status_t
+ts_rs_tools_recalled(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_val_t **nsv, size_t *groups)
+{
+    const ts_rs_kept_ns_t  *k;
+    ts_status_t             st;
+    size_t                  i;
+
+    st = ts_format_tools_recall(ix, rc, tools);
+    k = rc->recalled->extra;
+
+    if (st != TS_OK || k == NULL) {
+        return st;
+    }
+
+    *nsv = malloc((ix->ntools ? ix->ntools : 1) * sizeof(ts_val_t));
+    if (*nsv == NULL) {
+        return TS_ERR_NOMEM;
+    }
+
+    *groups = k->groups;
+
+    for (i = 0; i < ix->ntools; i++) {
+        (*nsv)[i] = k->ns[i];
+
+        if (k->ns[i].kind != TS_NONE) {
+            (*nsv)[i].off += tools->off;
+        }
+    }
+
+    return TS_OK;
 }
 
 
@@ -363,7 +428,7 @@ ts_rs_tools_kept(ts_index_t *ix, const ts_val_t *tools)
  * an array of items), the namespace of each tool in nsv (the caller
  * frees it), the namespaces counted in groups.  What is not of this
  * shape passes untouched.  The tools array may come from the worker's
- * memory (toolsearch_recall), when it has no namespace.
+ * memory (toolsearch_recall), its namespaces with it.
  */
 ts_decision_t
 ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
@@ -423,23 +488,16 @@ ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
     ix->top[TS_TOP_STREAM] = v[TS_RS_STREAM].kind != TS_NONE ? TS_RS_STREAM
                                                              : -1;
 
-    /*
-     * An array with namespaces is never kept (ts_rs_tools_kept reads it
-     * and gives it up): one that names a namespace is read once, by the
-     * reader that qualifies members; an escaped one takes the long way
-     */
-    st = TS_ERR_TYPE;
+    /* the tools, from the worker's memory when it holds the array */
+    st = TS_OK;
 
-    if (v[TS_RS_TOOLS].kind == TS_ARRAY
-        && ts_find(body + v[TS_RS_TOOLS].off, v[TS_RS_TOOLS].len,
-                   "\"namespace\"", 11) == NULL)
-    {
-        st = ts_format_tools_of(ix, &rc, &v[TS_RS_TOOLS], ts_rs_tools_kept);
+    if (v[TS_RS_TOOLS].kind == TS_ARRAY) {
+        st = rc.recalled != NULL
+             ? ts_rs_tools_recalled(ix, &rc, &v[TS_RS_TOOLS], nsv, groups)
+             : ts_rs_tools_read(ix, &rc, &v[TS_RS_TOOLS], nsv, groups);
     }
 
-    if ((v[TS_RS_TOOLS].kind == TS_ARRAY && st != TS_OK
-         && (st != TS_ERR_TYPE
-             || ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv, groups) != TS_OK))
+    if (st != TS_OK
         || (v[TS_RS_INPUT].kind == TS_ARRAY
             && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {
