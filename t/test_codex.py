@@ -370,24 +370,42 @@ def test_known_model_search_passes_byte_identical(gateway, emulator,
         assert [rec.body for rec in emulator.requests] == [data]
 
 
-def test_namespaced_array_is_never_recalled(gateway, emulator):
+def test_namespaced_array_is_recalled_alike(gateway, emulator):
     """A worker keeps the tools arrays it read (toolsearch_recall) for
-    the requests that send them again, but not one with namespaces,
-    whose members' names are qualified per request: Codex's request
-    twice is read twice, and deferred alike; a flat array is recalled."""
+    the requests that send them again, one with namespaces with each
+    member's namespace: Codex's request sent again takes its tools from
+    memory, and the upstream gets the bytes a worker that keeps nothing
+    sends; a request whose array names one namespace otherwise, in
+    between, is read and sent as its own, never mixed with Codex's."""
     seek(emulator)
-    gw = gateway(server="toolsearch on; add_header X-Recalled "
-                 "$toolsearch_tools_recalled always;" + HEADER)
+    conf = ("toolsearch on; add_header X-Recalled "
+            "$toolsearch_tools_recalled always;" + HEADER)
     data, headers = codex(False)
-    for _ in range(2):
+    other = data.replace(b'"mcp__github"', b'"mcp__gitlab"')
+    assert other != data
+    bodies = {"codex": data, "other": other}
+
+    fresh = {}
+    for name, body in bodies.items():
+        gw = gateway(server=conf + " toolsearch_recall off;")
         emulator.reset()
-        r = send(gw, data, headers=headers)
+        r = send(gw, body, headers=headers)
         assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
-        assert r.header("X-Recalled") == "0"
-        assert calls_of(response_of(r, False))[0]["namespace"] == NS
-    flat, headers = recorded_requests("opencode", False)[0]
+        fresh[name] = [rec.body for rec in emulator.requests]
+        gw.stop()
+    assert b"mcp__gitlab__" in fresh["other"][0]
+    assert b"mcp__gitlab__" not in fresh["codex"][0]
+
+    gw = gateway(server=conf)
+    order = ["codex", "codex", "other", "codex", "other"]
     recalled = []
-    for _ in range(3):
+    for name in order:
         emulator.reset()
-        recalled.append(send(gw, flat, headers=headers).header("X-Recalled"))
-    assert recalled[-1] != "0", recalled
+        r = send(gw, bodies[name], headers=headers)
+        assert r.header("X-Toolsearch-Decision") == "deferred_gateway"
+        assert calls_of(response_of(r, False))[0]["namespace"] == NS
+        assert [rec.body for rec in emulator.requests] == fresh[name], name
+        recalled.append(r.header("X-Recalled"))
+    n = str(sum(len(t.get("tools", [t])) if t.get("type") == "namespace"
+                else 1 for t in json.loads(data)["tools"]))
+    assert recalled == ["0", n, "0", n, n]

@@ -333,7 +333,8 @@ ts_index_tools(ts_scan_t *s, ts_val_t *v)
         }
 
         kept = mem ? ts_recall_add(&mem->tools, ix->buf + v->off, v->len,
-                                   ix->tools, ix->ntools, sizeof(ts_tool_t))
+                                   ix->tools, ix->ntools, sizeof(ts_tool_t),
+                                   NULL, 0)
                    : NULL;
 
         if (kept != NULL) {

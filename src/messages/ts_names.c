@@ -99,8 +99,9 @@ ts_names_unseal(ts_names_t *s)
 }
 
 
-int
-ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
+/* adds v, a copy of it when copy is set */
+static int
+ts_names_put(ts_names_t *s, const char *buf, const ts_val_t *v, int copy)
 {
     ts_name_t  *items;
     const char *p;
@@ -121,7 +122,7 @@ ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
         s->items = items;
     }
 
-    if (v->esc) {
+    if (copy || v->esc) {
         p = ts_names_copy(s, buf, v, &len);
         if (p == NULL) {
             s->failed = 1;
@@ -139,6 +140,20 @@ ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
     ts_names_unseal(s);
 
     return 0;
+}
+
+
+int
+ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v)
+{
+    return ts_names_put(s, buf, v, 0);
+}
+
+
+int
+ts_names_add_copy(ts_names_t *s, const char *buf, const ts_val_t *v)
+{
+    return ts_names_put(s, buf, v, 1);
 }
 
 

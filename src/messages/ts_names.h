@@ -48,6 +48,9 @@ void ts_names_free(ts_names_t *s);
 /* adds a string value of buf (decoded when it has escapes) */
 int ts_names_add(ts_names_t *s, const char *buf, const ts_val_t *v);
 
+/* the same, the set holding a copy: buf may go before the set does */
+int ts_names_add_copy(ts_names_t *s, const char *buf, const ts_val_t *v);
+
 /*
  * Makes the table for lookups; call after the last add.  A set that is
  * not sealed (or whose table could not be allocated) is looked up name

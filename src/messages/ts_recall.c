@@ -470,14 +470,18 @@ ts_recall_find(ts_recall_t *rc, const char *p, size_t avail)
 
 void *
 ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
-    const void *items, size_t n, size_t item_size)
+    const void *items, size_t n, size_t item_size, const void *extra,
+    size_t extra_size)
 {
     ts_recalled_t  *e;
     ts_hash_t       h;
-    size_t          size, i;
-    char           *items_copy, *bytes_copy;
+    size_t          size, room, i;
+    char           *items_copy, *extra_copy, *bytes_copy;
 
-    size = sizeof(ts_recalled_t) + n * item_size + len;
+    /* the extra's room stays a multiple of 8: the bytes need no more */
+    extra_size = extra ? extra_size : 0;
+    room = (extra_size + 7) & ~(size_t) 7;
+    size = sizeof(ts_recalled_t) + n * item_size + room + len;
 
     if (len == 0 || size > rc->size) {
         return NULL;
@@ -503,9 +507,14 @@ ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
 
     /* items first: the header's size keeps them aligned */
     items_copy = (char *) (e + 1);
-    bytes_copy = items_copy + n * item_size;
+    extra_copy = items_copy + n * item_size;
+    bytes_copy = extra_copy + room;
     if (n > 0) {
         memcpy(items_copy, items, n * item_size);
+    }
+
+    if (extra_size > 0) {
+        memcpy(extra_copy, extra, extra_size);
     }
 
     memcpy(bytes_copy, bytes, len);
@@ -522,6 +531,8 @@ ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
     e->size = size;
     e->memo = NULL;
     e->items = items_copy;
+    e->extra = extra_size > 0 ? extra_copy : NULL;
+    e->extra_size = extra_size;
     e->bytes = bytes_copy;
 
     i = ts_recall_seek(rc, len);

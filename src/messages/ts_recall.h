@@ -55,6 +55,8 @@ struct ts_recalled_s {
     size_t          n;              /* items */
     size_t          size;           /* bytes the entry holds */
     const void     *items;
+    const void     *extra;          /* after the items, or NULL */
+    size_t          extra_size;
     const char     *bytes;
     ts_recall_memo_t  *memo;        /* or NULL */
 };
@@ -90,13 +92,16 @@ ts_recalled_t *ts_recall_find(ts_recall_t *rc, const char *p,
 
 /*
  * Remembers the array of len bytes and a copy of its n items of
- * item_size bytes, evicting the least recently used arrays to stay
- * within size; returns the copy, whose offsets the caller moves to run
- * from the array's first byte.  NULL when the array is not remembered:
- * it cannot fit, or there is no memory.
+ * item_size bytes, and of extra_size bytes of extra (what a format read
+ * with the items; NULL: none), evicting the least recently used arrays
+ * to stay within size; returns the copy of the items, the extra's copy
+ * right after them, whose offsets the caller moves to run from the
+ * array's first byte.  NULL when the array is not remembered: it cannot
+ * fit, or there is no memory.
  */
 void *ts_recall_add(ts_recall_t *rc, const char *bytes, size_t len,
-    const void *items, size_t n, size_t item_size);
+    const void *items, size_t n, size_t item_size, const void *extra,
+    size_t extra_size);
 
 /*
  * Keeps memo with e, the most recent array, in place of the one it had,

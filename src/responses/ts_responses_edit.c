@@ -178,25 +178,17 @@ ts_rs_element_write(ts_buf_t *b, const ts_request_t *rq,
 static int
 ts_rs_tools_grouped(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
 {
-    const ts_index_t  *ix;
-    ts_rs_elem_t      *el;
-    ts_val_t          *items;
-    uint32_t           rank;
-    size_t             i, k, n;
+    const ts_val_t  *items;
+    ts_rs_elem_t    *el;
+    uint32_t         rank;
+    size_t           i, k, n;
 
-    ix = &rq->ix;
-
-    if (ts_container_items(ix->buf, ts_rs_member(ix, TS_RS_TOOLS), &items,
-                           &n)
-        != TS_OK)
-    {
-        return -1;
-    }
-
+    /* the array's elements, read with its tools (ts_rs_qualify) */
+    items = rq->tool_elems;
+    n = rq->ntool_elems;
     el = malloc((n ? n : 1) * sizeof(ts_rs_elem_t));
 
     if (el == NULL) {
-        free(items);
         return -1;
     }
 
@@ -229,7 +221,6 @@ ts_rs_tools_grouped(ts_request_t *rq, const ts_policy_t *p, ts_buf_t *b)
     }
 
     ts_buf_str(b, "]");
-    free(items);
     free(el);
 
     return b->failed ? -1 : 0;

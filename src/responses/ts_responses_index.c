@@ -153,7 +153,7 @@ ts_rs_group(const char *buf, const ts_val_t *item, ts_val_t *ns,
 
 /* one more tool in the index, with the namespace it is a member of */
 static ts_tool_t *
-ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
+ts_rs_tool_add(ts_index_t *ix, ts_rs_tools_t *rt, size_t *cap,
     const ts_val_t *ns)
 {
     ts_tool_t  *t;
@@ -163,7 +163,7 @@ ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
     if (ix->ntools == *cap) {
         n = *cap * 2 + 8;
         t = realloc(ix->tools, n * sizeof(ts_tool_t));
-        v = t ? realloc(*nsv, n * sizeof(ts_val_t)) : NULL;
+        v = t ? realloc(rt->nsv, n * sizeof(ts_val_t)) : NULL;
 
         if (t != NULL) {
             ix->tools = t;
@@ -173,14 +173,14 @@ ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
             return NULL;
         }
 
-        *nsv = v;
+        rt->nsv = v;
         *cap = n;
     }
 
-    (*nsv)[ix->ntools].kind = TS_NONE;
+    memset(&rt->nsv[ix->ntools], 0, sizeof(ts_val_t));
 
     if (ns != NULL) {
-        (*nsv)[ix->ntools] = *ns;
+        rt->nsv[ix->ntools] = *ns;
     }
 
     return &ix->tools[ix->ntools++];
@@ -189,12 +189,13 @@ ts_rs_tool_add(ts_index_t *ix, ts_val_t **nsv, size_t *cap,
 
 /*
  * The items of a tools array, each a tool of the index, with the
- * namespace ns (NULL: none) in nsv; their own members read in the same
- * pass.  *cap: the index's room.
+ * namespace ns (NULL: none, the array itself, whose elements go to rt)
+ * in rt; their own members read in the same pass.  *cap: the index's
+ * room.
  */
 static ts_status_t
 ts_rs_tools_of(ts_index_t *ix, const ts_val_t *arr, const ts_val_t *ns,
-    ts_val_t **nsv, size_t *cap, size_t *groups)
+    ts_rs_tools_t *rt, size_t *cap)
 {
     ts_val_t     *items, *vals, *v, gns;
     ts_tool_t    *t;
@@ -215,13 +216,12 @@ ts_rs_tools_of(ts_index_t *ix, const ts_val_t *arr, const ts_val_t *ns,
 
         /* a namespace's members one by one; namespaces do not nest */
         if (ns == NULL && ts_rs_is_group(ix->buf, &items[i], v, &gns)) {
-            (*groups)++;
-            st = ts_rs_tools_of(ix, &v[TS_RS_T_TOOLS], &gns, nsv, cap,
-                                groups);
+            rt->groups++;
+            st = ts_rs_tools_of(ix, &v[TS_RS_T_TOOLS], &gns, rt, cap);
             continue;
         }
 
-        t = ts_rs_tool_add(ix, nsv, cap, ns);
+        t = ts_rs_tool_add(ix, rt, cap, ns);
 
         if (t == NULL) {
             st = TS_ERR_NOMEM;
@@ -231,7 +231,14 @@ ts_rs_tools_of(ts_index_t *ix, const ts_val_t *arr, const ts_val_t *ns,
         ts_rs_tool(ix->buf, &items[i], v, t);
     }
 
-    free(items);
+    if (ns == NULL) {
+        rt->elems = items;
+        rt->nelems = n;
+
+    } else {
+        free(items);
+    }
+
     free(vals);
 
     return st;
@@ -240,19 +247,18 @@ ts_rs_tools_of(ts_index_t *ix, const ts_val_t *arr, const ts_val_t *ns,
 
 /*
  * The tools: a namespace's members one by one (Codex's mcp__<server>
- * groups), each with its namespace in nsv, any other tool as itself;
- * the namespaces counted in groups.  A member's name is qualified by
- * its namespace once the request may be deferred (ts_rs_qualify).
+ * groups), each with its namespace in rt, any other tool as itself;
+ * the namespaces counted in rt.  A member's name is qualified by its
+ * namespace once the request may be deferred (ts_rs_qualify).
  */
 static ts_status_t
-ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv,
-    size_t *groups)
+ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_rs_tools_t *rt)
 {
     size_t  cap;
 
     cap = 0;
 
-    return ts_rs_tools_of(ix, tools, NULL, nsv, &cap, groups);
+    return ts_rs_tools_of(ix, tools, NULL, rt, &cap);
 }
 
 
@@ -263,17 +269,20 @@ ts_rs_tools(ts_index_t *ix, const ts_val_t *tools, ts_val_t **nsv,
  * names go after the end of a copy of the body, which the index reads
  * from then on; with namespaces, the copy is made even without a name
  * to add, so that rq->qualified says they are there.  A member whose
- * names have escapes keeps no name: it stays loaded.
+ * names have escapes keeps no name: it stays loaded.  The request takes
+ * the array's elements from rt with the copy.
  */
 int
-ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups)
+ts_rs_qualify(ts_request_t *rq, ts_rs_tools_t *rt)
 {
-    ts_index_t  *ix;
-    ts_tool_t   *t;
-    char        *buf, *p;
-    size_t       i, extra;
+    ts_index_t      *ix;
+    ts_tool_t       *t;
+    const ts_val_t  *nsv;
+    char            *buf, *p;
+    size_t           i, extra;
 
     ix = &rq->ix;
+    nsv = rt->nsv;
     extra = 0;
 
     for (i = 0; nsv != NULL && i < ix->ntools; i++) {
@@ -291,7 +300,7 @@ ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups)
         extra += nsv[i].len + t->name.len;
     }
 
-    if (groups == 0) {
+    if (rt->groups == 0) {
         return 0;
     }
 
@@ -323,51 +332,133 @@ ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups)
 
     rq->qualified = buf;
     ix->buf = buf;
+    rq->tool_elems = rt->elems;
+    rq->ntool_elems = rt->nelems;
+    rt->elems = NULL;
 
     return 0;
 }
 
 
 /*
- * The tools of an array the worker's memory may keep and recall
- * (toolsearch_recall): one without namespaces.  An array with
- * namespaces is TS_ERR_TYPE, never kept: its members' names are
- * qualified per request, past the body's end (ts_rs_qualify), and the
- * caller reads it again itself.
+ * What the worker's memory keeps beside a tools array's tools when the
+ * array has namespaces (toolsearch_recall): what the read gave in
+ * ts_rs_tools_t, offsets from the array's first byte, each tool's
+ * namespace, then the array's elements.  A request that sends the
+ * array's bytes again takes them with the tools and qualifies the
+ * members' names itself (ts_rs_qualify), as one that read the array
+ * does.
+ */
+typedef struct {
+    size_t    groups;
+    size_t    nelems;
+    ts_val_t  vals[];
+} ts_rs_kept_ns_t;
+
+
+/* n spans from src to dst, moved from offsets from base from to to */
+static void
+ts_rs_spans_move(ts_val_t *dst, const ts_val_t *src, size_t n, size_t from,
+    size_t to)
+{
+    size_t  i;
+
+    for (i = 0; i < n; i++) {
+        dst[i] = src[i];
+
+        if (src[i].kind != TS_NONE) {
+            dst[i].off = dst[i].off - from + to;
+        }
+    }
+}
+
+
+/*
+ * The tools read, with what rt says of them, and kept by the worker's
+ * memory with it when the array has namespaces (not kept when there is
+ * no room for that: an array kept without it would be recalled as one
+ * without namespaces)
  */
 static ts_status_t
-ts_rs_tools_kept(ts_index_t *ix, const ts_val_t *tools)
+ts_rs_tools_read(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_rs_tools_t *rt)
 {
-    ts_val_t     *nsv;
-    ts_status_t   st;
-    size_t        groups;
+    ts_rs_kept_ns_t  *k;
+    ts_status_t       st;
+    size_t            size;
 
-    nsv = NULL;
-    groups = 0;
-    st = ts_rs_tools(ix, tools, &nsv, &groups);
-    free(nsv);
+    st = ts_rs_tools(ix, tools, rt);
 
-    if (st == TS_OK && groups > 0) {
-        free(ix->tools);
-        ix->tools = NULL;
-        ix->ntools = 0;
-        st = TS_ERR_TYPE;
+    if (st != TS_OK || rt->groups == 0 || rc->memory == NULL) {
+        if (st == TS_OK) {
+            ts_format_tools_keep(ix, rc, tools, NULL, 0);
+        }
+
+        return st;
     }
 
-    return st;
+    size = sizeof(ts_rs_kept_ns_t)
+           + (ix->ntools + rt->nelems) * sizeof(ts_val_t);
+    k = malloc(size);
+    if (k == NULL) {
+        return TS_OK;
+    }
+
+    k->groups = rt->groups;
+    k->nelems = rt->nelems;
+    ts_rs_spans_move(k->vals, rt->nsv, ix->ntools, tools->off, 0);
+    ts_rs_spans_move(k->vals + ix->ntools, rt->elems, rt->nelems,
+                     tools->off, 0);
+
+    ts_format_tools_keep(ix, rc, tools, k, size);
+    free(k);
+
+    return TS_OK;
+}
+
+
+/* the tools recalled, with what was kept beside them, if anything */
+static ts_status_t
+ts_rs_tools_recalled(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_rs_tools_t *rt)
+{
+    const ts_rs_kept_ns_t  *k;
+    ts_status_t             st;
+
+    st = ts_format_tools_recall(ix, rc, tools);
+    k = rc->recalled->extra;
+
+    if (st != TS_OK || k == NULL) {
+        return st;
+    }
+
+    rt->nsv = malloc((ix->ntools ? ix->ntools : 1) * sizeof(ts_val_t));
+    rt->elems = malloc((k->nelems ? k->nelems : 1) * sizeof(ts_val_t));
+
+    if (rt->nsv == NULL || rt->elems == NULL) {
+        return TS_ERR_NOMEM;
+    }
+
+    rt->groups = k->groups;
+    rt->nelems = k->nelems;
+    ts_rs_spans_move(rt->nsv, k->vals, ix->ntools, 0, tools->off);
+    ts_rs_spans_move(rt->elems, k->vals + ix->ntools, k->nelems, 0,
+                     tools->off);
+
+    return TS_OK;
 }
 
 
 /*
  * The body read into the index: an object with an input (a string or
- * an array of items), the namespace of each tool in nsv (the caller
- * frees it), the namespaces counted in groups.  What is not of this
- * shape passes untouched.  The tools array may come from the worker's
- * memory (toolsearch_recall), when it has no namespace.
+ * an array of items), what the tools array gives beside the tools in
+ * rt (the caller frees it).  What is not of this shape passes
+ * untouched.  The tools array may come from the worker's memory
+ * (toolsearch_recall), its namespaces with it.
  */
 ts_decision_t
 ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
-    size_t len, ts_val_t **nsv, size_t *groups)
+    size_t len, ts_rs_tools_t *rt)
 {
     ts_member_reader_t   rd;
     ts_format_recall_t   rc;
@@ -423,23 +514,16 @@ ts_rs_index(ts_request_t *rq, const ts_input_t *in, const char *body,
     ix->top[TS_TOP_STREAM] = v[TS_RS_STREAM].kind != TS_NONE ? TS_RS_STREAM
                                                              : -1;
 
-    /*
-     * An array with namespaces is never kept (ts_rs_tools_kept reads it
-     * and gives it up): one that names a namespace is read once, by the
-     * reader that qualifies members; an escaped one takes the long way
-     */
-    st = TS_ERR_TYPE;
+    /* the tools, from the worker's memory when it holds the array */
+    st = TS_OK;
 
-    if (v[TS_RS_TOOLS].kind == TS_ARRAY
-        && ts_find(body + v[TS_RS_TOOLS].off, v[TS_RS_TOOLS].len,
-                   "\"namespace\"", 11) == NULL)
-    {
-        st = ts_format_tools_of(ix, &rc, &v[TS_RS_TOOLS], ts_rs_tools_kept);
+    if (v[TS_RS_TOOLS].kind == TS_ARRAY) {
+        st = rc.recalled != NULL
+             ? ts_rs_tools_recalled(ix, &rc, &v[TS_RS_TOOLS], rt)
+             : ts_rs_tools_read(ix, &rc, &v[TS_RS_TOOLS], rt);
     }
 
-    if ((v[TS_RS_TOOLS].kind == TS_ARRAY && st != TS_OK
-         && (st != TS_ERR_TYPE
-             || ts_rs_tools(ix, &v[TS_RS_TOOLS], nsv, groups) != TS_OK))
+    if (st != TS_OK
         || (v[TS_RS_INPUT].kind == TS_ARRAY
             && ts_format_messages(ix, &v[TS_RS_INPUT]) != TS_OK))
     {

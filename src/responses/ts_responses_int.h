@@ -52,10 +52,23 @@ int ts_rs_item_type(const ts_index_t *ix, size_t i, ts_val_t *type);
 int ts_rs_group(const char *buf, const ts_val_t *item, ts_val_t *ns,
     ts_val_t **members, size_t *n);
 
-int ts_rs_qualify(ts_request_t *rq, const ts_val_t *nsv, size_t groups);
+/*
+ * What reading the tools array gives beside the index's tools: each
+ * tool's namespace and the array's own elements (a namespace's span
+ * holds its members); the caller frees them
+ */
+typedef struct {
+    ts_val_t       *nsv;            /* per tool: kind NONE, or the name
+                                       of the namespace it is in */
+    size_t          groups;         /* namespaces */
+    ts_val_t       *elems;          /* the array's elements */
+    size_t          nelems;
+} ts_rs_tools_t;
+
+int ts_rs_qualify(ts_request_t *rq, ts_rs_tools_t *rt);
 
 ts_decision_t ts_rs_index(ts_request_t *rq, const ts_input_t *in,
-    const char *body, size_t len, ts_val_t **nsv, size_t *groups);
+    const char *body, size_t len, ts_rs_tools_t *rt);
 
 
 /* ts_responses_hosted.c */

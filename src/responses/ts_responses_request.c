@@ -80,22 +80,21 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
     ts_input_t      gin;
     ts_history_t    h;
     ts_rs_state_t   s;
-    ts_val_t       *nsv;
-    size_t          groups;
+    ts_rs_tools_t   rt;
     unsigned char  *restore;
     int             hosted;
 
     memset(rq, 0, sizeof(ts_request_t));
     ts_edits_init(&rq->edits);
 
-    nsv = NULL;
-    groups = 0;
-    rq->decision = ts_rs_index(rq, in, body, len, &nsv, &groups);
+    memset(&rt, 0, sizeof(ts_rs_tools_t));
+    rq->decision = ts_rs_index(rq, in, body, len, &rt);
 
     if (rq->decision != TS_DECISION_NONE || in == NULL
         || in->policy == NULL)
     {
-        free(nsv);
+        free(rt.nsv);
+        free(rt.elems);
         return rq->decision;
     }
 
@@ -106,12 +105,13 @@ ts_responses_process(ts_request_t *rq, const ts_input_t *in,
 
     /* the rules, the search and history know members by their names */
     if (rq->decision == TS_DECISION_NONE
-        && ts_rs_qualify(rq, nsv, groups) != 0)
+        && ts_rs_qualify(rq, &rt) != 0)
     {
         rq->decision = TS_DECISION_ERROR;
     }
 
-    free(nsv);
+    free(rt.nsv);
+    free(rt.elems);
 
     if (rq->decision != TS_DECISION_NONE) {
         return rq->decision;

@@ -205,7 +205,10 @@ ts_facts_defer_rule(const ts_index_t *ix, const ts_policy_t *p)
 /*
  * Flags, counts and the names of the deferrable tools.  The names point
  * into buf, which holds the tools array shift bytes before ix->buf does:
- * the memory's copy of the array, or the body itself.
+ * the memory's copy of the array, or the body itself.  A name past the
+ * body's end (a Responses namespace member's, qualified per request:
+ * ts_rs_qualify) is not in the memory's copy: the names hold a copy of
+ * it, the same for every request that sends the array's bytes.
  */
 static int
 ts_facts_tools(ts_facts_t *f, const ts_index_t *ix, const ts_policy_t *p,
@@ -214,6 +217,7 @@ ts_facts_tools(ts_facts_t *f, const ts_index_t *ix, const ts_policy_t *p,
     const ts_tool_t  *t;
     ts_val_t          name;
     size_t            i;
+    int               past;
 
     f->rule = ts_facts_defer_rule(ix, p);
 
@@ -229,14 +233,18 @@ ts_facts_tools(ts_facts_t *f, const ts_index_t *ix, const ts_policy_t *p,
         f->deferrable++;
         f->chars += ts_tool_chars(t);
 
+        past = buf != ix->buf && t->name.off + t->name.len > ix->len;
         name = t->name;
         name.off -= shift;
 
-        if (ts_names_add(&f->names, buf, &name) != 0) {
+        if ((past ? ts_names_add_copy(&f->names, ix->buf, &t->name)
+                  : ts_names_add(&f->names, buf, &name))
+            != 0)
+        {
             return -1;
         }
 
-        if (name.esc) {
+        if (past || name.esc) {
             f->memo.size += name.len + sizeof(char *);
         }
     }

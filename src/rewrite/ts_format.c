@@ -247,34 +247,58 @@ ts_format_tools_recalled(ts_index_t *ix, const ts_recalled_t *e,
 
 
 ts_status_t
-ts_format_tools_of(ts_index_t *ix, const ts_format_recall_t *rc,
-    const ts_val_t *tools, ts_format_tools_pt read)
+ts_format_tools_recall(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools)
 {
-    ts_tool_t    *kept;
-    ts_status_t   st;
-
     /*
      * The memory's copy, with which the rules' facts of its tools are
      * kept (ts_facts_get): nothing else is kept in it until the request
      * is decided.
      */
     ix->kept_in = rc->memory;
+    ix->tools_kept = rc->recalled;
+
+    return ts_format_tools_recalled(ix, rc->recalled, tools);
+}
+
+
+void
+ts_format_tools_keep(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, const void *extra, size_t extra_size)
+{
+    ts_tool_t  *kept;
+
+    ix->kept_in = rc->memory;
+
+    if (rc->memory == NULL) {
+        return;
+    }
+
+    kept = ts_recall_add(rc->memory, ix->buf + tools->off, tools->len,
+                         ix->tools, ix->ntools, sizeof(ts_tool_t), extra,
+                         extra_size);
+
+    if (kept != NULL) {
+        ts_tools_shift(kept, ix->ntools, tools->off, 0);
+        ix->tools_kept = rc->memory->mru;
+    }
+}
+
+
+ts_status_t
+ts_format_tools_of(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, ts_format_tools_pt read)
+{
+    ts_status_t  st;
 
     if (rc->recalled != NULL) {
-        ix->tools_kept = rc->recalled;
-        return ts_format_tools_recalled(ix, rc->recalled, tools);
+        return ts_format_tools_recall(ix, rc, tools);
     }
 
     st = read(ix, tools);
 
-    if (st == TS_OK && rc->memory != NULL) {
-        kept = ts_recall_add(rc->memory, ix->buf + tools->off, tools->len,
-                             ix->tools, ix->ntools, sizeof(ts_tool_t));
-
-        if (kept != NULL) {
-            ts_tools_shift(kept, ix->ntools, tools->off, 0);
-            ix->tools_kept = rc->memory->mru;
-        }
+    if (st == TS_OK) {
+        ts_format_tools_keep(ix, rc, tools, NULL, 0);
     }
 
     return st;

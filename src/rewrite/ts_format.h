@@ -75,6 +75,18 @@ typedef ts_status_t (*ts_format_tools_pt)(ts_index_t *ix,
 ts_status_t ts_format_tools_of(ts_index_t *ix, const ts_format_recall_t *rc,
     const ts_val_t *tools, ts_format_tools_pt read);
 
+/*
+ * The two halves of it, for a format that reads more beside the tools:
+ * the tools rc recalled (rc->recalled is set; its extra is what was kept
+ * with them), and the tools read kept with extra_size bytes of extra
+ * (NULL: none), whose offsets the format has moved to run from the
+ * array's first byte.
+ */
+ts_status_t ts_format_tools_recall(ts_index_t *ix,
+    const ts_format_recall_t *rc, const ts_val_t *tools);
+void ts_format_tools_keep(ts_index_t *ix, const ts_format_recall_t *rc,
+    const ts_val_t *tools, const void *extra, size_t extra_size);
+
 /* reads one element of a tools array into t, in a format's shape */
 typedef void (*ts_format_tool_pt)(const char *buf, const ts_val_t *item,
     ts_tool_t *t);

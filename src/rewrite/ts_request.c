@@ -450,6 +450,7 @@ ts_request_free(ts_request_t *rq)
     free(rq->called);
     free(rq->own);
     free(rq->qualified);
+    free(rq->tool_elems);
     ts_names_free(&rq->referenced);
     rq->defer = NULL;
     rq->deferrable = NULL;
@@ -458,6 +459,8 @@ ts_request_free(ts_request_t *rq)
     rq->called = NULL;
     rq->own = NULL;
     rq->qualified = NULL;
+    rq->tool_elems = NULL;
+    rq->ntool_elems = 0;
 }
 
 

@@ -97,6 +97,9 @@ typedef struct {
                                        names of namespace members after
                                        its end, which rq->ix indexes
                                        (Responses); not a change */
+    ts_val_t       *tool_elems;     /* with it, the tools array's
+                                       elements (ts_rs_tools_t) */
+    size_t          ntool_elems;
     unsigned char  *loaded;         /* per tool: a search loaded it:
                                        TS_LOADED_HISTORY, TS_LOADED_LOOP */
     uint32_t       *called;         /* per tool: the rank of its first
