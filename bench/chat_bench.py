@@ -179,8 +179,9 @@ def one_list(tmp, name, body):
     return path, one
 
 
-def measure(tmp, body, uri, make, flag):
-    sub = os.path.join(tmp, flag.strip("-"))
+def measure(tmp, name, body, uri, make, flag):
+    # a directory per section: Responses and Codex share the engine flag
+    sub = os.path.join(tmp, name)
     os.makedirs(sub)
     path, one = one_list(sub, "one", body)
     many = write_sessions(sub, body, make)
@@ -215,7 +216,7 @@ def main():
         for name, title, uri, body_of, make, flag, client in chosen:
             body = body_of()
             load = os.getloadavg()[0]
-            results[name] = measure(tmp, body, uri, make, flag)
+            results[name] = measure(tmp, name, body, uri, make, flag)
             load = (load, os.getloadavg()[0])
             figures[name] = section(name, title, client, body,
                                     *results[name], baseline=baseline,
