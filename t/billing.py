@@ -356,16 +356,18 @@ class PrefixSession(Session):
             read = 0.0
         units = self.read_price * read + PRICE_UNCACHED * (total - read)
         self.entries.update(keys)
-        cause, again = self.break_cause(blocks)
+        cause, again = self.break_cause(blocks, read)
         self.last = blocks
         b = Bill(len(self.bills) + 1, total, read, 0.0, units, cause)
         b.again = again
         self.bills.append(b)
         return b
 
-    def break_cause(self, blocks):
+    def break_cause(self, blocks, read=0.0):
         """(cause, tokens paid again) when this request pays again for
-        blocks the one before it had after their first difference"""
+        blocks the one before it had after their first difference: the
+        part of them past what it read (an older request of the session
+        may have had the same prefix, and then nothing is paid again)"""
         before = self.last
         if before is None:
             return None, 0.0
@@ -374,7 +376,12 @@ class PrefixSession(Session):
                 before[d].key == blocks[d].key:
             d += 1
         had = {b.key for b in before[d:]}
-        again = sum(b.tokens for b in blocks[d:] if b.key in had)
+        pos = sum(b.tokens for b in blocks[:d])
+        again = 0.0
+        for b in blocks[d:]:
+            if b.key in had:
+                again += max(0.0, min(b.tokens, pos + b.tokens - read))
+            pos += b.tokens
         if not again:
             return None, 0.0
         return "%s changed (was %s)" % (blocks[d].where,

@@ -228,3 +228,28 @@ def test_prefix_cache_break_is_what_is_paid_again():
     assert b.again > 0
     # dropping the last turn and going on differently pays nothing again
     assert s.bill(chat(["a", "b", "c"], "x", "z")).cause is None
+
+
+def test_a_break_counts_only_what_is_paid_again():
+    """A request whose tools[] goes back to what an older request had
+    reads that older prefix from the cache: what its break paid again is
+    only the part past what it read (a chained session's found function
+    declared on one request and not on the next made the breaks cost
+    more than the session's whole bill)."""
+    def fn(i):
+        return {"type": "function", "name": "f%d" % i,
+                "description": "does thing %d " % i * 40,
+                "parameters": {"type": "object", "properties": {}}}
+    tools = [fn(i) for i in range(12)]
+    said = [{"role": "user", "content": "message %d " % i * 200}
+            for i in range(2)] + [{"role": "user", "content": "thanks"}]
+    s = billing.prefix_session([
+        {"model": "gpt-5", "tools": tools, "input": said[:1]},
+        {"model": "gpt-5", "tools": tools + [fn(99)], "input": said[:2]},
+        {"model": "gpt-5", "tools": tools, "input": said[:3]}])
+    first, found, back = s.bills
+    assert found.cause and back.cause
+    # the third reads the first's tools and message from the cache
+    assert back.read > 0
+    assert 0 < back.again <= back.tokens - back.read
+    assert all(b.again <= b.tokens - b.read for b in s.bills)
