@@ -316,13 +316,7 @@ ts_chat_load_named(ts_request_t *rq, const ts_val_t *name, int call)
 
     for (i = 0; s != NULL && i < ix->ntools; i++) {
         if (ts_chat_is(ix->buf, &ix->tools[i].name, s, len)) {
-            if (call) {
-                ts_request_called(rq, i);
-
-            } else {
-                rq->loaded[i] = 1;
-            }
-
+            ts_request_load(rq, i, call);
             found = 1;
         }
     }

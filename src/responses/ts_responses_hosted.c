@@ -342,13 +342,7 @@ ts_rs_load_named(ts_request_t *rq, const ts_val_t *obj, int call)
                         &tlen);
 
         if (t != NULL && ts_rs_same(t, tlen, s, len, !call)) {
-            if (call) {
-                ts_request_called(rq, i);
-
-            } else {
-                rq->loaded[i] = 1;
-            }
-
+            ts_request_load(rq, i, call);
             found = 1;
         }
     }

@@ -475,6 +475,18 @@ ts_request_called(ts_request_t *rq, size_t i)
 }
 
 
+
+void
+ts_request_load(ts_request_t *rq, size_t i, int called)
+{
+    if (called) {
+        ts_request_called(rq, i);
+
+    } else {
+        rq->loaded[i] = 1;
+    }
+}
+
 const char *
 ts_decision_name(ts_decision_t d)
 {

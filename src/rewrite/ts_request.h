@@ -142,6 +142,8 @@ void ts_request_free(ts_request_t *rq);
  * the conversation found them (ts_gateway_openai_tools).
  */
 void ts_request_called(ts_request_t *rq, size_t i);
+/* tool i loaded, as a call of history's (ranked) when called is set */
+void ts_request_load(ts_request_t *rq, size_t i, int called);
 
 const char *ts_decision_name(ts_decision_t d);
 
